@@ -1,0 +1,388 @@
+//! The arc-eager transition system (Nivre 2003; Goldberg & Nivre 2012, Section 2.1).
+//!
+//! A [`Configuration`] is a stack, a buffer and the arcs built so far. Node 0 is the artificial
+//! root: it starts on the stack and is never popped. Beyond the textbook system, node 0 may
+//! take a single dependent (`RIGHT-ARC_root`), and only through the root label, so every parse
+//! has exactly one root word as UD requires. The configuration is terminal when the buffer is
+//! empty; [`Configuration::finish`] then attaches any word left without a head, so the output is
+//! always one well-formed tree. This module owns legality and the effect of transitions; it
+//! knows nothing of gold trees (see `oracle`) or scores.
+
+use crate::label::Label;
+
+/// Marks "no node" in per-node arrays.
+pub const NONE: u32 = u32::MAX;
+
+/// An arc-eager transition.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Transition {
+    /// Push the buffer front onto the stack.
+    Shift,
+    /// Pop the stack top, which must already have a head.
+    Reduce,
+    /// Attach the stack top to the buffer front with a label and pop it.
+    LeftArc(Label),
+    /// Attach the buffer front to the stack top with a label and push it.
+    RightArc(Label),
+}
+
+impl Transition {
+    /// Dense class index: 0 SHIFT, 1 REDUCE, then LEFT-ARC/RIGHT-ARC interleaved per label.
+    #[inline]
+    pub fn index(self) -> usize {
+        match self {
+            Transition::Shift => 0,
+            Transition::Reduce => 1,
+            Transition::LeftArc(l) => 2 + 2 * l.index(),
+            Transition::RightArc(l) => 3 + 2 * l.index(),
+        }
+    }
+
+    /// Inverse of [`Transition::index`].
+    #[inline]
+    pub fn from_index(i: usize) -> Transition {
+        match i {
+            0 => Transition::Shift,
+            1 => Transition::Reduce,
+            _ if i.is_multiple_of(2) => Transition::LeftArc(Label::from_index((i - 2) / 2)),
+            _ => Transition::RightArc(Label::from_index((i - 3) / 2)),
+        }
+    }
+
+    /// Number of classes for an inventory of `labels` labels (root included).
+    pub fn count(labels: usize) -> usize {
+        2 + 2 * labels
+    }
+}
+
+/// Which transitions are legal in a configuration, in a form cheap to test per class.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Legal {
+    pub shift: bool,
+    pub reduce: bool,
+    /// LEFT-ARC with any non-root label.
+    pub left: bool,
+    /// RIGHT-ARC with any non-root label (stack top is a word).
+    pub right: bool,
+    /// RIGHT-ARC_root (stack top is node 0, which has no dependent yet).
+    pub right_root: bool,
+}
+
+impl Legal {
+    /// Whether transition class `i` is legal.
+    #[inline]
+    pub fn allows_index(&self, i: usize) -> bool {
+        match i {
+            0 => self.shift,
+            1 => self.reduce,
+            2 => false,
+            3 => self.right_root,
+            _ if i.is_multiple_of(2) => self.left,
+            _ => self.right,
+        }
+    }
+
+    /// Whether `t` is legal.
+    pub fn allows(&self, t: Transition) -> bool {
+        self.allows_index(t.index())
+    }
+
+    /// True if no transition is legal (terminal configuration).
+    pub fn is_empty(&self) -> bool {
+        !(self.shift || self.reduce || self.left || self.right || self.right_root)
+    }
+
+    /// Every legal transition, for an inventory of `labels` labels.
+    pub fn transitions(&self, labels: usize) -> impl Iterator<Item = Transition> + '_ {
+        (0..Transition::count(labels))
+            .filter(|&i| self.allows_index(i))
+            .map(Transition::from_index)
+    }
+}
+
+/// Per-node dependents on one side, as the feature templates need them.
+#[derive(Debug, Clone, Copy)]
+pub struct Side {
+    /// Outermost dependent so far (leftmost on the left side, rightmost on the right).
+    pub outer: u32,
+    /// The one before it.
+    pub second: u32,
+    /// Number of dependents (valency).
+    pub count: u16,
+    /// Bit set of the labels of the dependents (labels folded modulo 128).
+    pub labels: u128,
+}
+
+impl Side {
+    const EMPTY: Side = Side {
+        outer: NONE,
+        second: NONE,
+        count: 0,
+        labels: 0,
+    };
+
+    fn add(&mut self, dep: u32, label: Label) {
+        self.second = self.outer;
+        self.outer = dep;
+        self.count = self.count.saturating_add(1);
+        self.labels |= 1u128 << (label.index() % 128);
+    }
+}
+
+/// A parser configuration over a sentence of `n` words (nodes `1..=n`, plus root 0).
+#[derive(Debug, Clone)]
+pub struct Configuration {
+    n: u32,
+    stack: Vec<u32>,
+    /// The buffer is `front..=n`; empty when `front > n`.
+    front: u32,
+    heads: Vec<u32>,
+    labels: Vec<Label>,
+    on_stack: Vec<bool>,
+    left: Vec<Side>,
+    right: Vec<Side>,
+    root_child: u32,
+}
+
+impl Configuration {
+    /// The initial configuration for `n` words: stack `[0]`, buffer `1..=n`.
+    pub fn new(n: usize) -> Configuration {
+        let mut c = Configuration {
+            n: 0,
+            stack: Vec::new(),
+            front: 1,
+            heads: Vec::new(),
+            labels: Vec::new(),
+            on_stack: Vec::new(),
+            left: Vec::new(),
+            right: Vec::new(),
+            root_child: NONE,
+        };
+        c.reset(n);
+        c
+    }
+
+    /// Reinitialises for a sentence of `n` words, reusing the allocations.
+    pub fn reset(&mut self, n: usize) {
+        let nodes = n + 1;
+        self.n = n as u32;
+        self.stack.clear();
+        self.stack.push(0);
+        self.front = 1;
+        self.heads.clear();
+        self.heads.resize(nodes, NONE);
+        self.labels.clear();
+        self.labels.resize(nodes, Label::ROOT);
+        self.on_stack.clear();
+        self.on_stack.resize(nodes, false);
+        self.on_stack[0] = true;
+        self.left.clear();
+        self.left.resize(nodes, Side::EMPTY);
+        self.right.clear();
+        self.right.resize(nodes, Side::EMPTY);
+        self.root_child = NONE;
+    }
+
+    /// Number of words.
+    pub fn len(&self) -> usize {
+        self.n as usize
+    }
+
+    /// True for a sentence without words.
+    pub fn is_empty(&self) -> bool {
+        self.n == 0
+    }
+
+    /// The `i`-th stack element from the top (0 = top), if any.
+    #[inline]
+    pub fn stack(&self, i: usize) -> Option<u32> {
+        self.stack.len().checked_sub(i + 1).map(|j| self.stack[j])
+    }
+
+    /// The whole stack, bottom (node 0) first.
+    pub fn stack_nodes(&self) -> &[u32] {
+        &self.stack
+    }
+
+    /// The `i`-th buffer element (0 = front), if any.
+    #[inline]
+    pub fn buffer(&self, i: usize) -> Option<u32> {
+        let k = self.front + i as u32;
+        (k <= self.n).then_some(k)
+    }
+
+    /// True if `node` is still in the buffer.
+    #[inline]
+    pub fn in_buffer(&self, node: u32) -> bool {
+        node >= self.front && node <= self.n
+    }
+
+    /// True if `node` is on the stack.
+    #[inline]
+    pub fn on_stack(&self, node: u32) -> bool {
+        self.on_stack[node as usize]
+    }
+
+    /// Head of `node`, or [`NONE`].
+    #[inline]
+    pub fn head(&self, node: u32) -> u32 {
+        self.heads[node as usize]
+    }
+
+    /// Label of the arc into `node` (meaningful only if it has a head).
+    #[inline]
+    pub fn label(&self, node: u32) -> Label {
+        self.labels[node as usize]
+    }
+
+    /// Left dependents of `node`.
+    #[inline]
+    pub fn left(&self, node: u32) -> &Side {
+        &self.left[node as usize]
+    }
+
+    /// Right dependents of `node`.
+    #[inline]
+    pub fn right(&self, node: u32) -> &Side {
+        &self.right[node as usize]
+    }
+
+    /// The word attached to the root so far, or [`NONE`].
+    pub fn root_child(&self) -> u32 {
+        self.root_child
+    }
+
+    /// True once the buffer is empty.
+    #[inline]
+    pub fn is_terminal(&self) -> bool {
+        self.front > self.n
+    }
+
+    /// The legal transitions.
+    pub fn legal(&self) -> Legal {
+        if self.is_terminal() {
+            return Legal {
+                shift: false,
+                reduce: false,
+                left: false,
+                right: false,
+                right_root: false,
+            };
+        }
+        let s = *self.stack.last().unwrap_or(&0);
+        let word_on_top = s != 0;
+        let has_head = word_on_top && self.heads[s as usize] != NONE;
+        Legal {
+            shift: true,
+            reduce: has_head,
+            left: word_on_top && !has_head,
+            right: word_on_top,
+            right_root: !word_on_top && self.root_child == NONE,
+        }
+    }
+
+    fn attach(&mut self, head: u32, dep: u32, label: Label) {
+        self.heads[dep as usize] = head;
+        self.labels[dep as usize] = label;
+        if head == 0 {
+            self.root_child = dep;
+        } else if dep < head {
+            self.left[head as usize].add(dep, label);
+        } else {
+            self.right[head as usize].add(dep, label);
+        }
+    }
+
+    fn pop(&mut self) -> u32 {
+        let s = self.stack.pop().unwrap_or(0);
+        self.on_stack[s as usize] = false;
+        s
+    }
+
+    fn push_front(&mut self) {
+        let b = self.front;
+        self.front += 1;
+        self.stack.push(b);
+        self.on_stack[b as usize] = true;
+    }
+
+    /// Applies `t`, which must be legal (checked in debug builds).
+    pub fn apply(&mut self, t: Transition) {
+        debug_assert!(self.legal().allows(t), "illegal {t:?}");
+        match t {
+            Transition::Shift => self.push_front(),
+            Transition::Reduce => {
+                self.pop();
+            }
+            Transition::LeftArc(l) => {
+                let s = self.pop();
+                self.attach(self.front, s, l);
+            }
+            Transition::RightArc(l) => {
+                let s = *self.stack.last().unwrap_or(&0);
+                self.attach(s, self.front, l);
+                self.push_front();
+            }
+        }
+    }
+
+    /// Completes a terminal configuration into one tree and returns heads and labels per word
+    /// (index 0 unused). Words left without a head are attached to the root word (the first of
+    /// them becomes the root word if node 0 has no dependent) with label `fallback`; the number
+    /// of such words is returned too.
+    pub fn finish(&self, fallback: Label, heads: &mut Vec<u32>, labels: &mut Vec<Label>) -> usize {
+        heads.clear();
+        heads.extend_from_slice(&self.heads);
+        labels.clear();
+        labels.extend_from_slice(&self.labels);
+        let mut root = self.root_child;
+        let mut repaired = 0;
+        for w in 1..=self.n as usize {
+            if heads[w] != NONE {
+                continue;
+            }
+            repaired += 1;
+            if root == NONE {
+                root = w as u32;
+                heads[w] = 0;
+                labels[w] = Label::ROOT;
+            } else {
+                heads[w] = root;
+                labels[w] = fallback;
+            }
+        }
+        repaired
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn class_indices_round_trip() {
+        for i in 0..20 {
+            assert_eq!(Transition::from_index(i).index(), i);
+        }
+    }
+
+    #[test]
+    fn root_takes_one_dependent() {
+        let mut c = Configuration::new(2);
+        assert!(c.legal().right_root);
+        c.apply(Transition::RightArc(Label::ROOT));
+        c.apply(Transition::Reduce);
+        assert!(!c.legal().right_root && c.legal().shift);
+    }
+
+    #[test]
+    fn finish_builds_one_tree_from_any_terminal_configuration() {
+        let mut c = Configuration::new(3);
+        for _ in 0..3 {
+            c.apply(Transition::Shift);
+        }
+        let (mut h, mut l) = (Vec::new(), Vec::new());
+        assert_eq!(c.finish(Label::from_index(1), &mut h, &mut l), 3);
+        assert_eq!(&h[1..], &[0, 1, 1]);
+    }
+}

@@ -1,0 +1,501 @@
+//! Corpus formats: streaming, lossless reading and writing of ten-column dependency files.
+//!
+//! CoNLL-U ([`conllu`]) and CoNLL-X ([`conllx`]) share one record layout (ID FORM LEMMA
+//! UPOS/CPOSTAG XPOS/POSTAG FEATS HEAD DEPREL DEPS/PHEAD MISC/PDEPREL) and differ in which IDs
+//! and lines they admit. A [`Sentence`] keeps every input line verbatim, so writing it back
+//! without changes reproduces the input byte for byte; the parser only rewrites HEAD and
+//! DEPREL of syntactic words. This module owns syntax and location-bearing errors; it must not
+//! know about transition systems or models.
+
+pub mod conllu;
+pub mod conllx;
+pub mod tree;
+
+use std::fmt;
+use std::io::{self, BufRead, Write};
+use std::path::{Path, PathBuf};
+
+use crate::io::open_input;
+
+/// Which ten-column dialect a file is in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    /// Universal Dependencies CoNLL-U: comments, multiword tokens, empty nodes.
+    Conllu,
+    /// CoNLL-X (2006): integer IDs only, PHEAD/PDEPREL in the last two columns.
+    Conllx,
+}
+
+impl Format {
+    /// Guesses the format from a file name (`.conllx`, `.conll`, optionally `.zst`); CoNLL-U
+    /// otherwise.
+    pub fn from_path(path: &Path) -> Format {
+        let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+        let name = name.strip_suffix(".zst").unwrap_or(name);
+        if name.ends_with(".conllx") || name.ends_with(".conll") {
+            Format::Conllx
+        } else {
+            Format::Conllu
+        }
+    }
+}
+
+/// The ten columns, in file order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Column {
+    Id = 0,
+    Form,
+    Lemma,
+    /// UPOS in CoNLL-U, CPOSTAG in CoNLL-X.
+    Upos,
+    /// XPOS in CoNLL-U, POSTAG in CoNLL-X.
+    Xpos,
+    Feats,
+    Head,
+    Deprel,
+    /// DEPS in CoNLL-U, PHEAD in CoNLL-X.
+    Deps,
+    /// MISC in CoNLL-U, PDEPREL in CoNLL-X.
+    Misc,
+}
+
+/// Number of tab-separated columns on a token line.
+pub const COLUMNS: usize = 10;
+
+/// What an ID column says a token line is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TokenKind {
+    /// A syntactic word with an integer ID: the unit of parsing and evaluation.
+    Word,
+    /// A multiword-token range `n-m`: carried through, never parsed.
+    Range,
+    /// An empty node `n.k` of the enhanced graph: carried through, never parsed.
+    Empty,
+}
+
+/// One token line, kept verbatim with the offsets of its tab separators.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TokenLine {
+    text: String,
+    /// Byte offsets of the nine tabs.
+    tabs: [u32; COLUMNS - 1],
+    kind: TokenKind,
+}
+
+impl TokenLine {
+    /// Splits `text` into ten columns; `None` carries the number of columns found otherwise.
+    fn split(
+        text: String,
+        kind_of: impl Fn(&str) -> Option<TokenKind>,
+    ) -> Result<TokenLine, ErrorKind> {
+        let mut tabs = [0u32; COLUMNS - 1];
+        let mut found = 0usize;
+        for (i, b) in text.bytes().enumerate() {
+            if b == b'\t' {
+                if found < tabs.len() {
+                    tabs[found] = i as u32;
+                }
+                found += 1;
+            }
+        }
+        if found != COLUMNS - 1 {
+            return Err(ErrorKind::ColumnCount { found: found + 1 });
+        }
+        let id = &text[..tabs[0] as usize];
+        let kind = kind_of(id).ok_or_else(|| ErrorKind::BadId(id.to_string()))?;
+        Ok(TokenLine { text, tabs, kind })
+    }
+
+    /// The line's kind (word, range or empty node).
+    pub fn kind(&self) -> TokenKind {
+        self.kind
+    }
+
+    /// The verbatim line, without its newline.
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+
+    fn bounds(&self, col: Column) -> (usize, usize) {
+        let c = col as usize;
+        let start = if c == 0 {
+            0
+        } else {
+            self.tabs[c - 1] as usize + 1
+        };
+        let end = if c == COLUMNS - 1 {
+            self.text.len()
+        } else {
+            self.tabs[c] as usize
+        };
+        (start, end)
+    }
+
+    /// The text of one column.
+    pub fn get(&self, col: Column) -> &str {
+        let (s, e) = self.bounds(col);
+        &self.text[s..e]
+    }
+
+    /// Replaces the text of one column (which must not contain tabs or newlines).
+    pub fn set(&mut self, col: Column, value: &str) {
+        debug_assert!(!value.contains(['\t', '\n']));
+        let (s, e) = self.bounds(col);
+        self.text.replace_range(s..e, value);
+        let delta = value.len() as i64 - (e - s) as i64;
+        for t in self.tabs.iter_mut().skip(col as usize) {
+            *t = (*t as i64 + delta) as u32;
+        }
+    }
+}
+
+/// One sentence: its comment lines and token lines, verbatim and in order.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Sentence {
+    /// Comment lines (starting with `#`), without newlines.
+    pub comments: Vec<String>,
+    tokens: Vec<TokenLine>,
+    /// Index in `tokens` of word ID `i + 1`.
+    words: Vec<u32>,
+    /// Blank lines that followed the sentence in the input (normally 1).
+    blank_lines: u32,
+    /// 1-based line number of the sentence's first line in its file.
+    pub first_line: u64,
+}
+
+impl Sentence {
+    /// Number of syntactic words (integer IDs).
+    pub fn len(&self) -> usize {
+        self.words.len()
+    }
+
+    /// True for a sentence without syntactic words.
+    pub fn is_empty(&self) -> bool {
+        self.words.is_empty()
+    }
+
+    /// The token line of word `id` (1-based, as in the file).
+    pub fn word(&self, id: usize) -> &TokenLine {
+        &self.tokens[self.words[id - 1] as usize]
+    }
+
+    /// Iterates over the syntactic words in order.
+    pub fn words(&self) -> impl ExactSizeIterator<Item = &TokenLine> + '_ {
+        self.words.iter().map(move |&i| &self.tokens[i as usize])
+    }
+
+    /// All token lines, including multiword ranges and empty nodes.
+    pub fn token_lines(&self) -> &[TokenLine] {
+        &self.tokens
+    }
+
+    /// File line number of word `id`'s line (for error messages).
+    pub fn line_of_word(&self, id: usize) -> u64 {
+        self.first_line + self.comments.len() as u64 + u64::from(self.words[id - 1])
+    }
+
+    /// Writes HEAD and DEPREL of word `id`; every other byte stays as it was.
+    pub fn set_attachment(&mut self, id: usize, head: usize, deprel: &str) {
+        let line = &mut self.tokens[self.words[id - 1] as usize];
+        let mut buf = [0u8; 20];
+        line.set(Column::Head, format_usize(head, &mut buf));
+        line.set(Column::Deprel, deprel);
+    }
+
+    /// Parses the HEAD column of every word; `Ok(None)` when any is `_` (unparsed input).
+    pub fn heads(&self) -> Result<Option<Vec<usize>>, (u64, ErrorKind)> {
+        let mut heads = Vec::with_capacity(self.len());
+        for id in 1..=self.len() {
+            match parse_head(self.word(id).get(Column::Head), self.len()) {
+                Ok(Some(h)) => heads.push(h),
+                Ok(None) => return Ok(None),
+                Err(e) => return Err((self.line_of_word(id), e)),
+            }
+        }
+        Ok(Some(heads))
+    }
+
+    /// Writes the sentence followed by its blank line(s).
+    pub fn write_to(&self, out: &mut impl Write) -> io::Result<()> {
+        for c in &self.comments {
+            out.write_all(c.as_bytes())?;
+            out.write_all(b"\n")?;
+        }
+        for t in &self.tokens {
+            out.write_all(t.text.as_bytes())?;
+            out.write_all(b"\n")?;
+        }
+        for _ in 0..self.blank_lines.max(1) {
+            out.write_all(b"\n")?;
+        }
+        Ok(())
+    }
+}
+
+/// Formats `n` in decimal into `buf` without allocating.
+fn format_usize(mut n: usize, buf: &mut [u8; 20]) -> &str {
+    let mut i = buf.len();
+    loop {
+        i -= 1;
+        buf[i] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    // Only ASCII digits were written.
+    std::str::from_utf8(&buf[i..]).unwrap_or_default()
+}
+
+/// Parses a HEAD value: `_` is `None`; otherwise an integer in `0..=len`.
+pub fn parse_head(text: &str, len: usize) -> Result<Option<usize>, ErrorKind> {
+    if text == "_" {
+        return Ok(None);
+    }
+    let h: usize = text
+        .parse()
+        .map_err(|_| ErrorKind::BadHead(text.to_string()))?;
+    if h > len {
+        return Err(ErrorKind::HeadOutOfRange {
+            head: h,
+            words: len,
+        });
+    }
+    Ok(Some(h))
+}
+
+/// What is wrong with a line or sentence.
+#[derive(Debug, thiserror::Error)]
+pub enum ErrorKind {
+    #[error("I/O error: {0}")]
+    Io(#[from] io::Error),
+    #[error("invalid UTF-8")]
+    InvalidUtf8,
+    #[error("expected 10 tab-separated columns, found {found}")]
+    ColumnCount { found: usize },
+    #[error("invalid ID {0:?}")]
+    BadId(String),
+    #[error("word ID {found} out of sequence (expected {expected})")]
+    IdSequence { expected: usize, found: String },
+    #[error("invalid HEAD {0:?} (expected an integer or `_`)")]
+    BadHead(String),
+    #[error("HEAD {head} out of range: the sentence has {words} words")]
+    HeadOutOfRange { head: usize, words: usize },
+    #[error("missing HEAD (`_`) in a file that must be annotated")]
+    MissingHead,
+    #[error("word {word} is its own ancestor: the gold tree has a cycle")]
+    Cycle { word: usize },
+    #[error("the file ends inside a sentence (no blank line after its last token line)")]
+    UnterminatedSentence,
+    #[error("comment line after a token line inside a sentence")]
+    MisplacedComment,
+    #[error("sentence without any word")]
+    NoWords,
+}
+
+/// An error in a corpus file, located by file and line.
+#[derive(Debug, thiserror::Error)]
+#[error("{}:{line}: {kind}", path.display())]
+pub struct CorpusError {
+    /// The file, as given by the user (`-` for stdin).
+    pub path: PathBuf,
+    /// 1-based line number.
+    pub line: u64,
+    /// What is wrong there.
+    pub kind: ErrorKind,
+}
+
+/// Streams [`Sentence`]s out of a ten-column file.
+///
+/// After an error inside a sentence the reader skips to the next blank line, so the caller may
+/// report the error and go on with the rest of the file.
+pub struct Reader<R> {
+    input: R,
+    path: PathBuf,
+    format: Format,
+    line_no: u64,
+    buf: Vec<u8>,
+    done: bool,
+}
+
+impl Reader<Box<dyn BufRead + Send>> {
+    /// Opens `path` (`-`, plain or `.zst`) in `format`.
+    pub fn open(path: &Path, format: Format) -> Result<Self, CorpusError> {
+        let input = open_input(path).map_err(|e| CorpusError {
+            path: path.to_path_buf(),
+            line: 0,
+            kind: ErrorKind::Io(e),
+        })?;
+        Ok(Reader::new(input, path, format))
+    }
+}
+
+impl<R: BufRead> Reader<R> {
+    /// Reads `input`, naming it `path` in errors.
+    pub fn new(input: R, path: &Path, format: Format) -> Self {
+        Reader {
+            input,
+            path: path.to_path_buf(),
+            format,
+            line_no: 0,
+            buf: Vec::new(),
+            done: false,
+        }
+    }
+
+    /// The file name errors are reported against.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    fn error(&self, line: u64, kind: ErrorKind) -> CorpusError {
+        CorpusError {
+            path: self.path.clone(),
+            line,
+            kind,
+        }
+    }
+
+    /// Reads one line without its newline; `Ok(None)` at end of input.
+    fn next_line(&mut self) -> Result<Option<String>, CorpusError> {
+        self.buf.clear();
+        let n = self
+            .input
+            .read_until(b'\n', &mut self.buf)
+            .map_err(|e| CorpusError {
+                path: self.path.clone(),
+                line: self.line_no + 1,
+                kind: e.into(),
+            })?;
+        if n == 0 {
+            return Ok(None);
+        }
+        self.line_no += 1;
+        if self.buf.last() == Some(&b'\n') {
+            self.buf.pop();
+        }
+        match String::from_utf8(std::mem::take(&mut self.buf)) {
+            Ok(s) => Ok(Some(s)),
+            Err(e) => {
+                self.buf = e.into_bytes();
+                Err(self.error(self.line_no, ErrorKind::InvalidUtf8))
+            }
+        }
+    }
+
+    /// Skips to just after the next blank line (or end of input).
+    fn resync(&mut self) {
+        loop {
+            match self.next_line() {
+                Ok(Some(l)) if !l.is_empty() => continue,
+                Ok(Some(_)) | Ok(None) => return,
+                Err(_) => continue,
+            }
+        }
+    }
+
+    fn read_sentence(&mut self) -> Result<Option<Sentence>, CorpusError> {
+        let mut sent = Sentence::default();
+        // Skip blank lines before the sentence (tolerated, not reproduced).
+        let first = loop {
+            match self.next_line()? {
+                None => return Ok(None),
+                Some(l) if l.is_empty() => continue,
+                Some(l) => break l,
+            }
+        };
+        sent.first_line = self.line_no;
+        let mut line = Some(first);
+        while let Some(text) = line {
+            if text.is_empty() {
+                sent.blank_lines = 1;
+                break;
+            }
+            let here = self.line_no;
+            if text.starts_with('#') && self.format == Format::Conllu {
+                if !sent.tokens.is_empty() {
+                    return Err(self.error(here, ErrorKind::MisplacedComment));
+                }
+                sent.comments.push(text);
+            } else {
+                let token = match self.format {
+                    Format::Conllu => TokenLine::split(text, conllu::token_kind),
+                    Format::Conllx => TokenLine::split(text, conllx::token_kind),
+                }
+                .map_err(|k| self.error(here, k))?;
+                if token.kind == TokenKind::Word {
+                    let id = token.get(Column::Id);
+                    let expected = sent.words.len() + 1;
+                    if id.parse::<usize>().ok() != Some(expected) {
+                        return Err(self.error(
+                            here,
+                            ErrorKind::IdSequence {
+                                expected,
+                                found: id.to_string(),
+                            },
+                        ));
+                    }
+                    sent.words.push(sent.tokens.len() as u32);
+                }
+                sent.tokens.push(token);
+            }
+            line = self.next_line()?;
+            if line.is_none() {
+                return Err(self.error(self.line_no, ErrorKind::UnterminatedSentence));
+            }
+        }
+        if sent.words.is_empty() {
+            return Err(self.error(sent.first_line, ErrorKind::NoWords));
+        }
+        // Keep further blank lines so that writing reproduces the input.
+        // (Peeking is not possible on BufRead without consuming; count them lazily instead.)
+        while self
+            .input
+            .fill_buf()
+            .map(|b| b.first() == Some(&b'\n'))
+            .unwrap_or(false)
+        {
+            self.input.consume(1);
+            self.line_no += 1;
+            sent.blank_lines += 1;
+        }
+        // HEAD syntax and range are checked here so that every consumer can rely on them.
+        if let Err((line, kind)) = sent.heads() {
+            return Err(self.error(line, kind));
+        }
+        Ok(Some(sent))
+    }
+}
+
+impl<R: BufRead> Iterator for Reader<R> {
+    type Item = Result<Sentence, CorpusError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.done {
+            return None;
+        }
+        match self.read_sentence() {
+            Ok(Some(s)) => Some(Ok(s)),
+            Ok(None) => {
+                self.done = true;
+                None
+            }
+            Err(e) => {
+                match e.kind {
+                    ErrorKind::UnterminatedSentence | ErrorKind::Io(_) => self.done = true,
+                    _ => self.resync(),
+                }
+                Some(Err(e))
+            }
+        }
+    }
+}
+
+impl fmt::Display for Format {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Format::Conllu => "CoNLL-U",
+            Format::Conllx => "CoNLL-X",
+        })
+    }
+}

@@ -1,0 +1,322 @@
+//! Feature extraction: the rich non-local templates of Zhang & Nivre (2011), as used in the
+//! experiments of Goldberg & Nivre (2012), plus unigrams over the UD columns (lemma, FEATS,
+//! UPOS, lowercased form).
+//!
+//! Token attributes are hashed once per sentence ([`encode_sentence`]); each template instance
+//! is then a few integer mixes of those hashes into one 64-bit feature ([`Extractor::extract`]),
+//! written into a reused buffer, so extraction never allocates. The set is versioned
+//! ([`FEATURE_SET`]): a model records the version it was trained with. This module reads
+//! configurations; it knows nothing of weights.
+
+use crate::arc_eager::{Configuration, NONE};
+use crate::corpus::{Column, Sentence};
+use crate::hash::{combine, hash_str, mix};
+
+/// Name and version of the template set; stored in models and checked on load.
+pub const FEATURE_SET: &str = "zhang-nivre-2011+ud/1";
+
+/// Hashed attributes of one token (or of the root, or of an absent position).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TokenAttrs {
+    pub form: u64,
+    pub lower: u64,
+    pub upos: u64,
+    pub xpos: u64,
+    /// UPOS and XPOS together: the "p" of the templates.
+    pub tag: u64,
+    pub lemma: u64,
+    pub feats: u64,
+}
+
+impl TokenAttrs {
+    const fn uniform(h: u64) -> TokenAttrs {
+        TokenAttrs {
+            form: h,
+            lower: h,
+            upos: h,
+            xpos: h,
+            tag: h,
+            lemma: h,
+            feats: h,
+        }
+    }
+}
+
+/// Attributes of node 0.
+pub const ROOT_ATTRS: TokenAttrs = TokenAttrs::uniform(0x5ee1_da7a_0000_0001);
+/// Attributes of a position that does not exist (empty stack slot, no child, …).
+pub const ABSENT_ATTRS: TokenAttrs = TokenAttrs::uniform(0x5ee1_da7a_0000_0002);
+/// The value of an unspecified (`_`) column.
+const UNSPECIFIED: u64 = 0x5ee1_da7a_0000_0003;
+
+fn hash_column(s: &str) -> u64 {
+    if s == "_" {
+        UNSPECIFIED
+    } else {
+        hash_str(s)
+    }
+}
+
+/// FNV-1a of the lowercased string, without allocating.
+fn hash_lowercase(s: &str) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    let mut buf = [0u8; 4];
+    for c in s.chars().flat_map(char::to_lowercase) {
+        for &b in c.encode_utf8(&mut buf).as_bytes() {
+            h ^= u64::from(b);
+            h = h.wrapping_mul(0x0000_0100_0000_01b3);
+        }
+    }
+    mix(h)
+}
+
+/// Hashes the attributes of one token from its column values.
+pub fn token_attrs(form: &str, lemma: &str, upos: &str, xpos: &str, feats: &str) -> TokenAttrs {
+    let upos_h = hash_column(upos);
+    let xpos_h = hash_column(xpos);
+    TokenAttrs {
+        form: hash_str(form),
+        lower: hash_lowercase(form),
+        upos: upos_h,
+        xpos: xpos_h,
+        tag: combine(upos_h, xpos_h),
+        lemma: hash_column(lemma),
+        feats: hash_column(feats),
+    }
+}
+
+/// Fills `out` with the attributes of node 0 followed by those of each word of `sent`.
+pub fn encode_sentence(sent: &Sentence, out: &mut Vec<TokenAttrs>) {
+    out.clear();
+    out.push(ROOT_ATTRS);
+    out.extend(sent.words().map(|w| {
+        token_attrs(
+            w.get(Column::Form),
+            w.get(Column::Lemma),
+            w.get(Column::Upos),
+            w.get(Column::Xpos),
+            w.get(Column::Feats),
+        )
+    }));
+}
+
+/// Distance buckets as in Zhang & Nivre (2011), capped so that long arcs share statistics.
+fn distance_bucket(d: u32) -> u64 {
+    u64::from(match d {
+        0..=5 => d,
+        6..=7 => 6,
+        8..=10 => 7,
+        11..=15 => 8,
+        _ => 9,
+    })
+}
+
+/// Extracts features of configurations into a reused buffer.
+#[derive(Debug, Default)]
+pub struct Extractor {
+    feats: Vec<u64>,
+}
+
+/// Number of features every configuration yields (one per template instance).
+pub const FEATURES_PER_CONFIGURATION: usize = 88;
+
+impl Extractor {
+    /// A new extractor.
+    pub fn new() -> Extractor {
+        Extractor {
+            feats: Vec::with_capacity(FEATURES_PER_CONFIGURATION),
+        }
+    }
+
+    /// The features of `c` over a sentence with attributes `attrs` (from [`encode_sentence`]).
+    pub fn extract(&mut self, c: &Configuration, attrs: &[TokenAttrs]) -> &[u64] {
+        let f = &mut self.feats;
+        f.clear();
+        let at = |node: u32| -> &TokenAttrs {
+            if node == NONE {
+                &ABSENT_ATTRS
+            } else {
+                &attrs[node as usize]
+            }
+        };
+        let opt = |n: Option<u32>| n.unwrap_or(NONE);
+        let s0n = opt(c.stack(0));
+        let s1n = opt(c.stack(1));
+        let n0n = opt(c.buffer(0));
+        let n1n = opt(c.buffer(1));
+        let n2n = opt(c.buffer(2));
+        let head_of = |n: u32| if n == NONE { NONE } else { c.head(n) };
+        let s0hn = head_of(s0n);
+        let s0h2n = head_of(s0hn);
+        let label_of = |n: u32| -> u64 {
+            if n == NONE || c.head(n) == NONE {
+                0x5ee1_da7a_0000_0004
+            } else {
+                c.label(n).index() as u64
+            }
+        };
+        let (s0l, s0l2, s0r, s0r2, s0vl, s0vr, s0sl, s0sr) = if s0n == NONE {
+            (NONE, NONE, NONE, NONE, 0, 0, 0, 0)
+        } else {
+            let (l, r) = (c.left(s0n), c.right(s0n));
+            (
+                l.outer, l.second, r.outer, r.second, l.count, r.count, l.labels, r.labels,
+            )
+        };
+        let (n0l, n0l2, n0vl, n0sl) = if n0n == NONE {
+            (NONE, NONE, 0, 0)
+        } else {
+            let l = c.left(n0n);
+            (l.outer, l.second, l.count, l.labels)
+        };
+        let (s0, s1, n0, n1, n2) = (at(s0n), at(s1n), at(n0n), at(n1n), at(n2n));
+        let (s0h, s0h2) = (at(s0hn), at(s0h2n));
+        let (s0lt, s0l2t, s0rt, s0r2t) = (at(s0l), at(s0l2), at(s0r), at(s0r2));
+        let (n0lt, n0l2t) = (at(n0l), at(n0l2));
+        let dist = if s0n != NONE && n0n != NONE {
+            distance_bucket(n0n - s0n)
+        } else {
+            10
+        };
+        let set = |bits: u128| mix(bits as u64) ^ mix((bits >> 64) as u64 ^ 0x9e37_79b9);
+
+        // Each template: an id and up to three values.
+        let mut t: u64 = 0;
+        let mut push = |vals: &[u64]| {
+            t += 1;
+            let mut h = mix(t.wrapping_mul(0x9e37_79b9_7f4a_7c15));
+            for &v in vals {
+                h = combine(h, v);
+            }
+            f.push(h);
+        };
+        push(&[]); // bias
+                   // Single words (Zhang & Clark 2008 baseline).
+        push(&[s0.form, s0.tag]);
+        push(&[s0.form]);
+        push(&[s0.tag]);
+        push(&[n0.form, n0.tag]);
+        push(&[n0.form]);
+        push(&[n0.tag]);
+        push(&[n1.form, n1.tag]);
+        push(&[n1.form]);
+        push(&[n1.tag]);
+        push(&[n2.form, n2.tag]);
+        push(&[n2.form]);
+        push(&[n2.tag]);
+        // Word pairs.
+        push(&[s0.form, s0.tag, combine(n0.form, n0.tag)]);
+        push(&[s0.form, s0.tag, n0.form]);
+        push(&[s0.form, n0.form, n0.tag]);
+        push(&[s0.form, s0.tag, n0.tag]);
+        push(&[s0.tag, n0.form, n0.tag]);
+        push(&[s0.form, n0.form]);
+        push(&[s0.tag, n0.tag]);
+        push(&[n0.tag, n1.tag]);
+        // Three words.
+        push(&[n0.tag, n1.tag, n2.tag]);
+        push(&[s0.tag, n0.tag, n1.tag]);
+        push(&[s0h.tag, s0.tag, n0.tag]);
+        push(&[s0.tag, s0lt.tag, n0.tag]);
+        push(&[s0.tag, s0rt.tag, n0.tag]);
+        push(&[s0.tag, n0.tag, n0lt.tag]);
+        // Distance (Zhang & Nivre 2011).
+        push(&[s0.form, dist]);
+        push(&[s0.tag, dist]);
+        push(&[n0.form, dist]);
+        push(&[n0.tag, dist]);
+        push(&[s0.form, n0.form, dist]);
+        push(&[s0.tag, n0.tag, dist]);
+        // Valency.
+        let (s0vl, s0vr, n0vl) = (u64::from(s0vl), u64::from(s0vr), u64::from(n0vl));
+        push(&[s0.form, s0vr]);
+        push(&[s0.tag, s0vr]);
+        push(&[s0.form, s0vl]);
+        push(&[s0.tag, s0vl]);
+        push(&[n0.form, n0vl]);
+        push(&[n0.tag, n0vl]);
+        // Unigrams of heads, children and labels.
+        push(&[s0h.form]);
+        push(&[s0h.tag]);
+        push(&[label_of(s0n)]);
+        push(&[s0lt.form]);
+        push(&[s0lt.tag]);
+        push(&[label_of(s0l)]);
+        push(&[s0rt.form]);
+        push(&[s0rt.tag]);
+        push(&[label_of(s0r)]);
+        push(&[n0lt.form]);
+        push(&[n0lt.tag]);
+        push(&[label_of(n0l)]);
+        // Third order.
+        push(&[s0h2.form]);
+        push(&[s0h2.tag]);
+        push(&[label_of(s0hn)]);
+        push(&[s0l2t.form]);
+        push(&[s0l2t.tag]);
+        push(&[label_of(s0l2)]);
+        push(&[s0r2t.form]);
+        push(&[s0r2t.tag]);
+        push(&[label_of(s0r2)]);
+        push(&[n0l2t.form]);
+        push(&[n0l2t.tag]);
+        push(&[label_of(n0l2)]);
+        push(&[s0.tag, s0lt.tag, s0l2t.tag]);
+        push(&[s0.tag, s0rt.tag, s0r2t.tag]);
+        push(&[s0.tag, s0h.tag, s0h2.tag]);
+        push(&[n0.tag, n0lt.tag, n0l2t.tag]);
+        // Label sets.
+        push(&[s0.form, set(s0sr)]);
+        push(&[s0.tag, set(s0sr)]);
+        push(&[s0.form, set(s0sl)]);
+        push(&[s0.tag, set(s0sl)]);
+        push(&[n0.form, set(n0sl)]);
+        push(&[n0.tag, set(n0sl)]);
+        // UD columns and the second stack element.
+        push(&[s0.lemma]);
+        push(&[n0.lemma]);
+        push(&[n1.lemma]);
+        push(&[s0.lower]);
+        push(&[n0.lower]);
+        push(&[s0.upos, s0.feats]);
+        push(&[n0.upos, n0.feats]);
+        push(&[s0.upos, n0.upos]);
+        push(&[s0.feats, n0.feats]);
+        push(&[s1.form, s1.tag]);
+        push(&[s1.tag]);
+        push(&[s1.tag, s0.tag, n0.tag]);
+        push(&[s0.lemma, n0.lemma]);
+        push(&[s0.upos, n0.upos, dist]);
+        push(&[label_of(s0n), s0.tag, n0.tag]);
+        debug_assert_eq!(f.len(), FEATURES_PER_CONFIGURATION);
+        f
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lowercase_hash_folds_case() {
+        assert_eq!(hash_lowercase("ÉCOLE"), hash_lowercase("école"));
+        assert_ne!(hash_lowercase("a"), hash_lowercase("b"));
+    }
+
+    #[test]
+    fn extraction_has_fixed_arity_and_varies_with_configuration() {
+        let attrs = vec![
+            ROOT_ATTRS,
+            token_attrs("The", "the", "DET", "DT", "_"),
+            token_attrs("dog", "dog", "NOUN", "NN", "_"),
+        ];
+        let mut c = Configuration::new(2);
+        let mut x = Extractor::new();
+        let a = x.extract(&c, &attrs).to_vec();
+        assert_eq!(a.len(), FEATURES_PER_CONFIGURATION);
+        c.apply(crate::arc_eager::Transition::Shift);
+        let b = x.extract(&c, &attrs).to_vec();
+        assert_eq!(a[0], b[0], "bias is constant");
+        assert_ne!(a, b);
+    }
+}

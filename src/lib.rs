@@ -1,0 +1,30 @@
+//! spoolparse: fast greedy arc-eager dependency parsing of large corpora.
+//!
+//! The library holds the whole engine; the `spoolparse` binary only parses its command line
+//! and calls into it. Modules, one concern each:
+//!
+//! - [`corpus`]: lossless, streaming CoNLL-U / CoNLL-X reading and writing, and the tree checks
+//!   gold data must pass;
+//! - [`io`]: opening paths (`-` for stdin/stdout, `.zst` for zstd streams);
+//! - [`label`]: the dependency-label inventory and the [`label::Label`] newtype;
+//! - [`arc_eager`]: the arc-eager transition system (configurations, legality, transitions);
+//! - [`oracle`]: the static oracle and the dynamic oracle's transition costs;
+//! - [`features`]: Zhang & Nivre (2011) feature templates hashed to 64 bits;
+//! - [`perceptron`]: the averaged perceptron and the read-only weights it produces;
+//! - [`model`]: the trained model and its (for now bincode) file;
+//! - [`parser`]: greedy parsing of sentences with a model;
+//! - [`train`]: the training loops (static oracle, dynamic oracle with exploration);
+//! - [`eval`]: UAS/LAS as the CoNLL 2018 shared task defines them.
+
+pub mod arc_eager;
+pub mod corpus;
+pub mod eval;
+pub mod features;
+pub mod hash;
+pub mod io;
+pub mod label;
+pub mod model;
+pub mod oracle;
+pub mod parser;
+pub mod perceptron;
+pub mod train;

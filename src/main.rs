@@ -1,0 +1,258 @@
+//! The `spoolparse` command line: parses arguments and calls the library.
+
+use std::io::{IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use anyhow::{bail, Context, Result};
+use clap::{Parser as ClapParser, Subcommand, ValueEnum};
+use indicatif::{ProgressBar, ProgressStyle};
+
+use spoolparse::corpus::{Format, Reader};
+use spoolparse::eval::{evaluate_files, Scores};
+use spoolparse::io::Output;
+use spoolparse::model::{Model, TrainingInfo};
+use spoolparse::parser::Parser;
+use spoolparse::train::{self, OracleKind, Progress, TrainOptions};
+
+#[derive(ClapParser)]
+#[command(
+    name = "spoolparse",
+    version,
+    about = "Fast greedy arc-eager dependency parsing"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum OracleArg {
+    Static,
+    Dynamic,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Train a parser on gold CoNLL-U/CoNLL-X files.
+    Train {
+        /// Training files (`.zst` allowed).
+        #[arg(long, required = true, num_args = 1..)]
+        train: Vec<PathBuf>,
+        /// Dev file: scored after every epoch; the best epoch by LAS is kept.
+        #[arg(long)]
+        dev: Option<PathBuf>,
+        /// Where to write the model.
+        #[arg(long)]
+        output: PathBuf,
+        #[arg(long, value_enum, default_value = "dynamic")]
+        oracle: OracleArg,
+        #[arg(long, default_value_t = 15)]
+        epochs: u32,
+        /// Exploration starts after this many epochs (CHOOSE_NEXT_EXP's k).
+        #[arg(long, default_value_t = 2)]
+        explore_k: u32,
+        /// Probability of following a zero-cost transition instead of the prediction.
+        #[arg(long, default_value_t = 0.1)]
+        explore_p: f64,
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+    },
+    /// Parse CoNLL-U/CoNLL-X: HEAD and DEPREL are filled, every other byte is kept.
+    Parse {
+        #[arg(long)]
+        model: PathBuf,
+        /// Input files (`-` or none: stdin).
+        inputs: Vec<PathBuf>,
+        /// Output file (`-`: stdout; `.zst`: compressed).
+        #[arg(long, default_value = "-")]
+        output: PathBuf,
+    },
+    /// UAS/LAS of a parsed file against a gold file (CoNLL 2018 shared-task definitions).
+    Eval {
+        gold: PathBuf,
+        system: PathBuf,
+        /// Print JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+fn main() {
+    if let Err(e) = run(Cli::parse()) {
+        eprintln!("spoolparse: error: {e:#}");
+        std::process::exit(1);
+    }
+}
+
+fn run(cli: Cli) -> Result<()> {
+    match cli.command {
+        Command::Train {
+            train,
+            dev,
+            output,
+            oracle,
+            epochs,
+            explore_k,
+            explore_p,
+            seed,
+        } => {
+            if !(0.0..=1.0).contains(&explore_p) {
+                bail!("--explore-p must be between 0 and 1, got {explore_p}");
+            }
+            let oracle = match oracle {
+                OracleArg::Static => OracleKind::Static,
+                OracleArg::Dynamic => OracleKind::Dynamic,
+            };
+            let opts = TrainOptions {
+                oracle,
+                epochs,
+                explore_k,
+                explore_p,
+                seed,
+            };
+            run_train(&train, dev.as_deref(), &output, &opts)
+        }
+        Command::Parse {
+            model,
+            inputs,
+            output,
+        } => run_parse(&model, &inputs, &output),
+        Command::Eval { gold, system, json } => {
+            let counts = evaluate_files(&gold, &system)?;
+            let s = counts.scores();
+            if json {
+                println!("{}", serde_json::to_string_pretty(&s)?);
+            } else {
+                print_scores(&s);
+            }
+            Ok(())
+        }
+    }
+}
+
+fn print_scores(s: &Scores) {
+    println!("Metric      | Words  | Score");
+    println!("UAS         | {:6} | {:6.2}", s.words, s.uas);
+    println!("LAS         | {:6} | {:6.2}", s.words, s.las);
+    println!(
+        "UAS (-punct)| {:6} | {:6.2}",
+        s.words_no_punct, s.uas_no_punct
+    );
+    println!(
+        "LAS (-punct)| {:6} | {:6.2}",
+        s.words_no_punct, s.las_no_punct
+    );
+}
+
+fn run_train(
+    train: &[PathBuf],
+    dev: Option<&Path>,
+    output: &Path,
+    opts: &TrainOptions,
+) -> Result<()> {
+    let set = train::load_training(train)?;
+    eprintln!(
+        "training on {} sentences, {} words ({} non-projective and {} not single-rooted skipped); oracle {}",
+        set.sentences.len(),
+        set.words,
+        set.skipped_nonprojective,
+        set.skipped_root,
+        opts.oracle.name()
+    );
+    if set.sentences.is_empty() {
+        bail!("no usable training sentence in {train:?}");
+    }
+    let dev_set = dev.map(train::load_dev).transpose()?;
+    let info = TrainingInfo {
+        train_files: train.iter().map(|p| p.display().to_string()).collect(),
+        dev_file: dev.map(|p| p.display().to_string()),
+        ..TrainingInfo::default()
+    };
+    let bar = std::io::stderr().is_terminal().then(|| {
+        let bar = ProgressBar::new(set.sentences.len() as u64);
+        bar.set_style(
+            ProgressStyle::with_template(
+                "epoch {prefix} [{bar:40}] {pos}/{len} sentences {per_sec} eta {eta}",
+            )
+            .unwrap_or_else(|_| ProgressStyle::default_bar()),
+        );
+        bar
+    });
+    let mut on_progress = |p: Progress| match p {
+        Progress::Sentences { epoch, done, .. } => {
+            if let Some(bar) = &bar {
+                bar.set_prefix(epoch.to_string());
+                bar.set_position(done as u64);
+            }
+        }
+        Progress::Epoch(r) => {
+            let line = match &r.dev {
+                Some(d) => format!(
+                    "epoch {:2}: dev UAS {:.2} LAS {:.2} (no punct UAS {:.2} LAS {:.2}), {:.0} words/s, {} of {} transitions wrong",
+                    r.epoch, d.uas, d.las, d.uas_no_punct, d.las_no_punct,
+                    r.words as f64 / r.seconds, r.errors, r.transitions
+                ),
+                None => format!(
+                    "epoch {:2}: {:.0} words/s, {} of {} transitions wrong",
+                    r.epoch, r.words as f64 / r.seconds, r.errors, r.transitions
+                ),
+            };
+            match &bar {
+                Some(bar) => bar.println(line),
+                None => eprintln!("{line}"),
+            }
+        }
+    };
+    let model = train::train(&set, dev_set.as_deref(), opts, info, &mut on_progress);
+    if let Some(bar) = bar {
+        bar.finish_and_clear();
+    }
+    model
+        .save(output)
+        .with_context(|| format!("writing the model to {}", output.display()))?;
+    eprintln!(
+        "kept epoch {} (dev LAS {:.2}); {} non-zero weights over {} features; wrote {}",
+        model.info.best_epoch,
+        model.info.dev_las,
+        model.weights.nonzero(),
+        model.weights.features(),
+        output.display()
+    );
+    Ok(())
+}
+
+fn run_parse(model_path: &Path, inputs: &[PathBuf], output: &Path) -> Result<()> {
+    let model = Model::load(model_path)?;
+    let stdin = [PathBuf::from("-")];
+    let inputs = if inputs.is_empty() {
+        &stdin[..]
+    } else {
+        inputs
+    };
+    let mut out =
+        Output::create(output).with_context(|| format!("creating {}", output.display()))?;
+    let mut parser = Parser::new(&model);
+    let (mut sentences, mut words) = (0usize, 0usize);
+    let started = Instant::now();
+    for input in inputs {
+        for sent in Reader::open(input, Format::from_path(input))? {
+            let mut sent = sent?;
+            parser.parse(&mut sent);
+            sentences += 1;
+            words += sent.len();
+            sent.write_to(&mut out)
+                .with_context(|| format!("writing {}", output.display()))?;
+        }
+    }
+    out.flush()?;
+    out.finish()
+        .with_context(|| format!("writing {}", output.display()))?;
+    let secs = started.elapsed().as_secs_f64();
+    eprintln!(
+        "parsed {sentences} sentences, {words} words in {secs:.2} s ({:.0} words/s, 1 thread, I/O included); {} words repaired",
+        words as f64 / secs.max(1e-9),
+        parser.repaired()
+    );
+    Ok(())
+}

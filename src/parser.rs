@@ -1,0 +1,96 @@
+//! Greedy parsing: at each step the highest-scoring legal transition, until the buffer is
+//! empty. A [`Parser`] owns every buffer it needs and reuses it from sentence to sentence, so
+//! parsing allocates nothing per sentence once the buffers have grown. This module applies a
+//! model; it does not train one.
+
+use crate::arc_eager::{Configuration, Transition};
+use crate::corpus::Sentence;
+use crate::features::{encode_sentence, Extractor, TokenAttrs};
+use crate::label::{Label, LabelSet};
+use crate::model::Model;
+use crate::perceptron::{argmax, Weights};
+
+/// A greedy parser over borrowed weights, with its reusable scratch space.
+pub struct Parser<'m> {
+    weights: &'m Weights,
+    labels: &'m LabelSet,
+    fallback: Label,
+    config: Configuration,
+    extractor: Extractor,
+    scores: Vec<f32>,
+    attrs: Vec<TokenAttrs>,
+    heads: Vec<u32>,
+    arc_labels: Vec<Label>,
+    repaired: usize,
+}
+
+impl<'m> Parser<'m> {
+    /// A parser for a trained model.
+    pub fn new(model: &'m Model) -> Parser<'m> {
+        Parser::from_parts(&model.weights, &model.labels, model.fallback)
+    }
+
+    /// A parser for weights not (yet) in a model, as during training.
+    pub fn from_parts(weights: &'m Weights, labels: &'m LabelSet, fallback: Label) -> Parser<'m> {
+        Parser {
+            weights,
+            labels,
+            fallback,
+            config: Configuration::new(0),
+            extractor: Extractor::new(),
+            scores: vec![0.0; weights.classes()],
+            attrs: Vec::new(),
+            heads: Vec::new(),
+            arc_labels: Vec::new(),
+            repaired: 0,
+        }
+    }
+
+    /// Parses a sentence given its token attributes (node 0 first). Heads and labels are then
+    /// available from [`Parser::heads`] and [`Parser::labels`].
+    pub fn parse_attrs(&mut self, attrs: &[TokenAttrs]) {
+        self.config.reset(attrs.len() - 1);
+        while !self.config.is_terminal() {
+            let feats = self.extractor.extract(&self.config, attrs);
+            self.weights.score(feats, &mut self.scores);
+            let legal = self.config.legal();
+            // The buffer is not empty, so SHIFT at least is legal.
+            let best = argmax(&self.scores, |i| legal.allows_index(i)).unwrap_or(0);
+            self.config.apply(Transition::from_index(best));
+        }
+        self.repaired += self
+            .config
+            .finish(self.fallback, &mut self.heads, &mut self.arc_labels);
+    }
+
+    /// Parses `sent` and writes HEAD and DEPREL of its words.
+    pub fn parse(&mut self, sent: &mut Sentence) {
+        let mut attrs = std::mem::take(&mut self.attrs);
+        encode_sentence(sent, &mut attrs);
+        self.parse_attrs(&attrs);
+        self.attrs = attrs;
+        for w in 1..=sent.len() {
+            sent.set_attachment(
+                w,
+                self.heads[w] as usize,
+                self.labels.name(self.arc_labels[w]),
+            );
+        }
+    }
+
+    /// Heads of the last parse, indexed by word (index 0 unused).
+    pub fn heads(&self) -> &[u32] {
+        &self.heads
+    }
+
+    /// Labels of the last parse, indexed by word (index 0 unused).
+    pub fn labels(&self) -> &[Label] {
+        &self.arc_labels
+    }
+
+    /// Words so far that the transition sequence left without a head and
+    /// [`Configuration::finish`] attached.
+    pub fn repaired(&self) -> usize {
+        self.repaired
+    }
+}

@@ -1,0 +1,208 @@
+//! The averaged multiclass perceptron (Collins 2002; Freund & Schapire 1999) over hashed
+//! features, and the read-only [`Weights`] it produces for parsing.
+//!
+//! Each feature owns a sparse row of per-class weights: a perceptron update touches two classes
+//! per feature, so most rows hold only a handful of the 2 + 2·|labels| classes. Averaging uses
+//! the standard trick of keeping, besides `w`, the sum `u` of `c·Δw` (with `c` the instance
+//! counter); the average is `w − u/c`, with no per-instance work. This module owns learning and
+//! scoring; it knows nothing of transition systems.
+
+use std::collections::HashMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::hash::IdentityBuildHasher;
+
+/// Read-only weights: feature hash → sparse row of `(class, weight)`.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct Weights {
+    classes: usize,
+    rows: HashMap<u64, (u32, u32), IdentityBuildHasher>,
+    entries: Vec<(u16, f32)>,
+}
+
+impl Weights {
+    /// Number of classes scored.
+    pub fn classes(&self) -> usize {
+        self.classes
+    }
+
+    /// Number of non-zero weights.
+    pub fn nonzero(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// Number of features with at least one non-zero weight.
+    pub fn features(&self) -> usize {
+        self.rows.len()
+    }
+
+    /// Writes the score of every class for the active `features` into `scores`.
+    #[inline]
+    pub fn score(&self, features: &[u64], scores: &mut [f32]) {
+        scores.fill(0.0);
+        for f in features {
+            if let Some(&(start, len)) = self.rows.get(f) {
+                for &(class, w) in &self.entries[start as usize..(start + len) as usize] {
+                    scores[class as usize] += w;
+                }
+            }
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Entry {
+    class: u16,
+    w: f32,
+    /// Σ c·Δw over this weight's updates.
+    u: f64,
+}
+
+/// An averaged perceptron being trained.
+#[derive(Debug, Clone)]
+pub struct Perceptron {
+    classes: usize,
+    index: HashMap<u64, u32, IdentityBuildHasher>,
+    rows: Vec<Vec<Entry>>,
+    /// Instance counter `c` (starts at 1).
+    instances: u64,
+}
+
+impl Perceptron {
+    /// A zero model over `classes` classes.
+    pub fn new(classes: usize) -> Perceptron {
+        assert!(classes <= u16::MAX as usize, "too many classes");
+        Perceptron {
+            classes,
+            index: HashMap::default(),
+            rows: Vec::new(),
+            instances: 1,
+        }
+    }
+
+    /// Number of classes.
+    pub fn classes(&self) -> usize {
+        self.classes
+    }
+
+    /// Writes the current (non-averaged) score of every class into `scores`.
+    #[inline]
+    pub fn score(&self, features: &[u64], scores: &mut [f32]) {
+        scores.fill(0.0);
+        for f in features {
+            if let Some(&row) = self.index.get(f) {
+                for e in &self.rows[row as usize] {
+                    scores[e.class as usize] += e.w;
+                }
+            }
+        }
+    }
+
+    /// Counts one training instance (one transition), whether or not it led to an update.
+    #[inline]
+    pub fn tick(&mut self) {
+        self.instances += 1;
+    }
+
+    /// The perceptron update: `+1` for class `good`, `−1` for class `bad` on every feature.
+    pub fn update(&mut self, features: &[u64], good: usize, bad: usize) {
+        let c = self.instances as f64;
+        for &f in features {
+            let next = self.rows.len() as u32;
+            let row = *self.index.entry(f).or_insert(next);
+            if row == next {
+                self.rows.push(Vec::with_capacity(2));
+            }
+            let row = &mut self.rows[row as usize];
+            for (class, delta) in [(good, 1.0f32), (bad, -1.0f32)] {
+                let e = match row.iter_mut().position(|e| e.class as usize == class) {
+                    Some(i) => &mut row[i],
+                    None => {
+                        row.push(Entry {
+                            class: class as u16,
+                            w: 0.0,
+                            u: 0.0,
+                        });
+                        let last = row.len() - 1;
+                        &mut row[last]
+                    }
+                };
+                e.w += delta;
+                e.u += c * f64::from(delta);
+            }
+        }
+    }
+
+    /// The averaged weights `w − u/c`, keeping only non-zero ones.
+    pub fn averaged(&self) -> Weights {
+        let c = self.instances as f64;
+        let mut out = Weights {
+            classes: self.classes,
+            rows: HashMap::default(),
+            entries: Vec::new(),
+        };
+        out.rows.reserve(self.index.len());
+        for (&f, &row) in &self.index {
+            let start = out.entries.len() as u32;
+            for e in &self.rows[row as usize] {
+                let avg = (f64::from(e.w) - e.u / c) as f32;
+                if avg != 0.0 {
+                    out.entries.push((e.class, avg));
+                }
+            }
+            let len = out.entries.len() as u32 - start;
+            if len > 0 {
+                out.rows.insert(f, (start, len));
+            }
+        }
+        out
+    }
+}
+
+/// The index of the highest score among the classes `allowed` admits (lowest index on ties);
+/// `None` if it admits none.
+#[inline]
+pub fn argmax(scores: &[f32], allowed: impl Fn(usize) -> bool) -> Option<usize> {
+    let mut best: Option<(usize, f32)> = None;
+    for (i, &s) in scores.iter().enumerate() {
+        if allowed(i) && best.is_none_or(|(_, b)| s > b) {
+            best = Some((i, s));
+        }
+    }
+    best.map(|(i, _)| i)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn learns_a_separable_problem_and_averages() {
+        let mut p = Perceptron::new(3);
+        let data = [(vec![1u64, 10], 0usize), (vec![2, 10], 1), (vec![3, 10], 2)];
+        let mut scores = vec![0.0; 3];
+        for _ in 0..5 {
+            for (f, y) in &data {
+                p.score(f, &mut scores);
+                let pred = argmax(&scores, |_| true).unwrap();
+                if pred != *y {
+                    p.update(f, *y, pred);
+                }
+                p.tick();
+            }
+        }
+        let w = p.averaged();
+        for (f, y) in &data {
+            w.score(f, &mut scores);
+            assert_eq!(argmax(&scores, |_| true), Some(*y));
+        }
+        assert!(w.nonzero() > 0);
+    }
+
+    #[test]
+    fn argmax_respects_mask() {
+        assert_eq!(argmax(&[5.0, 1.0, 3.0], |i| i != 0), Some(2));
+        assert_eq!(argmax(&[5.0], |_| false), None);
+    }
+}

@@ -1,0 +1,375 @@
+//! Training: reading gold treebanks into oracle-ready form, and the online training loops of
+//! Goldberg & Nivre (2012): Algorithm 2 (static oracle) and Algorithm 3 (dynamic oracle with
+//! `CHOOSE_NEXT_EXP` exploration), both with the averaged perceptron.
+//!
+//! Training is deterministic for a given seed: the sentence order of each epoch and every
+//! exploration coin come from one ChaCha8 stream. After each epoch the averaged weights are
+//! scored on the dev set, and the epoch with the best dev LAS is kept. This module drives
+//! learning; the pieces it drives live in `arc_eager`, `oracle`, `features` and `perceptron`.
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use rand::seq::SliceRandom;
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+use crate::arc_eager::{Configuration, Transition};
+use crate::corpus::tree::{gold_heads, is_projective, root_count};
+use crate::corpus::{Column, CorpusError, Format, Reader};
+use crate::eval::{universal, Counts, Scores};
+use crate::features::{encode_sentence, Extractor, TokenAttrs, FEATURE_SET};
+use crate::label::{Label, LabelSet};
+use crate::model::{Model, TrainingInfo};
+use crate::oracle::{cost, static_oracle, GoldTree};
+use crate::parser::Parser;
+use crate::perceptron::{argmax, Perceptron, Weights};
+
+/// Which oracle drives training.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OracleKind {
+    /// Algorithm 2: follow and learn the static oracle's single canonical sequence.
+    Static,
+    /// Algorithm 3: learn the zero-cost set of the dynamic oracle, exploring after epoch `k`.
+    Dynamic,
+}
+
+impl OracleKind {
+    /// The name used on the command line and in model metadata.
+    pub fn name(self) -> &'static str {
+        match self {
+            OracleKind::Static => "static",
+            OracleKind::Dynamic => "dynamic",
+        }
+    }
+}
+
+/// Training hyperparameters.
+#[derive(Debug, Clone)]
+pub struct TrainOptions {
+    pub oracle: OracleKind,
+    pub epochs: u32,
+    /// `CHOOSE_NEXT_EXP`: explore only after this many epochs.
+    pub explore_k: u32,
+    /// `CHOOSE_NEXT_EXP`: probability of falling back on a zero-cost transition.
+    pub explore_p: f64,
+    pub seed: u64,
+}
+
+impl Default for TrainOptions {
+    /// The settings of the paper's experiments: 15 epochs, k = 2, p = 0.1.
+    fn default() -> Self {
+        TrainOptions {
+            oracle: OracleKind::Dynamic,
+            epochs: 15,
+            explore_k: 2,
+            explore_p: 0.1,
+            seed: 1,
+        }
+    }
+}
+
+/// A training sentence: token attributes and gold tree.
+#[derive(Debug, Clone)]
+pub struct TrainSentence {
+    pub attrs: Vec<TokenAttrs>,
+    pub gold: GoldTree,
+}
+
+/// A dev sentence: token attributes and what evaluation compares against.
+#[derive(Debug, Clone)]
+pub struct DevSentence {
+    pub attrs: Vec<TokenAttrs>,
+    pub heads: Vec<usize>,
+    pub deprels: Vec<String>,
+    pub upos: Vec<String>,
+}
+
+/// Training data ready for the oracles, with what was left out.
+#[derive(Debug, Default)]
+pub struct TrainingSet {
+    pub sentences: Vec<TrainSentence>,
+    pub labels: Option<LabelSet>,
+    pub words: usize,
+    pub skipped_nonprojective: usize,
+    pub skipped_root: usize,
+}
+
+/// Reads gold training files. The root label is taken from the first root arc seen; sentences
+/// that are not projective, or not single-rooted with that label only on the root arc, are
+/// skipped and counted.
+pub fn load_training(paths: &[PathBuf]) -> Result<TrainingSet, CorpusError> {
+    let mut set = TrainingSet::default();
+    for path in paths {
+        for sent in Reader::open(path, Format::from_path(path))? {
+            let sent = sent?;
+            let heads = gold_heads(&sent, path)?;
+            let deprels: Vec<&str> = sent.words().map(|w| w.get(Column::Deprel)).collect();
+            let labels = set.labels.get_or_insert_with(|| {
+                let root = heads
+                    .iter()
+                    .position(|&h| h == 0)
+                    .map_or("root", |i| deprels[i]);
+                LabelSet::new(root)
+            });
+            let root_name = labels.name(Label::ROOT).to_string();
+            let root_ok = root_count(&heads) == 1
+                && heads
+                    .iter()
+                    .zip(&deprels)
+                    .all(|(&h, &d)| (h == 0) == (d == root_name));
+            if !root_ok {
+                set.skipped_root += 1;
+                continue;
+            }
+            if !is_projective(&heads) {
+                set.skipped_nonprojective += 1;
+                continue;
+            }
+            let arc_labels: Vec<Label> = deprels.iter().map(|d| labels.intern(d)).collect();
+            let mut attrs = Vec::new();
+            encode_sentence(&sent, &mut attrs);
+            set.words += sent.len();
+            set.sentences.push(TrainSentence {
+                attrs,
+                gold: GoldTree::new(&heads, &arc_labels),
+            });
+        }
+    }
+    Ok(set)
+}
+
+/// Reads a gold dev file for per-epoch evaluation.
+pub fn load_dev(path: &Path) -> Result<Vec<DevSentence>, CorpusError> {
+    let mut out = Vec::new();
+    for sent in Reader::open(path, Format::from_path(path))? {
+        let sent = sent?;
+        let heads = gold_heads(&sent, path)?;
+        let mut attrs = Vec::new();
+        encode_sentence(&sent, &mut attrs);
+        out.push(DevSentence {
+            attrs,
+            heads,
+            deprels: sent
+                .words()
+                .map(|w| w.get(Column::Deprel).to_string())
+                .collect(),
+            upos: sent
+                .words()
+                .map(|w| w.get(Column::Upos).to_string())
+                .collect(),
+        });
+    }
+    Ok(out)
+}
+
+/// Parses the dev sentences with `weights` and scores them.
+pub fn evaluate_dev(
+    dev: &[DevSentence],
+    weights: &Weights,
+    labels: &LabelSet,
+    fallback: Label,
+) -> Scores {
+    let mut parser = Parser::from_parts(weights, labels, fallback);
+    let mut counts = Counts::default();
+    for s in dev {
+        parser.parse_attrs(&s.attrs);
+        for i in 0..s.heads.len() {
+            let w = i + 1;
+            let label = universal(labels.name(parser.labels()[w]));
+            counts.add(
+                s.heads[i],
+                &s.deprels[i],
+                &s.upos[i],
+                parser.heads()[w] as usize,
+                label,
+            );
+        }
+    }
+    counts.scores()
+}
+
+/// What happened in one epoch.
+#[derive(Debug, Clone)]
+pub struct EpochReport {
+    pub epoch: u32,
+    pub words: usize,
+    pub seconds: f64,
+    /// Transitions whose prediction was wrong (not zero-cost / not the static oracle's).
+    pub errors: usize,
+    pub transitions: usize,
+    pub dev: Option<Scores>,
+}
+
+/// Events reported during training, for progress bars and logs.
+pub enum Progress<'a> {
+    /// `done` of `total` sentences of epoch `epoch` are through.
+    Sentences {
+        epoch: u32,
+        done: usize,
+        total: usize,
+    },
+    /// An epoch is finished.
+    Epoch(&'a EpochReport),
+}
+
+/// The label for repaired (headless) words: `dep` if the treebank has it, else the most
+/// frequent non-root label.
+fn fallback_label(set: &TrainingSet, labels: &LabelSet) -> Label {
+    if let Some(l) = labels.get("dep") {
+        return l;
+    }
+    let mut freq = vec![0usize; labels.len()];
+    for s in &set.sentences {
+        for w in 1..=s.gold.len() as u32 {
+            freq[s.gold.label(w).index()] += 1;
+        }
+    }
+    freq[0] = 0;
+    let best = (0..freq.len()).max_by_key(|&i| freq[i]).unwrap_or(0);
+    Label::from_index(best)
+}
+
+/// `CHOOSE_NEXT_EXP` (Goldberg & Nivre 2012, Algorithm 3): after `k` epochs follow the
+/// prediction with probability `1 − p`; otherwise `CHOOSE_NEXT_AMB`: the prediction if it has
+/// zero cost, else a random zero-cost transition.
+fn choose_next(
+    epoch: u32,
+    opts: &TrainOptions,
+    predicted: usize,
+    zero: &[usize],
+    rng: &mut ChaCha8Rng,
+) -> usize {
+    if epoch > opts.explore_k && rng.gen::<f64>() > opts.explore_p {
+        return predicted;
+    }
+    if zero.contains(&predicted) {
+        predicted
+    } else {
+        zero[rng.gen_range(0..zero.len())]
+    }
+}
+
+/// Trains a model on `train`, keeping the epoch with the best LAS on `dev` (the last epoch
+/// without dev data).
+pub fn train(
+    set: &TrainingSet,
+    dev: Option<&[DevSentence]>,
+    opts: &TrainOptions,
+    mut info: TrainingInfo,
+    progress: &mut dyn FnMut(Progress),
+) -> Model {
+    let labels = set.labels.clone().unwrap_or_else(|| LabelSet::new("root"));
+    let fallback = fallback_label(set, &labels);
+    let classes = Transition::count(labels.len());
+    let mut perceptron = Perceptron::new(classes);
+    let mut rng = ChaCha8Rng::seed_from_u64(opts.seed);
+    let mut order: Vec<usize> = (0..set.sentences.len()).collect();
+    let mut config = Configuration::new(0);
+    let mut extractor = Extractor::new();
+    let mut scores = vec![0.0f32; classes];
+    let mut zero: Vec<usize> = Vec::with_capacity(classes);
+    let mut best: Option<(f64, u32, Weights, Scores)> = None;
+
+    for epoch in 1..=opts.epochs {
+        let started = Instant::now();
+        order.shuffle(&mut rng);
+        let (mut errors, mut transitions) = (0usize, 0usize);
+        for (done, &i) in order.iter().enumerate() {
+            let sent = &set.sentences[i];
+            config.reset(sent.gold.len());
+            while !config.is_terminal() {
+                let feats = extractor.extract(&config, &sent.attrs);
+                perceptron.score(feats, &mut scores);
+                let legal = config.legal();
+                let predicted = argmax(&scores, |c| legal.allows_index(c)).unwrap_or(0);
+                let next = match opts.oracle {
+                    OracleKind::Static => {
+                        let gold = static_oracle(&config, &sent.gold)
+                            .unwrap_or(Transition::Shift)
+                            .index();
+                        if predicted != gold {
+                            perceptron.update(feats, gold, predicted);
+                            errors += 1;
+                        }
+                        gold
+                    }
+                    OracleKind::Dynamic => {
+                        zero.clear();
+                        let mut predicted_cost = 0;
+                        for c in (0..classes).filter(|&c| legal.allows_index(c)) {
+                            let k = cost(&config, &sent.gold, Transition::from_index(c));
+                            if k == 0 {
+                                zero.push(c);
+                            }
+                            if c == predicted {
+                                predicted_cost = k;
+                            }
+                        }
+                        debug_assert!(!zero.is_empty(), "the zero-cost set is never empty");
+                        if predicted_cost > 0 {
+                            let best_zero =
+                                argmax(&scores, |c| zero.contains(&c)).unwrap_or(zero[0]);
+                            perceptron.update(feats, best_zero, predicted);
+                            errors += 1;
+                        }
+                        choose_next(epoch, opts, predicted, &zero, &mut rng)
+                    }
+                };
+                perceptron.tick();
+                transitions += 1;
+                config.apply(Transition::from_index(next));
+            }
+            if done % 256 == 0 {
+                progress(Progress::Sentences {
+                    epoch,
+                    done,
+                    total: order.len(),
+                });
+            }
+        }
+        progress(Progress::Sentences {
+            epoch,
+            done: order.len(),
+            total: order.len(),
+        });
+        let train_seconds = started.elapsed().as_secs_f64();
+        let weights = perceptron.averaged();
+        let dev_scores = dev.map(|d| evaluate_dev(d, &weights, &labels, fallback));
+        let report = EpochReport {
+            epoch,
+            words: set.words,
+            seconds: train_seconds,
+            errors,
+            transitions,
+            dev: dev_scores,
+        };
+        progress(Progress::Epoch(&report));
+        let las = dev_scores.map_or(f64::from(epoch), |s| s.las);
+        if best.as_ref().is_none_or(|(b, ..)| las > *b) {
+            best = Some((las, epoch, weights, dev_scores.unwrap_or_default()));
+        }
+    }
+
+    let (_, best_epoch, weights, dev_scores) =
+        best.unwrap_or_else(|| (0.0, 0, perceptron.averaged(), Scores::default()));
+    info.oracle = opts.oracle.name().to_string();
+    info.epochs = opts.epochs;
+    info.best_epoch = best_epoch;
+    info.explore_k = opts.explore_k;
+    info.explore_p = opts.explore_p;
+    info.seed = opts.seed;
+    info.train_sentences = set.sentences.len();
+    info.train_words = set.words;
+    info.skipped_nonprojective = set.skipped_nonprojective;
+    info.skipped_root = set.skipped_root;
+    info.dev_uas = dev_scores.uas;
+    info.dev_las = dev_scores.las;
+    Model {
+        feature_set: FEATURE_SET.to_string(),
+        labels,
+        fallback,
+        weights,
+        info,
+    }
+}

@@ -1,0 +1,266 @@
+//! The command line end to end: train → parse → eval, byte preservation, single roots, errors.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use spoolparse::corpus::tree::{find_cycle, root_count};
+use spoolparse::corpus::{Column, Format, Reader, Sentence};
+
+fn spoolparse(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_spoolparse"))
+        .args(args)
+        .output()
+        .expect("run spoolparse")
+}
+
+fn ok(out: Output) -> Output {
+    assert!(
+        out.status.success(),
+        "failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+fn read(path: &Path) -> Vec<Sentence> {
+    Reader::open(path, Format::from_path(path))
+        .unwrap()
+        .map(|s| s.unwrap())
+        .collect()
+}
+
+/// Writes `sents` with HEAD and DEPREL blanked to `_`, as parse input arrives.
+fn blank(sents: &[Sentence], path: &Path) {
+    let mut text = Vec::new();
+    for s in sents {
+        let mut s = s.clone();
+        for w in 1..=s.len() {
+            s.set_attachment(w, 0, "_");
+        }
+        s.write_to(&mut text).unwrap();
+    }
+    let text = String::from_utf8(text)
+        .unwrap()
+        .replace("\t0\t_\t", "\t_\t_\t");
+    std::fs::write(path, text).unwrap();
+}
+
+/// A model trained on the fixtures: enough to exercise parsing, not to be accurate.
+fn fixture_model(dir: &Path) -> PathBuf {
+    let model = dir.join("m.model");
+    let train = common::fixture("special.conllu");
+    ok(spoolparse(&[
+        "train",
+        "--train",
+        train.to_str().unwrap(),
+        "--output",
+        model.to_str().unwrap(),
+        "--epochs",
+        "2",
+    ]));
+    model
+}
+
+fn assert_single_rooted_trees(sents: &[Sentence]) {
+    for s in sents {
+        let heads = s.heads().unwrap().expect("every word parsed");
+        assert_eq!(root_count(&heads), 1, "sentence at line {}", s.first_line);
+        assert_eq!(find_cycle(&heads), None);
+        for (i, w) in s.words().enumerate() {
+            assert_eq!(heads[i] == 0, w.get(Column::Deprel) == "root");
+        }
+    }
+}
+
+#[test]
+fn parse_fills_head_and_deprel_and_keeps_every_other_byte() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = fixture_model(dir.path());
+    let gold = read(&common::fixture("special.conllu"));
+    let input = dir.path().join("in.conllu");
+    blank(&gold, &input);
+    let output = dir.path().join("out.conllu.zst");
+    ok(spoolparse(&[
+        "parse",
+        "--model",
+        model.to_str().unwrap(),
+        input.to_str().unwrap(),
+        "--output",
+        output.to_str().unwrap(),
+    ]));
+    let parsed = read(&output);
+    assert_eq!(parsed.len(), gold.len());
+    assert_single_rooted_trees(&parsed);
+    for (p, g) in parsed.iter().zip(&gold) {
+        assert_eq!(p.comments, g.comments);
+        assert_eq!(p.token_lines().len(), g.token_lines().len());
+        for (pl, gl) in p.token_lines().iter().zip(g.token_lines()) {
+            for col in [
+                Column::Id,
+                Column::Form,
+                Column::Lemma,
+                Column::Upos,
+                Column::Xpos,
+                Column::Feats,
+                Column::Deps,
+                Column::Misc,
+            ] {
+                assert_eq!(pl.get(col), gl.get(col));
+            }
+            if pl.kind() != spoolparse::corpus::TokenKind::Word {
+                assert_eq!(pl.text(), gl.text(), "ranges and empty nodes pass through");
+            }
+        }
+    }
+}
+
+#[test]
+fn one_word_and_very_long_sentences_get_one_root() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = fixture_model(dir.path());
+    let mut text = String::from("1\tHello\t_\tINTJ\tUH\t_\t_\t_\t_\t_\n\n");
+    for i in 1..=400 {
+        let (form, upos) = if i % 7 == 0 {
+            (",", "PUNCT")
+        } else {
+            ("word", "NOUN")
+        };
+        text.push_str(&format!("{i}\t{form}\t_\t{upos}\t_\t_\t_\t_\t_\t_\n"));
+    }
+    text.push('\n');
+    let input = dir.path().join("long.conllu");
+    std::fs::write(&input, text).unwrap();
+    let out = ok(spoolparse(&[
+        "parse",
+        "--model",
+        model.to_str().unwrap(),
+        input.to_str().unwrap(),
+    ]));
+    let parsed: Vec<Sentence> = Reader::new(&out.stdout[..], Path::new("stdout"), Format::Conllu)
+        .map(|s| s.unwrap())
+        .collect();
+    assert_eq!(parsed.len(), 2);
+    assert_eq!(parsed[1].len(), 400);
+    assert_single_rooted_trees(&parsed);
+}
+
+#[test]
+fn conllx_in_conllx_out() {
+    let dir = tempfile::tempdir().unwrap();
+    let train = common::fixture("small.conllx");
+    let model = dir.path().join("x.model");
+    ok(spoolparse(&[
+        "train",
+        "--train",
+        train.to_str().unwrap(),
+        "--output",
+        model.to_str().unwrap(),
+        "--epochs",
+        "3",
+    ]));
+    let out = ok(spoolparse(&[
+        "parse",
+        "--model",
+        model.to_str().unwrap(),
+        train.to_str().unwrap(),
+    ]));
+    let text = String::from_utf8(out.stdout).unwrap();
+    let original = std::fs::read_to_string(&train).unwrap();
+    let strip = |t: &str| -> Vec<String> {
+        t.lines()
+            .map(|l| {
+                l.split('\t')
+                    .enumerate()
+                    .filter(|(i, _)| *i != 6 && *i != 7)
+                    .map(|(_, c)| c)
+                    .collect::<Vec<_>>()
+                    .join("\t")
+            })
+            .collect()
+    };
+    assert_eq!(strip(&text), strip(&original));
+    assert!(
+        text.contains("\tROOT\t"),
+        "root label of the CoNLL-X treebank is kept: {text}"
+    );
+}
+
+#[test]
+fn eval_counts_as_the_shared_task_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let gold_path = common::fixture("special.conllu");
+    let mut sys = read(&gold_path);
+    // Sentence 1: a subtype-only difference (still correct), one wrong head.
+    sys[0].set_attachment(5, 1, "obl:arg");
+    sys[0].set_attachment(6, 5, "punct");
+    // Sentence 2: a wrong label.
+    sys[1].set_attachment(3, 2, "iobj");
+    let sys_path = dir.path().join("sys.conllu");
+    let mut bytes = Vec::new();
+    for s in &sys {
+        s.write_to(&mut bytes).unwrap();
+    }
+    std::fs::write(&sys_path, bytes).unwrap();
+    let out = ok(spoolparse(&[
+        "eval",
+        gold_path.to_str().unwrap(),
+        sys_path.to_str().unwrap(),
+        "--json",
+    ]));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    // 13 words: 12 heads right, 11 labeled right; without the 1 punctuation word: 12, 12, 11.
+    assert_eq!(v["words"], 13);
+    assert!((v["uas"].as_f64().unwrap() - 1200.0 / 13.0).abs() < 1e-9);
+    assert!((v["las"].as_f64().unwrap() - 1100.0 / 13.0).abs() < 1e-9);
+    assert_eq!(v["words_no_punct"], 12);
+    assert!((v["uas_no_punct"].as_f64().unwrap() - 100.0).abs() < 1e-9);
+    assert!((v["las_no_punct"].as_f64().unwrap() - 1100.0 / 12.0).abs() < 1e-9);
+}
+
+#[test]
+fn bad_input_and_foreign_models_fail_with_a_location() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = fixture_model(dir.path());
+    let bad = dir.path().join("bad.conllu");
+    std::fs::write(&bad, "1\ta\t_\tX\t_\t_\t_\t_\t_\t_\n2\tb\t_\tX\n\n").unwrap();
+    let out = spoolparse(&[
+        "parse",
+        "--model",
+        model.to_str().unwrap(),
+        bad.to_str().unwrap(),
+    ]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("bad.conllu:2: expected 10 tab-separated columns, found 4"),
+        "{err}"
+    );
+
+    let foreign = dir.path().join("foreign.model");
+    std::fs::write(&foreign, b"definitely not a model").unwrap();
+    let out = spoolparse(&[
+        "parse",
+        "--model",
+        foreign.to_str().unwrap(),
+        bad.to_str().unwrap(),
+    ]);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("not a spoolparse model"));
+
+    let truncated = dir.path().join("truncated.model");
+    let bytes = std::fs::read(&model).unwrap();
+    std::fs::write(&truncated, &bytes[..bytes.len() / 2]).unwrap();
+    let out = spoolparse(&[
+        "parse",
+        "--model",
+        truncated.to_str().unwrap(),
+        bad.to_str().unwrap(),
+    ]);
+    assert!(!out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("corrupt or truncated model"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

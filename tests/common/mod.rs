@@ -1,0 +1,43 @@
+//! Helpers shared by the integration tests: locating the shared treebanks (tests that need them
+//! skip with a visible message where `../shared` is absent).
+
+#![allow(dead_code)]
+
+use std::path::PathBuf;
+
+/// The shared UD folder, if present.
+pub fn ud_dir() -> Option<PathBuf> {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/data/ud");
+    if dir.is_dir() {
+        Some(dir)
+    } else {
+        eprintln!(
+            "SKIPPED: {} not found; this test needs the shared treebanks",
+            dir.display()
+        );
+        None
+    }
+}
+
+/// The treebanks the project works with.
+pub const TREEBANKS: [&str; 3] = ["en_ewt", "el_gdt", "hu_szeged"];
+
+/// Every shared treebank file (train and dev of each treebank).
+pub fn all_treebank_files() -> Vec<PathBuf> {
+    let Some(dir) = ud_dir() else {
+        return Vec::new();
+    };
+    TREEBANKS
+        .iter()
+        .flat_map(|tb| {
+            ["train", "dev"].map(|split| dir.join(tb).join(format!("{split}.conllu.zst")))
+        })
+        .collect()
+}
+
+/// A fixture file of `tests/fixtures`.
+pub fn fixture(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(name)
+}

@@ -327,9 +327,13 @@ impl Configuration {
     }
 
     /// Completes a terminal configuration into one tree and returns heads and labels per word
-    /// (index 0 unused). Words left without a head are attached to the root word (the first of
-    /// them becomes the root word if node 0 has no dependent) with label `fallback`; the number
-    /// of such words is returned too.
+    /// (index 0 unused), and how many words had to be attached here.
+    ///
+    /// Words without a head are all still on the stack. Each is attached, with label
+    /// `fallback`, to the stack element just below it: the RIGHT-ARC the parser did not make.
+    /// Attaching to a lower stack element never closes a cycle, as a node's descendants are all
+    /// pushed after it. Below node 0, the word becomes the root word if node 0 has none yet, and
+    /// is attached to the root word otherwise.
     pub fn finish(&self, fallback: Label, heads: &mut Vec<u32>, labels: &mut Vec<Label>) -> usize {
         heads.clear();
         heads.extend_from_slice(&self.heads);
@@ -337,18 +341,36 @@ impl Configuration {
         labels.extend_from_slice(&self.labels);
         let mut root = self.root_child;
         let mut repaired = 0;
-        for w in 1..=self.n as usize {
-            if heads[w] != NONE {
+        for (i, &w) in self.stack.iter().enumerate().skip(1) {
+            if heads[w as usize] != NONE {
                 continue;
             }
             repaired += 1;
-            if root == NONE {
-                root = w as u32;
-                heads[w] = 0;
-                labels[w] = Label::ROOT;
-            } else {
-                heads[w] = root;
-                labels[w] = fallback;
+            let below = self.stack[i - 1];
+            let (head, label) = match (below, root) {
+                (0, NONE) => {
+                    root = w;
+                    (0, Label::ROOT)
+                }
+                (0, r) => (r, fallback),
+                (b, _) => (b, fallback),
+            };
+            heads[w as usize] = head;
+            labels[w as usize] = label;
+        }
+        // Words are only left headless on the stack; anything else would be a bug upstream,
+        // but the output must still be a tree.
+        for w in 1..=self.n as usize {
+            if heads[w] == NONE {
+                repaired += 1;
+                if root == NONE {
+                    root = w as u32;
+                    heads[w] = 0;
+                    labels[w] = Label::ROOT;
+                } else {
+                    heads[w] = root;
+                    labels[w] = fallback;
+                }
             }
         }
         repaired
@@ -383,6 +405,6 @@ mod tests {
         }
         let (mut h, mut l) = (Vec::new(), Vec::new());
         assert_eq!(c.finish(Label::from_index(1), &mut h, &mut l), 3);
-        assert_eq!(&h[1..], &[0, 1, 1]);
+        assert_eq!(&h[1..], &[0, 1, 2]);
     }
 }

@@ -83,17 +83,17 @@ pub struct TokenLine {
 }
 
 impl TokenLine {
-    /// Splits `text` into ten columns; `None` carries the number of columns found otherwise.
-    fn split(
-        text: String,
-        kind_of: impl Fn(&str) -> Option<TokenKind>,
-    ) -> Result<TokenLine, ErrorKind> {
-        let mut tabs = [0u32; COLUMNS - 1];
+    /// Replaces this line with `text`, split into ten columns, reusing the allocation.
+    fn fill(
+        &mut self,
+        text: &str,
+        kind_of: fn(&str) -> Option<TokenKind>,
+    ) -> Result<(), ErrorKind> {
         let mut found = 0usize;
         for (i, b) in text.bytes().enumerate() {
             if b == b'\t' {
-                if found < tabs.len() {
-                    tabs[found] = i as u32;
+                if found < self.tabs.len() {
+                    self.tabs[found] = i as u32;
                 }
                 found += 1;
             }
@@ -101,9 +101,11 @@ impl TokenLine {
         if found != COLUMNS - 1 {
             return Err(ErrorKind::ColumnCount { found: found + 1 });
         }
-        let id = &text[..tabs[0] as usize];
-        let kind = kind_of(id).ok_or_else(|| ErrorKind::BadId(id.to_string()))?;
-        Ok(TokenLine { text, tabs, kind })
+        let id = &text[..self.tabs[0] as usize];
+        self.kind = kind_of(id).ok_or_else(|| ErrorKind::BadId(id.to_string()))?;
+        self.text.clear();
+        self.text.push_str(text);
+        Ok(())
     }
 
     /// The line's kind (word, range or empty node).
@@ -150,7 +152,7 @@ impl TokenLine {
 }
 
 /// One sentence: its comment lines and token lines, verbatim and in order.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Default)]
 pub struct Sentence {
     /// Comment lines (starting with `#`), without newlines.
     pub comments: Vec<String>,
@@ -161,9 +163,58 @@ pub struct Sentence {
     blank_lines: u32,
     /// 1-based line number of the sentence's first line in its file.
     pub first_line: u64,
+    /// Token lines of earlier contents, kept for their allocations.
+    spare_tokens: Vec<TokenLine>,
+    spare_comments: Vec<String>,
 }
 
+impl PartialEq for Sentence {
+    /// Sentences are equal when they would be written identically.
+    fn eq(&self, other: &Self) -> bool {
+        self.comments == other.comments
+            && self.tokens == other.tokens
+            && self.blank_lines == other.blank_lines
+    }
+}
+
+impl Eq for Sentence {}
+
 impl Sentence {
+    /// Empties the sentence, keeping its allocations for the next one.
+    pub fn clear(&mut self) {
+        self.spare_tokens.append(&mut self.tokens);
+        self.spare_comments.append(&mut self.comments);
+        self.words.clear();
+        self.blank_lines = 0;
+        self.first_line = 0;
+    }
+
+    fn push_comment(&mut self, text: &str) {
+        let mut c = self.spare_comments.pop().unwrap_or_default();
+        c.clear();
+        c.push_str(text);
+        self.comments.push(c);
+    }
+
+    fn push_token(
+        &mut self,
+        text: &str,
+        kind_of: fn(&str) -> Option<TokenKind>,
+    ) -> Result<&TokenLine, ErrorKind> {
+        let mut t = self.spare_tokens.pop().unwrap_or(TokenLine {
+            text: String::new(),
+            tabs: [0; COLUMNS - 1],
+            kind: TokenKind::Word,
+        });
+        let filled = t.fill(text, kind_of);
+        self.tokens.push(t);
+        filled?;
+        if self.tokens[self.tokens.len() - 1].kind == TokenKind::Word {
+            self.words.push(self.tokens.len() as u32 - 1);
+        }
+        Ok(&self.tokens[self.tokens.len() - 1])
+    }
+
     /// Number of syntactic words (integer IDs).
     pub fn len(&self) -> usize {
         self.words.len()
@@ -213,6 +264,15 @@ impl Sentence {
             }
         }
         Ok(Some(heads))
+    }
+
+    /// Checks that every HEAD is `_` or a word index in range, without allocating.
+    pub fn check_heads(&self) -> Result<(), (u64, ErrorKind)> {
+        for id in 1..=self.len() {
+            parse_head(self.word(id).get(Column::Head), self.len())
+                .map_err(|e| (self.line_of_word(id), e))?;
+        }
+        Ok(())
     }
 
     /// Writes the sentence followed by its blank line(s).
@@ -356,8 +416,8 @@ impl<R: BufRead> Reader<R> {
         }
     }
 
-    /// Reads one line without its newline; `Ok(None)` at end of input.
-    fn next_line(&mut self) -> Result<Option<String>, CorpusError> {
+    /// Reads the next line into `self.buf` without its newline; `Ok(false)` at end of input.
+    fn next_line(&mut self) -> Result<bool, CorpusError> {
         self.buf.clear();
         let n = self
             .input
@@ -368,87 +428,85 @@ impl<R: BufRead> Reader<R> {
                 kind: e.into(),
             })?;
         if n == 0 {
-            return Ok(None);
+            return Ok(false);
         }
         self.line_no += 1;
         if self.buf.last() == Some(&b'\n') {
             self.buf.pop();
         }
-        match String::from_utf8(std::mem::take(&mut self.buf)) {
-            Ok(s) => Ok(Some(s)),
-            Err(e) => {
-                self.buf = e.into_bytes();
-                Err(self.error(self.line_no, ErrorKind::InvalidUtf8))
-            }
+        match std::str::from_utf8(&self.buf) {
+            Ok(_) => Ok(true),
+            Err(_) => Err(self.error(self.line_no, ErrorKind::InvalidUtf8)),
         }
+    }
+
+    /// The line last read by [`Reader::next_line`] (valid UTF-8 by then).
+    fn line(&self) -> &str {
+        std::str::from_utf8(&self.buf).unwrap_or_default()
     }
 
     /// Skips to just after the next blank line (or end of input).
     fn resync(&mut self) {
         loop {
             match self.next_line() {
-                Ok(Some(l)) if !l.is_empty() => continue,
-                Ok(Some(_)) | Ok(None) => return,
+                Ok(true) if !self.buf.is_empty() => continue,
+                Ok(_) => return,
                 Err(_) => continue,
             }
         }
     }
 
-    fn read_sentence(&mut self) -> Result<Option<Sentence>, CorpusError> {
-        let mut sent = Sentence::default();
+    /// Reads the next sentence into `sent`, reusing its allocations; `Ok(false)` at the end of
+    /// the input. After an error, `sent` holds an unspecified part of the bad sentence.
+    pub fn read_into(&mut self, sent: &mut Sentence) -> Result<bool, CorpusError> {
+        sent.clear();
         // Skip blank lines before the sentence (tolerated, not reproduced).
-        let first = loop {
-            match self.next_line()? {
-                None => return Ok(None),
-                Some(l) if l.is_empty() => continue,
-                Some(l) => break l,
+        loop {
+            if !self.next_line()? {
+                return Ok(false);
             }
-        };
+            if !self.buf.is_empty() {
+                break;
+            }
+        }
         sent.first_line = self.line_no;
-        let mut line = Some(first);
-        while let Some(text) = line {
-            if text.is_empty() {
+        loop {
+            if self.buf.is_empty() {
                 sent.blank_lines = 1;
                 break;
             }
             let here = self.line_no;
+            let text = self.line();
             if text.starts_with('#') && self.format == Format::Conllu {
                 if !sent.tokens.is_empty() {
                     return Err(self.error(here, ErrorKind::MisplacedComment));
                 }
-                sent.comments.push(text);
+                sent.push_comment(text);
             } else {
-                let token = match self.format {
-                    Format::Conllu => TokenLine::split(text, conllu::token_kind),
-                    Format::Conllx => TokenLine::split(text, conllx::token_kind),
-                }
-                .map_err(|k| self.error(here, k))?;
+                let kind_of = match self.format {
+                    Format::Conllu => conllu::token_kind,
+                    Format::Conllx => conllx::token_kind,
+                };
+                let expected = sent.words.len() + 1;
+                let token = sent
+                    .push_token(text, kind_of)
+                    .map_err(|k| self.error(here, k))?;
                 if token.kind == TokenKind::Word {
                     let id = token.get(Column::Id);
-                    let expected = sent.words.len() + 1;
                     if id.parse::<usize>().ok() != Some(expected) {
-                        return Err(self.error(
-                            here,
-                            ErrorKind::IdSequence {
-                                expected,
-                                found: id.to_string(),
-                            },
-                        ));
+                        let found = id.to_string();
+                        return Err(self.error(here, ErrorKind::IdSequence { expected, found }));
                     }
-                    sent.words.push(sent.tokens.len() as u32);
                 }
-                sent.tokens.push(token);
             }
-            line = self.next_line()?;
-            if line.is_none() {
+            if !self.next_line()? {
                 return Err(self.error(self.line_no, ErrorKind::UnterminatedSentence));
             }
         }
         if sent.words.is_empty() {
             return Err(self.error(sent.first_line, ErrorKind::NoWords));
         }
-        // Keep further blank lines so that writing reproduces the input.
-        // (Peeking is not possible on BufRead without consuming; count them lazily instead.)
+        // Count further blank lines, so that writing reproduces the input.
         while self
             .input
             .fill_buf()
@@ -460,23 +518,21 @@ impl<R: BufRead> Reader<R> {
             sent.blank_lines += 1;
         }
         // HEAD syntax and range are checked here so that every consumer can rely on them.
-        if let Err((line, kind)) = sent.heads() {
+        if let Err((line, kind)) = sent.check_heads() {
             return Err(self.error(line, kind));
         }
-        Ok(Some(sent))
+        Ok(true)
     }
-}
 
-impl<R: BufRead> Iterator for Reader<R> {
-    type Item = Result<Sentence, CorpusError>;
-
-    fn next(&mut self) -> Option<Self::Item> {
+    /// Like [`Reader::read_into`], but after an error skips to the next sentence so that the
+    /// caller can report it and go on.
+    pub fn read_next(&mut self, sent: &mut Sentence) -> Option<Result<(), CorpusError>> {
         if self.done {
             return None;
         }
-        match self.read_sentence() {
-            Ok(Some(s)) => Some(Ok(s)),
-            Ok(None) => {
+        match self.read_into(sent) {
+            Ok(true) => Some(Ok(())),
+            Ok(false) => {
                 self.done = true;
                 None
             }
@@ -488,6 +544,15 @@ impl<R: BufRead> Iterator for Reader<R> {
                 Some(Err(e))
             }
         }
+    }
+}
+
+impl<R: BufRead> Iterator for Reader<R> {
+    type Item = Result<Sentence, CorpusError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let mut sent = Sentence::default();
+        self.read_next(&mut sent).map(|r| r.map(|()| sent))
     }
 }
 

@@ -1,0 +1,83 @@
+//! Reading, parsing and writing allocate nothing per sentence once the reused buffers have
+//! grown: a counting global allocator watches a second pass over the same input.
+
+mod common;
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::io::Cursor;
+use std::path::Path;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use spoolparse::corpus::{Format, Reader, Sentence};
+use spoolparse::model::TrainingInfo;
+use spoolparse::parser::Parser;
+use spoolparse::train::{load_training, train, TrainOptions};
+
+struct Counting;
+
+static ALLOCATIONS: AtomicUsize = AtomicUsize::new(0);
+
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+        unsafe { System.alloc(layout) }
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        unsafe { System.dealloc(ptr, layout) }
+    }
+
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+#[test]
+fn steady_state_parsing_does_not_allocate() {
+    let fixture = common::fixture("special.conllu");
+    let set = load_training(std::slice::from_ref(&fixture)).unwrap();
+    let model = train(
+        &set,
+        None,
+        &TrainOptions {
+            epochs: 2,
+            ..TrainOptions::default()
+        },
+        TrainingInfo::default(),
+        &mut |_| {},
+    );
+    let text = std::fs::read(&fixture).unwrap();
+    let mut parser = Parser::new(&model);
+    let mut sent = Sentence::default();
+    let mut out = Vec::new();
+    // Allocations of one read-parse-write pass over `reps` copies of the fixture.
+    let mut pass = |reps: usize| -> (usize, usize) {
+        let input = text.repeat(reps);
+        out.clear();
+        out.reserve(input.len() * 2);
+        let before = ALLOCATIONS.load(Ordering::Relaxed);
+        let mut reader = Reader::new(Cursor::new(&input), Path::new("mem"), Format::Conllu);
+        let mut words = 0;
+        while let Some(r) = reader.read_next(&mut sent) {
+            r.unwrap();
+            parser.parse(&mut sent);
+            sent.write_to(&mut out).unwrap();
+            words += sent.len();
+        }
+        (ALLOCATIONS.load(Ordering::Relaxed) - before, words)
+    };
+    pass(50);
+    let (small, _) = pass(50);
+    let (large, words) = pass(200);
+    assert!(words > 2000);
+    // Only per-file setup (the reader and its line buffer) may allocate, never per sentence.
+    assert_eq!(
+        small, large,
+        "allocations grow with the input: {small} for 50 copies, {large} for 200"
+    );
+    assert!(large <= 4, "{large} allocations for one file");
+}

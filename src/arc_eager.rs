@@ -94,9 +94,7 @@ impl Legal {
 
     /// Every legal transition, for an inventory of `labels` labels.
     pub fn transitions(&self, labels: usize) -> impl Iterator<Item = Transition> + '_ {
-        (0..Transition::count(labels))
-            .filter(|&i| self.allows_index(i))
-            .map(Transition::from_index)
+        (0..Transition::count(labels)).filter(|&i| self.allows_index(i)).map(Transition::from_index)
     }
 }
 
@@ -114,12 +112,7 @@ pub struct Side {
 }
 
 impl Side {
-    const EMPTY: Side = Side {
-        outer: NONE,
-        second: NONE,
-        count: 0,
-        labels: 0,
-    };
+    const EMPTY: Side = Side { outer: NONE, second: NONE, count: 0, labels: 0 };
 
     fn add(&mut self, dep: u32, label: Label) {
         self.second = self.outer;
@@ -261,13 +254,7 @@ impl Configuration {
     /// The legal transitions.
     pub fn legal(&self) -> Legal {
         if self.is_terminal() {
-            return Legal {
-                shift: false,
-                reduce: false,
-                left: false,
-                right: false,
-                right_root: false,
-            };
+            return Legal { shift: false, reduce: false, left: false, right: false, right_root: false };
         }
         let s = *self.stack.last().unwrap_or(&0);
         let word_on_top = s != 0;

@@ -50,14 +50,7 @@ fn pct(a: u64, b: u64) -> f64 {
 impl Counts {
     /// Scores one word: gold head/relation/UPOS against the system's head/relation.
     #[inline]
-    pub fn add(
-        &mut self,
-        gold_head: usize,
-        gold_deprel: &str,
-        gold_upos: &str,
-        head: usize,
-        deprel: &str,
-    ) {
+    pub fn add(&mut self, gold_head: usize, gold_deprel: &str, gold_upos: &str, head: usize, deprel: &str) {
         let uas = gold_head == head;
         let las = uas && universal(gold_deprel) == universal(deprel);
         self.words += 1;
@@ -99,11 +92,7 @@ pub enum EvalError {
     #[error(transparent)]
     Corpus(#[from] CorpusError),
     #[error("{}:{line}: {what}", path.display())]
-    Mismatch {
-        path: std::path::PathBuf,
-        line: u64,
-        what: String,
-    },
+    Mismatch { path: std::path::PathBuf, line: u64, what: String },
 }
 
 /// Scores one system sentence against its gold sentence.
@@ -114,11 +103,7 @@ pub fn compare(
     system_path: &Path,
     counts: &mut Counts,
 ) -> Result<(), EvalError> {
-    let mismatch = |line, what: String| EvalError::Mismatch {
-        path: system_path.to_path_buf(),
-        line,
-        what,
-    };
+    let mismatch = |line, what: String| EvalError::Mismatch { path: system_path.to_path_buf(), line, what };
     if gold.len() != system.len() {
         return Err(mismatch(
             system.first_line,
@@ -134,39 +119,17 @@ pub fn compare(
     let gold_heads = corpus::tree::gold_heads(gold, gold_path)?;
     let heads = match system.heads() {
         Ok(Some(h)) => h,
-        Ok(None) => {
-            return Err(mismatch(
-                system.first_line,
-                "sentence is not parsed (HEAD `_`)".into(),
-            ))
-        }
-        Err((line, kind)) => {
-            return Err(CorpusError {
-                path: system_path.to_path_buf(),
-                line,
-                kind,
-            }
-            .into())
-        }
+        Ok(None) => return Err(mismatch(system.first_line, "sentence is not parsed (HEAD `_`)".into())),
+        Err((line, kind)) => return Err(CorpusError { path: system_path.to_path_buf(), line, kind }.into()),
     };
     for (i, (g, s)) in gold.words().zip(system.words()).enumerate() {
         if g.get(Column::Form) != s.get(Column::Form) {
             return Err(mismatch(
                 system.line_of_word(i + 1),
-                format!(
-                    "form {:?} differs from gold {:?}",
-                    s.get(Column::Form),
-                    g.get(Column::Form)
-                ),
+                format!("form {:?} differs from gold {:?}", s.get(Column::Form), g.get(Column::Form)),
             ));
         }
-        counts.add(
-            gold_heads[i],
-            g.get(Column::Deprel),
-            g.get(Column::Upos),
-            heads[i],
-            s.get(Column::Deprel),
-        );
+        counts.add(gold_heads[i], g.get(Column::Deprel), g.get(Column::Upos), heads[i], s.get(Column::Deprel));
     }
     Ok(())
 }
@@ -185,11 +148,7 @@ pub fn evaluate_files(gold_path: &Path, system_path: &Path) -> Result<Counts, Ev
                 return Err(EvalError::Mismatch {
                     path: system_path.to_path_buf(),
                     line: 0,
-                    what: format!(
-                        "ends before the gold file's sentence at {}:{}",
-                        gold_path.display(),
-                        g.first_line
-                    ),
+                    what: format!("ends before the gold file's sentence at {}:{}", gold_path.display(), g.first_line),
                 });
             }
             (None, Some(s)) => {

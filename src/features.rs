@@ -30,15 +30,7 @@ pub struct TokenAttrs {
 
 impl TokenAttrs {
     const fn uniform(h: u64) -> TokenAttrs {
-        TokenAttrs {
-            form: h,
-            lower: h,
-            upos: h,
-            xpos: h,
-            tag: h,
-            lemma: h,
-            feats: h,
-        }
+        TokenAttrs { form: h, lower: h, upos: h, xpos: h, tag: h, lemma: h, feats: h }
     }
 }
 
@@ -123,9 +115,7 @@ pub const FEATURES_PER_CONFIGURATION: usize = 88;
 impl Extractor {
     /// A new extractor.
     pub fn new() -> Extractor {
-        Extractor {
-            feats: Vec::with_capacity(FEATURES_PER_CONFIGURATION),
-        }
+        Extractor { feats: Vec::with_capacity(FEATURES_PER_CONFIGURATION) }
     }
 
     /// The features of `c` over a sentence with attributes `attrs` (from [`encode_sentence`]).
@@ -159,9 +149,7 @@ impl Extractor {
             (NONE, NONE, NONE, NONE, 0, 0, 0, 0)
         } else {
             let (l, r) = (c.left(s0n), c.right(s0n));
-            (
-                l.outer, l.second, r.outer, r.second, l.count, r.count, l.labels, r.labels,
-            )
+            (l.outer, l.second, r.outer, r.second, l.count, r.count, l.labels, r.labels)
         };
         let (n0l, n0l2, n0vl, n0sl) = if n0n == NONE {
             (NONE, NONE, 0, 0)
@@ -173,11 +161,7 @@ impl Extractor {
         let (s0h, s0h2) = (at(s0hn), at(s0h2n));
         let (s0lt, s0l2t, s0rt, s0r2t) = (at(s0l), at(s0l2), at(s0r), at(s0r2));
         let (n0lt, n0l2t) = (at(n0l), at(n0l2));
-        let dist = if s0n != NONE && n0n != NONE {
-            distance_bucket(n0n - s0n)
-        } else {
-            10
-        };
+        let dist = if s0n != NONE && n0n != NONE { distance_bucket(n0n - s0n) } else { 10 };
         let set = |bits: u128| mix(bits as u64) ^ mix((bits >> 64) as u64 ^ 0x9e37_79b9);
 
         // Each template: an id and up to three values.
@@ -305,11 +289,8 @@ mod tests {
 
     #[test]
     fn extraction_has_fixed_arity_and_varies_with_configuration() {
-        let attrs = vec![
-            ROOT_ATTRS,
-            token_attrs("The", "the", "DET", "DT", "_"),
-            token_attrs("dog", "dog", "NOUN", "NN", "_"),
-        ];
+        let attrs =
+            vec![ROOT_ATTRS, token_attrs("The", "the", "DET", "DT", "_"), token_attrs("dog", "dog", "NOUN", "NN", "_")];
         let mut c = Configuration::new(2);
         let mut x = Extractor::new();
         let a = x.extract(&c, &attrs).to_vec();

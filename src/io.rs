@@ -43,11 +43,8 @@ const ZSTD_LEVEL: i32 = 3;
 impl Output {
     /// Creates (truncates) `path`, compressing if it ends in `.zst`; `-` is stdout.
     pub fn create(path: &Path) -> io::Result<Output> {
-        let raw: Box<dyn Write + Send> = if path.as_os_str() == STDIO {
-            Box::new(io::stdout())
-        } else {
-            Box::new(File::create(path)?)
-        };
+        let raw: Box<dyn Write + Send> =
+            if path.as_os_str() == STDIO { Box::new(io::stdout()) } else { Box::new(File::create(path)?) };
         let buffered = BufWriter::with_capacity(1 << 16, raw);
         let inner = if path.as_os_str() != STDIO && is_zst(path) {
             Sink::Zstd(zstd::Encoder::new(buffered, ZSTD_LEVEL)?)

@@ -40,10 +40,7 @@ pub const MAX_LABELS: usize = u16::MAX as usize / 2;
 impl LabelSet {
     /// A set holding only `root_name` (at index 0).
     pub fn new(root_name: &str) -> LabelSet {
-        let mut set = LabelSet {
-            names: Vec::new(),
-            lookup: HashMap::new(),
-        };
+        let mut set = LabelSet { names: Vec::new(), lookup: HashMap::new() };
         set.intern(root_name);
         set
     }
@@ -81,11 +78,6 @@ impl LabelSet {
 
     /// Rebuilds the name index after deserialisation.
     pub fn rebuild_index(&mut self) {
-        self.lookup = self
-            .names
-            .iter()
-            .enumerate()
-            .map(|(i, n)| (n.clone(), Label(i as u16)))
-            .collect();
+        self.lookup = self.names.iter().enumerate().map(|(i, n)| (n.clone(), Label(i as u16))).collect();
     }
 }

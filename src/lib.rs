@@ -11,12 +11,17 @@
 //! - [`oracle`]: the static oracle and the dynamic oracle's transition costs;
 //! - [`features`]: Zhang & Nivre (2011) feature templates hashed to 64 bits;
 //! - [`perceptron`]: the averaged perceptron and the read-only weights it produces;
-//! - [`model`]: the trained model and its (for now bincode) file;
+//! - [`model`]: a trained model in memory, with its provenance;
+//! - [`model_file`]: the immutable, memory-mapped model file and its weight table;
+//! - [`scorer`]: the scoring interface both weight stores implement;
 //! - [`parser`]: greedy parsing of sentences with a model;
+//! - [`pipeline`]: streaming, multi-threaded, order-preserving parsing of files;
 //! - [`train`]: the training loops (static oracle, dynamic oracle with exploration);
+//! - [`bench`]: in-memory parse-speed measurement;
 //! - [`eval`]: UAS/LAS as the CoNLL 2018 shared task defines them.
 
 pub mod arc_eager;
+pub mod bench;
 pub mod corpus;
 pub mod eval;
 pub mod features;
@@ -24,7 +29,10 @@ pub mod hash;
 pub mod io;
 pub mod label;
 pub mod model;
+pub mod model_file;
 pub mod oracle;
 pub mod parser;
 pub mod perceptron;
+pub mod pipeline;
+pub mod scorer;
 pub mod train;

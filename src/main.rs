@@ -8,19 +8,16 @@ use anyhow::{bail, Context, Result};
 use clap::{Parser as ClapParser, Subcommand, ValueEnum};
 use indicatif::{ProgressBar, ProgressStyle};
 
-use spoolparse::corpus::{Format, Reader, Sentence};
+use spoolparse::bench;
 use spoolparse::eval::{evaluate_files, Scores};
 use spoolparse::io::Output;
-use spoolparse::model::{Model, TrainingInfo};
-use spoolparse::parser::Parser;
+use spoolparse::model::TrainingInfo;
+use spoolparse::model_file::{ModelFile, Precision, WriteOptions};
+use spoolparse::pipeline::{parse_files, PipelineOptions};
 use spoolparse::train::{self, OracleKind, Progress, TrainOptions};
 
 #[derive(ClapParser)]
-#[command(
-    name = "spoolparse",
-    version,
-    about = "Fast greedy arc-eager dependency parsing"
-)]
+#[command(name = "spoolparse", version, about = "Fast greedy arc-eager dependency parsing")]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -30,6 +27,23 @@ struct Cli {
 enum OracleArg {
     Static,
     Dynamic,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum QuantizeArg {
+    F32,
+    F16,
+    I8,
+}
+
+impl From<QuantizeArg> for Precision {
+    fn from(q: QuantizeArg) -> Precision {
+        match q {
+            QuantizeArg::F32 => Precision::F32,
+            QuantizeArg::F16 => Precision::F16,
+            QuantizeArg::I8 => Precision::I8,
+        }
+    }
 }
 
 #[derive(Subcommand)]
@@ -57,6 +71,12 @@ enum Command {
         explore_p: f64,
         #[arg(long, default_value_t = 1)]
         seed: u64,
+        /// Weight precision in the model file.
+        #[arg(long, value_enum, default_value = "f32")]
+        quantize: QuantizeArg,
+        /// Leave out weights whose absolute value is below this.
+        #[arg(long, default_value_t = 0.0)]
+        prune: f32,
     },
     /// Parse CoNLL-U/CoNLL-X: HEAD and DEPREL are filled, every other byte is kept.
     Parse {
@@ -67,6 +87,27 @@ enum Command {
         /// Output file (`-`: stdout; `.zst`: compressed).
         #[arg(long, default_value = "-")]
         output: PathBuf,
+        /// Parsing threads (input order is kept).
+        #[arg(long, default_value_t = 1)]
+        threads: usize,
+    },
+    /// Print a model's metadata and sections.
+    Inspect {
+        model: PathBuf,
+        /// Also check every section's checksum (reads the whole file).
+        #[arg(long)]
+        verify: bool,
+    },
+    /// Parse speed in words/s on a file held in memory (no I/O, model load excluded).
+    Bench {
+        #[arg(long)]
+        model: PathBuf,
+        file: PathBuf,
+        #[arg(long, default_value_t = 1)]
+        threads: usize,
+        /// Measure for at least this long.
+        #[arg(long, default_value_t = 5.0)]
+        seconds: f64,
     },
     /// UAS/LAS of a parsed file against a gold file (CoNLL 2018 shared-task definitions).
     Eval {
@@ -87,16 +128,7 @@ fn main() {
 
 fn run(cli: Cli) -> Result<()> {
     match cli.command {
-        Command::Train {
-            train,
-            dev,
-            output,
-            oracle,
-            epochs,
-            explore_k,
-            explore_p,
-            seed,
-        } => {
+        Command::Train { train, dev, output, oracle, epochs, explore_k, explore_p, seed, quantize, prune } => {
             if !(0.0..=1.0).contains(&explore_p) {
                 bail!("--explore-p must be between 0 and 1, got {explore_p}");
             }
@@ -104,20 +136,26 @@ fn run(cli: Cli) -> Result<()> {
                 OracleArg::Static => OracleKind::Static,
                 OracleArg::Dynamic => OracleKind::Dynamic,
             };
-            let opts = TrainOptions {
-                oracle,
-                epochs,
-                explore_k,
-                explore_p,
-                seed,
-            };
-            run_train(&train, dev.as_deref(), &output, &opts)
+            let opts = TrainOptions { oracle, epochs, explore_k, explore_p, seed };
+            let write = WriteOptions { precision: quantize.into(), prune_below: prune };
+            run_train(&train, dev.as_deref(), &output, &opts, write)
         }
-        Command::Parse {
-            model,
-            inputs,
-            output,
-        } => run_parse(&model, &inputs, &output),
+        Command::Parse { model, inputs, output, threads } => run_parse(&model, &inputs, &output, threads),
+        Command::Inspect { model, verify } => run_inspect(&model, verify),
+        Command::Bench { model, file, threads, seconds } => {
+            let model = ModelFile::open(&model)?;
+            let r = bench::run(&model, &file, threads, seconds)?;
+            println!(
+                "{:.0} words/s ({} words x {} rounds in {:.2} s, {} thread(s), {})",
+                r.words_per_second(),
+                r.words,
+                r.rounds,
+                r.seconds,
+                threads,
+                file.display()
+            );
+            Ok(())
+        }
         Command::Eval { gold, system, json } => {
             let counts = evaluate_files(&gold, &system)?;
             let s = counts.scores();
@@ -135,14 +173,8 @@ fn print_scores(s: &Scores) {
     println!("Metric      | Words  | Score");
     println!("UAS         | {:6} | {:6.2}", s.words, s.uas);
     println!("LAS         | {:6} | {:6.2}", s.words, s.las);
-    println!(
-        "UAS (-punct)| {:6} | {:6.2}",
-        s.words_no_punct, s.uas_no_punct
-    );
-    println!(
-        "LAS (-punct)| {:6} | {:6.2}",
-        s.words_no_punct, s.las_no_punct
-    );
+    println!("UAS (-punct)| {:6} | {:6.2}", s.words_no_punct, s.uas_no_punct);
+    println!("LAS (-punct)| {:6} | {:6.2}", s.words_no_punct, s.las_no_punct);
 }
 
 fn run_train(
@@ -150,6 +182,7 @@ fn run_train(
     dev: Option<&Path>,
     output: &Path,
     opts: &TrainOptions,
+    write: WriteOptions,
 ) -> Result<()> {
     let set = train::load_training(train)?;
     eprintln!(
@@ -172,10 +205,8 @@ fn run_train(
     let bar = std::io::stderr().is_terminal().then(|| {
         let bar = ProgressBar::new(set.sentences.len() as u64);
         bar.set_style(
-            ProgressStyle::with_template(
-                "epoch {prefix} [{bar:40}] {pos}/{len} sentences {per_sec} eta {eta}",
-            )
-            .unwrap_or_else(|_| ProgressStyle::default_bar()),
+            ProgressStyle::with_template("epoch {prefix} [{bar:40}] {pos}/{len} sentences {per_sec} eta {eta}")
+                .unwrap_or_else(|_| ProgressStyle::default_bar()),
         );
         bar
     });
@@ -208,56 +239,72 @@ fn run_train(
     if let Some(bar) = bar {
         bar.finish_and_clear();
     }
-    model
-        .save(output)
-        .with_context(|| format!("writing the model to {}", output.display()))?;
+    let meta = model.save(output, write).with_context(|| format!("writing the model to {}", output.display()))?;
     eprintln!(
-        "kept epoch {} (dev LAS {:.2}); {} non-zero weights over {} features; wrote {}",
+        "kept epoch {} (dev LAS {:.2}); {} non-zero weights over {} features, {} stored; wrote {}",
         model.info.best_epoch,
         model.info.dev_las,
         model.weights.nonzero(),
         model.weights.features(),
+        meta.weights,
         output.display()
     );
     Ok(())
 }
 
-fn run_parse(model_path: &Path, inputs: &[PathBuf], output: &Path) -> Result<()> {
+fn run_parse(model_path: &Path, inputs: &[PathBuf], output: &Path, threads: usize) -> Result<()> {
     let loading = Instant::now();
-    let model = Model::load(model_path)?;
+    let model = ModelFile::open(model_path)?;
     let load_secs = loading.elapsed().as_secs_f64();
     let stdin = [PathBuf::from("-")];
-    let inputs = if inputs.is_empty() {
-        &stdin[..]
-    } else {
-        inputs
-    };
-    let mut out =
-        Output::create(output).with_context(|| format!("creating {}", output.display()))?;
-    let mut parser = Parser::new(&model);
-    let mut sent = Sentence::default();
-    let (mut sentences, mut words) = (0usize, 0usize);
+    let inputs = if inputs.is_empty() { &stdin[..] } else { inputs };
+    let mut out = Output::create(output).with_context(|| format!("creating {}", output.display()))?;
     let started = Instant::now();
-    for input in inputs {
-        let mut reader = Reader::open(input, Format::from_path(input))?;
-        while let Some(read) = reader.read_next(&mut sent) {
-            read?;
-            parser.parse(&mut sent);
-            sentences += 1;
-            words += sent.len();
-            sent.write_to(&mut out)
-                .with_context(|| format!("writing {}", output.display()))?;
-        }
-    }
+    let opts = PipelineOptions { threads: threads.max(1), ..PipelineOptions::default() };
+    let stats = parse_files(&model, inputs, &mut out, opts)?;
     out.flush()?;
-    out.finish()
-        .with_context(|| format!("writing {}", output.display()))?;
+    out.finish().with_context(|| format!("writing {}", output.display()))?;
     let secs = started.elapsed().as_secs_f64();
     eprintln!(
-        "parsed {sentences} sentences, {words} words in {secs:.2} s ({:.0} words/s, 1 thread, reading and writing included; \
-         model loaded in {load_secs:.2} s before); {} words left headless and attached to the root word",
-        words as f64 / secs.max(1e-9),
-        parser.repaired()
+        "parsed {} sentences, {} words in {secs:.2} s ({:.0} words/s, {} thread(s), reading and writing included; \
+         model mapped in {:.1} ms before)",
+        stats.sentences,
+        stats.words,
+        stats.words as f64 / secs.max(1e-9),
+        opts.threads,
+        load_secs * 1000.0
     );
+    Ok(())
+}
+
+fn run_inspect(path: &Path, verify: bool) -> Result<()> {
+    let model = ModelFile::open(path)?;
+    if verify {
+        model.verify()?;
+    }
+    let m = model.meta();
+    println!("model           {}", path.display());
+    println!("file size       {} bytes", model.file_len());
+    println!("transitions     {}", m.transition_system);
+    println!("feature set     {}", m.feature_set);
+    println!(
+        "labels          {} ({})",
+        m.labels.len(),
+        (0..m.labels.len())
+            .map(|i| m.labels.name(spoolparse::label::Label::from_index(i)))
+            .collect::<Vec<_>>()
+            .join(" ")
+    );
+    println!(
+        "weights         {} in {} features, {:?}, {} table slots, pruned below {}",
+        m.weights, m.features, m.table.precision, m.table.slots, m.pruned_below
+    );
+    println!("training        {}", serde_json::to_string(&m.info)?);
+    for s in model.sections() {
+        println!("section {:<7} offset {:>10} length {:>10} crc32 {:08x}", s.name(), s.offset, s.len, s.crc);
+    }
+    if verify {
+        println!("checksums       all sections verified");
+    }
     Ok(())
 }

@@ -40,12 +40,7 @@ impl GoldTree {
                 root_child = w;
             }
         }
-        GoldTree {
-            heads: h,
-            labels: l,
-            deps,
-            root_child,
-        }
+        GoldTree { heads: h, labels: l, deps, root_child }
     }
 
     /// Number of words.
@@ -106,10 +101,7 @@ fn stack_head_available(c: &Configuration, k: u32) -> bool {
 /// `b` away from them loses.
 #[inline]
 fn headless_stack_deps(c: &Configuration, gold: &GoldTree, b: u32) -> u32 {
-    gold.deps(b)
-        .iter()
-        .filter(|&&k| c.on_stack(k) && c.head(k) == NONE)
-        .count() as u32
+    gold.deps(b).iter().filter(|&&k| c.on_stack(k) && c.head(k) == NONE).count() as u32
 }
 
 /// Gold dependents of `s` still in the buffer.
@@ -140,11 +132,7 @@ pub fn cost(c: &Configuration, gold: &GoldTree, t: Transition) -> u32 {
         Transition::Reduce => buffer_deps(c, gold, s),
         Transition::LeftArc(l) => {
             let h = gold.head(s);
-            let head_cost = if h == b {
-                u32::from(gold.label(s) != l)
-            } else {
-                u32::from(c.in_buffer(h))
-            };
+            let head_cost = if h == b { u32::from(gold.label(s) != l) } else { u32::from(c.in_buffer(h)) };
             head_cost + buffer_deps(c, gold, s)
         }
         Transition::RightArc(l) => {

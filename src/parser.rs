@@ -7,12 +7,13 @@ use crate::arc_eager::{Configuration, Transition};
 use crate::corpus::Sentence;
 use crate::features::{encode_sentence, Extractor, TokenAttrs};
 use crate::label::{Label, LabelSet};
-use crate::model::Model;
-use crate::perceptron::{argmax, Weights};
+use crate::model_file::{ModelFile, TableView};
+use crate::perceptron::argmax;
+use crate::scorer::Scorer;
 
 /// A greedy parser over borrowed weights, with its reusable scratch space.
-pub struct Parser<'m> {
-    weights: &'m Weights,
+pub struct Parser<'m, S: Scorer> {
+    weights: S,
     labels: &'m LabelSet,
     fallback: Label,
     config: Configuration,
@@ -24,21 +25,23 @@ pub struct Parser<'m> {
     repaired: usize,
 }
 
-impl<'m> Parser<'m> {
-    /// A parser for a trained model.
-    pub fn new(model: &'m Model) -> Parser<'m> {
-        Parser::from_parts(&model.weights, &model.labels, model.fallback)
+impl<'m> Parser<'m, TableView<'m>> {
+    /// A parser for a model file.
+    pub fn new(model: &'m ModelFile) -> Self {
+        Parser::from_parts(model.weights(), &model.meta().labels, model.meta().fallback)
     }
+}
 
-    /// A parser for weights not (yet) in a model, as during training.
-    pub fn from_parts(weights: &'m Weights, labels: &'m LabelSet, fallback: Label) -> Parser<'m> {
+impl<'m, S: Scorer> Parser<'m, S> {
+    /// A parser for any weights, as during training.
+    pub fn from_parts(weights: S, labels: &'m LabelSet, fallback: Label) -> Self {
         Parser {
-            weights,
             labels,
             fallback,
             config: Configuration::new(0),
             extractor: Extractor::new(),
             scores: vec![0.0; weights.classes()],
+            weights,
             attrs: Vec::new(),
             heads: Vec::new(),
             arc_labels: Vec::new(),
@@ -58,9 +61,7 @@ impl<'m> Parser<'m> {
             let best = argmax(&self.scores, |i| legal.allows_index(i)).unwrap_or(0);
             self.config.apply(Transition::from_index(best));
         }
-        self.repaired += self
-            .config
-            .finish(self.fallback, &mut self.heads, &mut self.arc_labels);
+        self.repaired += self.config.finish(self.fallback, &mut self.heads, &mut self.arc_labels);
     }
 
     /// Parses `sent` and writes HEAD and DEPREL of its words.
@@ -70,11 +71,7 @@ impl<'m> Parser<'m> {
         self.parse_attrs(&attrs);
         self.attrs = attrs;
         for w in 1..=sent.len() {
-            sent.set_attachment(
-                w,
-                self.heads[w] as usize,
-                self.labels.name(self.arc_labels[w]),
-            );
+            sent.set_attachment(w, self.heads[w] as usize, self.labels.name(self.arc_labels[w]));
         }
     }
 

@@ -9,12 +9,10 @@
 
 use std::collections::HashMap;
 
-use serde::{Deserialize, Serialize};
-
 use crate::hash::IdentityBuildHasher;
 
 /// Read-only weights: feature hash → sparse row of `(class, weight)`.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default)]
 pub struct Weights {
     classes: usize,
     rows: HashMap<u64, (u32, u32), IdentityBuildHasher>,
@@ -35,6 +33,11 @@ impl Weights {
     /// Number of features with at least one non-zero weight.
     pub fn features(&self) -> usize {
         self.rows.len()
+    }
+
+    /// Every feature with its row of `(class, weight)`.
+    pub fn rows(&self) -> impl ExactSizeIterator<Item = (u64, &[(u16, f32)])> + '_ {
+        self.rows.iter().map(|(&f, &(start, len))| (f, &self.entries[start as usize..(start + len) as usize]))
     }
 
     /// Writes the score of every class for the active `features` into `scores`.
@@ -73,12 +76,7 @@ impl Perceptron {
     /// A zero model over `classes` classes.
     pub fn new(classes: usize) -> Perceptron {
         assert!(classes <= u16::MAX as usize, "too many classes");
-        Perceptron {
-            classes,
-            index: HashMap::default(),
-            rows: Vec::new(),
-            instances: 1,
-        }
+        Perceptron { classes, index: HashMap::default(), rows: Vec::new(), instances: 1 }
     }
 
     /// Number of classes.
@@ -119,11 +117,7 @@ impl Perceptron {
                 let e = match row.iter_mut().position(|e| e.class as usize == class) {
                     Some(i) => &mut row[i],
                     None => {
-                        row.push(Entry {
-                            class: class as u16,
-                            w: 0.0,
-                            u: 0.0,
-                        });
+                        row.push(Entry { class: class as u16, w: 0.0, u: 0.0 });
                         let last = row.len() - 1;
                         &mut row[last]
                     }
@@ -137,11 +131,7 @@ impl Perceptron {
     /// The averaged weights `w − u/c`, keeping only non-zero ones.
     pub fn averaged(&self) -> Weights {
         let c = self.instances as f64;
-        let mut out = Weights {
-            classes: self.classes,
-            rows: HashMap::default(),
-            entries: Vec::new(),
-        };
+        let mut out = Weights { classes: self.classes, rows: HashMap::default(), entries: Vec::new() };
         out.rows.reserve(self.index.len());
         for (&f, &row) in &self.index {
             let start = out.entries.len() as u32;

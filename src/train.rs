@@ -19,11 +19,13 @@ use crate::corpus::tree::{gold_heads, is_projective, root_count};
 use crate::corpus::{Column, CorpusError, Format, Reader};
 use crate::eval::{universal, Counts, Scores};
 use crate::features::{encode_sentence, Extractor, TokenAttrs, FEATURE_SET};
+use crate::hash::{combine, hash_str};
 use crate::label::{Label, LabelSet};
 use crate::model::{Model, TrainingInfo};
 use crate::oracle::{cost, static_oracle, GoldTree};
 use crate::parser::Parser;
 use crate::perceptron::{argmax, Perceptron, Weights};
+use crate::scorer::Scorer;
 
 /// Which oracle drives training.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -59,13 +61,7 @@ pub struct TrainOptions {
 impl Default for TrainOptions {
     /// The settings of the paper's experiments: 15 epochs, k = 2, p = 0.1.
     fn default() -> Self {
-        TrainOptions {
-            oracle: OracleKind::Dynamic,
-            epochs: 15,
-            explore_k: 2,
-            explore_p: 0.1,
-            seed: 1,
-        }
+        TrainOptions { oracle: OracleKind::Dynamic, epochs: 15, explore_k: 2, explore_p: 0.1, seed: 1 }
     }
 }
 
@@ -93,6 +89,8 @@ pub struct TrainingSet {
     pub words: usize,
     pub skipped_nonprojective: usize,
     pub skipped_root: usize,
+    /// Order-sensitive hash of every token line read (see `TrainingInfo::train_fingerprint`).
+    pub fingerprint: u64,
 }
 
 /// Reads gold training files. The root label is taken from the first root arc seen; sentences
@@ -103,21 +101,18 @@ pub fn load_training(paths: &[PathBuf]) -> Result<TrainingSet, CorpusError> {
     for path in paths {
         for sent in Reader::open(path, Format::from_path(path))? {
             let sent = sent?;
+            for t in sent.token_lines() {
+                set.fingerprint = combine(set.fingerprint, hash_str(t.text()));
+            }
             let heads = gold_heads(&sent, path)?;
             let deprels: Vec<&str> = sent.words().map(|w| w.get(Column::Deprel)).collect();
             let labels = set.labels.get_or_insert_with(|| {
-                let root = heads
-                    .iter()
-                    .position(|&h| h == 0)
-                    .map_or("root", |i| deprels[i]);
+                let root = heads.iter().position(|&h| h == 0).map_or("root", |i| deprels[i]);
                 LabelSet::new(root)
             });
             let root_name = labels.name(Label::ROOT).to_string();
-            let root_ok = root_count(&heads) == 1
-                && heads
-                    .iter()
-                    .zip(&deprels)
-                    .all(|(&h, &d)| (h == 0) == (d == root_name));
+            let root_ok =
+                root_count(&heads) == 1 && heads.iter().zip(&deprels).all(|(&h, &d)| (h == 0) == (d == root_name));
             if !root_ok {
                 set.skipped_root += 1;
                 continue;
@@ -130,10 +125,7 @@ pub fn load_training(paths: &[PathBuf]) -> Result<TrainingSet, CorpusError> {
             let mut attrs = Vec::new();
             encode_sentence(&sent, &mut attrs);
             set.words += sent.len();
-            set.sentences.push(TrainSentence {
-                attrs,
-                gold: GoldTree::new(&heads, &arc_labels),
-            });
+            set.sentences.push(TrainSentence { attrs, gold: GoldTree::new(&heads, &arc_labels) });
         }
     }
     Ok(set)
@@ -150,26 +142,15 @@ pub fn load_dev(path: &Path) -> Result<Vec<DevSentence>, CorpusError> {
         out.push(DevSentence {
             attrs,
             heads,
-            deprels: sent
-                .words()
-                .map(|w| w.get(Column::Deprel).to_string())
-                .collect(),
-            upos: sent
-                .words()
-                .map(|w| w.get(Column::Upos).to_string())
-                .collect(),
+            deprels: sent.words().map(|w| w.get(Column::Deprel).to_string()).collect(),
+            upos: sent.words().map(|w| w.get(Column::Upos).to_string()).collect(),
         });
     }
     Ok(out)
 }
 
 /// Parses the dev sentences with `weights` and scores them.
-pub fn evaluate_dev(
-    dev: &[DevSentence],
-    weights: &Weights,
-    labels: &LabelSet,
-    fallback: Label,
-) -> Scores {
+pub fn evaluate_dev<S: Scorer>(dev: &[DevSentence], weights: S, labels: &LabelSet, fallback: Label) -> Scores {
     let mut parser = Parser::from_parts(weights, labels, fallback);
     let mut counts = Counts::default();
     for s in dev {
@@ -177,13 +158,7 @@ pub fn evaluate_dev(
         for i in 0..s.heads.len() {
             let w = i + 1;
             let label = universal(labels.name(parser.labels()[w]));
-            counts.add(
-                s.heads[i],
-                &s.deprels[i],
-                &s.upos[i],
-                parser.heads()[w] as usize,
-                label,
-            );
+            counts.add(s.heads[i], &s.deprels[i], &s.upos[i], parser.heads()[w] as usize, label);
         }
     }
     counts.scores()
@@ -204,11 +179,7 @@ pub struct EpochReport {
 /// Events reported during training, for progress bars and logs.
 pub enum Progress<'a> {
     /// `done` of `total` sentences of epoch `epoch` are through.
-    Sentences {
-        epoch: u32,
-        done: usize,
-        total: usize,
-    },
+    Sentences { epoch: u32, done: usize, total: usize },
     /// An epoch is finished.
     Epoch(&'a EpochReport),
 }
@@ -233,13 +204,7 @@ fn fallback_label(set: &TrainingSet, labels: &LabelSet) -> Label {
 /// `CHOOSE_NEXT_EXP` (Goldberg & Nivre 2012, Algorithm 3): after `k` epochs follow the
 /// prediction with probability `1 − p`; otherwise `CHOOSE_NEXT_AMB`: the prediction if it has
 /// zero cost, else a random zero-cost transition.
-fn choose_next(
-    epoch: u32,
-    opts: &TrainOptions,
-    predicted: usize,
-    zero: &[usize],
-    rng: &mut ChaCha8Rng,
-) -> usize {
+fn choose_next(epoch: u32, opts: &TrainOptions, predicted: usize, zero: &[usize], rng: &mut ChaCha8Rng) -> usize {
     if epoch > opts.explore_k && rng.gen::<f64>() > opts.explore_p {
         return predicted;
     }
@@ -285,9 +250,7 @@ pub fn train(
                 let predicted = argmax(&scores, |c| legal.allows_index(c)).unwrap_or(0);
                 let next = match opts.oracle {
                     OracleKind::Static => {
-                        let gold = static_oracle(&config, &sent.gold)
-                            .unwrap_or(Transition::Shift)
-                            .index();
+                        let gold = static_oracle(&config, &sent.gold).unwrap_or(Transition::Shift).index();
                         if predicted != gold {
                             perceptron.update(feats, gold, predicted);
                             errors += 1;
@@ -308,8 +271,7 @@ pub fn train(
                         }
                         debug_assert!(!zero.is_empty(), "the zero-cost set is never empty");
                         if predicted_cost > 0 {
-                            let best_zero =
-                                argmax(&scores, |c| zero.contains(&c)).unwrap_or(zero[0]);
+                            let best_zero = argmax(&scores, |c| zero.contains(&c)).unwrap_or(zero[0]);
                             perceptron.update(feats, best_zero, predicted);
                             errors += 1;
                         }
@@ -321,29 +283,15 @@ pub fn train(
                 config.apply(Transition::from_index(next));
             }
             if done % 256 == 0 {
-                progress(Progress::Sentences {
-                    epoch,
-                    done,
-                    total: order.len(),
-                });
+                progress(Progress::Sentences { epoch, done, total: order.len() });
             }
         }
-        progress(Progress::Sentences {
-            epoch,
-            done: order.len(),
-            total: order.len(),
-        });
+        progress(Progress::Sentences { epoch, done: order.len(), total: order.len() });
         let train_seconds = started.elapsed().as_secs_f64();
         let weights = perceptron.averaged();
         let dev_scores = dev.map(|d| evaluate_dev(d, &weights, &labels, fallback));
-        let report = EpochReport {
-            epoch,
-            words: set.words,
-            seconds: train_seconds,
-            errors,
-            transitions,
-            dev: dev_scores,
-        };
+        let report =
+            EpochReport { epoch, words: set.words, seconds: train_seconds, errors, transitions, dev: dev_scores };
         progress(Progress::Epoch(&report));
         let las = dev_scores.map_or(f64::from(epoch), |s| s.las);
         if best.as_ref().is_none_or(|(b, ..)| las > *b) {
@@ -361,15 +309,10 @@ pub fn train(
     info.seed = opts.seed;
     info.train_sentences = set.sentences.len();
     info.train_words = set.words;
+    info.train_fingerprint = set.fingerprint;
     info.skipped_nonprojective = set.skipped_nonprojective;
     info.skipped_root = set.skipped_root;
     info.dev_uas = dev_scores.uas;
     info.dev_las = dev_scores.las;
-    Model {
-        feature_set: FEATURE_SET.to_string(),
-        labels,
-        fallback,
-        weights,
-        info,
-    }
+    Model { feature_set: FEATURE_SET.to_string(), labels, fallback, weights, info }
 }

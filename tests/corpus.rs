@@ -11,17 +11,12 @@ use spoolparse::io::Output;
 
 fn decompress(path: &Path) -> Vec<u8> {
     let mut bytes = Vec::new();
-    zstd::Decoder::new(std::fs::File::open(path).unwrap())
-        .unwrap()
-        .read_to_end(&mut bytes)
-        .unwrap();
+    zstd::Decoder::new(std::fs::File::open(path).unwrap()).unwrap().read_to_end(&mut bytes).unwrap();
     bytes
 }
 
 fn read_all(bytes: &[u8], format: Format) -> Vec<Sentence> {
-    Reader::new(Cursor::new(bytes), Path::new("mem"), format)
-        .collect::<Result<_, _>>()
-        .unwrap()
+    Reader::new(Cursor::new(bytes), Path::new("mem"), format).collect::<Result<_, _>>().unwrap()
 }
 
 fn write_all(sents: &[Sentence]) -> Vec<u8> {
@@ -69,10 +64,7 @@ fn setting_an_attachment_changes_only_head_and_deprel() {
     let mut sents = read_all(&bytes, Format::Conllu);
     sents[1].set_attachment(5, 12, "nmod:poss");
     let line = sents[1].word(5).text();
-    assert_eq!(
-        line,
-        "5\tBill\tBill\tPROPN\tNNP\t_\t12\tnmod:poss\t2.1:nsubj\t_"
-    );
+    assert_eq!(line, "5\tBill\tBill\tPROPN\tNNP\t_\t12\tnmod:poss\t2.1:nsubj\t_");
     assert_eq!(sents[1].word(5).get(Column::Deps), "2.1:nsubj");
 }
 
@@ -84,10 +76,7 @@ fn conllx_round_trips_and_rejects_ranges() {
     assert_eq!(sents[0].word(2).get(Column::Deps), "3", "PHEAD is column 9");
     assert_eq!(write_all(&sents), bytes);
     let bad = b"1-2\tab\t_\t_\t_\t_\t_\t_\t_\t_\n1\ta\t_\t_\t_\t_\t0\tROOT\t_\t_\n\n";
-    let err = Reader::new(Cursor::new(&bad[..]), Path::new("x.conllx"), Format::Conllx)
-        .next()
-        .unwrap()
-        .unwrap_err();
+    let err = Reader::new(Cursor::new(&bad[..]), Path::new("x.conllx"), Format::Conllx).next().unwrap().unwrap_err();
     assert!(matches!(err.kind, ErrorKind::BadId(_)), "{err}");
 }
 
@@ -103,10 +92,7 @@ fn zstd_output_round_trips() {
     }
     out.finish().unwrap();
     assert_eq!(decompress(&path), bytes);
-    let again: Vec<Sentence> = Reader::open(&path, Format::Conllu)
-        .unwrap()
-        .map(Result::unwrap)
-        .collect();
+    let again: Vec<Sentence> = Reader::open(&path, Format::Conllu).unwrap().map(Result::unwrap).collect();
     assert_eq!(again, sents);
 }
 
@@ -131,49 +117,22 @@ const GOOD: &str = "1\ta\t_\tX\t_\t_\t0\troot\t_\t_\n";
 #[test]
 fn bad_input_is_reported_with_file_and_line() {
     let cases: Vec<(String, &str)> = vec![
-        (
-            format!("{GOOD}2\tb\t_\tX\t_\t_\t1\n\n"),
-            "bad.conllu:2: expected 10 tab-separated columns, found 7",
-        ),
-        (
-            format!("{GOOD}x\tb\t_\tX\t_\t_\t1\tdep\t_\t_\n\n"),
-            "bad.conllu:2: invalid ID \"x\"",
-        ),
-        (
-            format!("{GOOD}3\tb\t_\tX\t_\t_\t1\tdep\t_\t_\n\n"),
-            "bad.conllu:2: word ID 3 out of sequence (expected 2)",
-        ),
-        (
-            format!("{GOOD}2\tb\t_\tX\t_\t_\tone\tdep\t_\t_\n\n"),
-            "bad.conllu:2: invalid HEAD \"one\"",
-        ),
-        (
-            format!("{GOOD}2\tb\t_\tX\t_\t_\t7\tdep\t_\t_\n\n"),
-            "bad.conllu:2: HEAD 7 out of range",
-        ),
+        (format!("{GOOD}2\tb\t_\tX\t_\t_\t1\n\n"), "bad.conllu:2: expected 10 tab-separated columns, found 7"),
+        (format!("{GOOD}x\tb\t_\tX\t_\t_\t1\tdep\t_\t_\n\n"), "bad.conllu:2: invalid ID \"x\""),
+        (format!("{GOOD}3\tb\t_\tX\t_\t_\t1\tdep\t_\t_\n\n"), "bad.conllu:2: word ID 3 out of sequence (expected 2)"),
+        (format!("{GOOD}2\tb\t_\tX\t_\t_\tone\tdep\t_\t_\n\n"), "bad.conllu:2: invalid HEAD \"one\""),
+        (format!("{GOOD}2\tb\t_\tX\t_\t_\t7\tdep\t_\t_\n\n"), "bad.conllu:2: HEAD 7 out of range"),
         (
             "1\ta\t_\tX\t_\t_\t2\tdep\t_\t_\n2\tb\t_\tX\t_\t_\t1\tdep\t_\t_\n\n".into(),
             "bad.conllu:1: word 1 is its own ancestor",
         ),
-        (
-            format!("\n{GOOD}"),
-            "bad.conllu:2: the file ends inside a sentence",
-        ),
-        (
-            format!("{GOOD}2\tb\t_\tX\t_\t_\t_\t_\t_\t_\n\n"),
-            "bad.conllu:2: missing HEAD",
-        ),
-        (
-            format!("{GOOD}# late\n\n"),
-            "bad.conllu:2: comment line after a token line",
-        ),
+        (format!("\n{GOOD}"), "bad.conllu:2: the file ends inside a sentence"),
+        (format!("{GOOD}2\tb\t_\tX\t_\t_\t_\t_\t_\t_\n\n"), "bad.conllu:2: missing HEAD"),
+        (format!("{GOOD}# late\n\n"), "bad.conllu:2: comment line after a token line"),
     ];
     for (text, expected) in cases {
         let msg = first_error(text.as_bytes());
-        assert!(
-            msg.starts_with(expected),
-            "got {msg:?}, expected {expected:?}"
-        );
+        assert!(msg.starts_with(expected), "got {msg:?}, expected {expected:?}");
     }
     let mut invalid = format!("{GOOD}\n").into_bytes();
     invalid.extend_from_slice(b"1\t\xff\t_\tX\t_\t_\t0\troot\t_\t_\n\n");
@@ -183,8 +142,7 @@ fn bad_input_is_reported_with_file_and_line() {
 #[test]
 fn reading_goes_on_after_a_bad_sentence() {
     let text = format!("1\ta\n\n{GOOD}\n");
-    let results: Vec<_> =
-        Reader::new(Cursor::new(text.as_bytes()), Path::new("f"), Format::Conllu).collect();
+    let results: Vec<_> = Reader::new(Cursor::new(text.as_bytes()), Path::new("f"), Format::Conllu).collect();
     assert_eq!(results.len(), 2);
     assert!(results[0].is_err());
     assert_eq!(results[1].as_ref().unwrap().first_line, 3);

@@ -13,26 +13,10 @@ fn dynamic_oracle_training_on_en_ewt_reaches_the_las_floor() {
     let dev = load_dev(&ud.join("en_ewt/dev.conllu.zst")).unwrap();
     // Three epochs, the third one exploring: measured 86.2 LAS here; a broken learner,
     // oracle or feature set falls far below the floor.
-    let opts = TrainOptions {
-        epochs: 3,
-        ..TrainOptions::default()
-    };
-    let model = train(
-        &set,
-        Some(&dev),
-        &opts,
-        TrainingInfo::default(),
-        &mut |_| {},
-    );
-    eprintln!(
-        "en_ewt dev after 3 epochs: UAS {:.2} LAS {:.2}",
-        model.info.dev_uas, model.info.dev_las
-    );
-    assert!(
-        model.info.dev_las > 84.0,
-        "dev LAS {:.2} below the floor of 84",
-        model.info.dev_las
-    );
+    let opts = TrainOptions { epochs: 3, ..TrainOptions::default() };
+    let model = train(&set, Some(&dev), &opts, TrainingInfo::default(), &mut |_| {});
+    eprintln!("en_ewt dev after 3 epochs: UAS {:.2} LAS {:.2}", model.info.dev_uas, model.info.dev_las);
+    assert!(model.info.dev_las > 84.0, "dev LAS {:.2} below the floor of 84", model.info.dev_las);
     assert!(model.info.dev_uas > model.info.dev_las);
 }
 
@@ -42,20 +26,9 @@ fn training_is_deterministic_for_a_seed() {
     let set = load_training(&[ud.join("hu_szeged/train.conllu.zst")]).unwrap();
     let dev = load_dev(&ud.join("hu_szeged/dev.conllu.zst")).unwrap();
     let run = |seed| {
-        let opts = TrainOptions {
-            epochs: 3,
-            explore_k: 1,
-            seed,
-            oracle: OracleKind::Dynamic,
-            ..TrainOptions::default()
-        };
-        let m = train(
-            &set,
-            Some(&dev),
-            &opts,
-            TrainingInfo::default(),
-            &mut |_| {},
-        );
+        let opts =
+            TrainOptions { epochs: 3, explore_k: 1, seed, oracle: OracleKind::Dynamic, ..TrainOptions::default() };
+        let m = train(&set, Some(&dev), &opts, TrainingInfo::default(), &mut |_| {});
         (m.info.dev_las, m.weights.nonzero())
     };
     let a = run(7);

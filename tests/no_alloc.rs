@@ -40,18 +40,10 @@ static GLOBAL: Counting = Counting;
 fn steady_state_parsing_does_not_allocate() {
     let fixture = common::fixture("special.conllu");
     let set = load_training(std::slice::from_ref(&fixture)).unwrap();
-    let model = train(
-        &set,
-        None,
-        &TrainOptions {
-            epochs: 2,
-            ..TrainOptions::default()
-        },
-        TrainingInfo::default(),
-        &mut |_| {},
-    );
+    let model =
+        train(&set, None, &TrainOptions { epochs: 2, ..TrainOptions::default() }, TrainingInfo::default(), &mut |_| {});
     let text = std::fs::read(&fixture).unwrap();
-    let mut parser = Parser::new(&model);
+    let mut parser = Parser::from_parts(&model.weights, &model.labels, model.fallback);
     let mut sent = Sentence::default();
     let mut out = Vec::new();
     // Allocations of one read-parse-write pass over `reps` copies of the fixture.
@@ -75,9 +67,6 @@ fn steady_state_parsing_does_not_allocate() {
     let (large, words) = pass(200);
     assert!(words > 2000);
     // Only per-file setup (the reader and its line buffer) may allocate, never per sentence.
-    assert_eq!(
-        small, large,
-        "allocations grow with the input: {small} for 50 copies, {large} for 200"
-    );
+    assert_eq!(small, large, "allocations grow with the input: {small} for 50 copies, {large} for 200");
     assert!(large <= 4, "{large} allocations for one file");
 }

@@ -43,16 +43,8 @@ fn random_tree(n: usize, rng: &mut ChaCha8Rng) -> GoldTree {
     if root < n {
         projective_forest(root + 1, n, root, &mut heads, rng);
     }
-    let labels: Vec<Label> = heads
-        .iter()
-        .map(|&h| {
-            if h == 0 {
-                Label::ROOT
-            } else {
-                Label::from_index(rng.gen_range(1..LABELS))
-            }
-        })
-        .collect();
+    let labels: Vec<Label> =
+        heads.iter().map(|&h| if h == 0 { Label::ROOT } else { Label::from_index(rng.gen_range(1..LABELS)) }).collect();
     GoldTree::new(&heads, &labels)
 }
 
@@ -62,9 +54,7 @@ fn all_legal(c: &Configuration) -> Vec<Transition> {
 
 /// Gold arcs (with the right label) already in `c`.
 fn correct_arcs(c: &Configuration, gold: &GoldTree) -> u32 {
-    (1..=gold.len() as u32)
-        .filter(|&w| c.head(w) == gold.head(w) && c.label(w) == gold.label(w))
-        .count() as u32
+    (1..=gold.len() as u32).filter(|&w| c.head(w) == gold.head(w) && c.label(w) == gold.label(w)).count() as u32
 }
 
 /// The most gold arcs that any sequence of legal transitions can still add to `c`.
@@ -74,11 +64,7 @@ fn best_future(c: &Configuration, gold: &GoldTree, memo: &mut HashMap<Vec<u32>, 
     if c.is_terminal() {
         return 0;
     }
-    let mut key: Vec<u32> = c
-        .stack_nodes()
-        .iter()
-        .map(|&s| s * 2 + u32::from(c.head(s) != NONE))
-        .collect();
+    let mut key: Vec<u32> = c.stack_nodes().iter().map(|&s| s * 2 + u32::from(c.head(s) != NONE)).collect();
     key.push(c.buffer(0).unwrap_or(0));
     key.push(u32::from(c.root_child() != NONE));
     if let Some(&v) = memo.get(&key) {
@@ -123,14 +109,7 @@ fn check(n: usize, seed: u64, steps: usize) -> Result<(), TestCaseError> {
         next.apply(t);
         let exhaustive = best_loss(&next, &gold, &mut memo) - loss;
         let oracle = cost(&c, &gold, t);
-        prop_assert_eq!(
-            oracle,
-            exhaustive,
-            "transition {:?} in {:?} for gold {:?}",
-            t,
-            c,
-            gold
-        );
+        prop_assert_eq!(oracle, exhaustive, "transition {:?} in {:?} for gold {:?}", t, c, gold);
         zero += usize::from(oracle == 0);
     }
     prop_assert!(zero > 0, "empty zero-cost set in {:?}", c);

@@ -17,32 +17,13 @@ fn static_oracle_rebuilds_every_projective_gold_tree() {
         for (i, s) in set.sentences.iter().enumerate() {
             c.reset(s.gold.len());
             while let Some(t) = static_oracle(&c, &s.gold) {
-                assert!(
-                    c.legal().allows(t),
-                    "{}: sentence {i}: illegal {t:?}",
-                    path.display()
-                );
-                assert_eq!(
-                    cost(&c, &s.gold, t),
-                    0,
-                    "{}: sentence {i}: {t:?} costs",
-                    path.display()
-                );
+                assert!(c.legal().allows(t), "{}: sentence {i}: illegal {t:?}", path.display());
+                assert_eq!(cost(&c, &s.gold, t), 0, "{}: sentence {i}: {t:?} costs", path.display());
                 c.apply(t);
             }
             for w in 1..=s.gold.len() as u32 {
-                assert_eq!(
-                    c.head(w),
-                    s.gold.head(w),
-                    "{}: sentence {i}, word {w}",
-                    path.display()
-                );
-                assert_eq!(
-                    c.label(w),
-                    s.gold.label(w),
-                    "{}: sentence {i}, word {w}",
-                    path.display()
-                );
+                assert_eq!(c.head(w), s.gold.head(w), "{}: sentence {i}, word {w}", path.display());
+                assert_eq!(c.label(w), s.gold.label(w), "{}: sentence {i}, word {w}", path.display());
             }
         }
         eprintln!(

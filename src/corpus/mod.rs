@@ -84,11 +84,7 @@ pub struct TokenLine {
 
 impl TokenLine {
     /// Replaces this line with `text`, split into ten columns, reusing the allocation.
-    fn fill(
-        &mut self,
-        text: &str,
-        kind_of: fn(&str) -> Option<TokenKind>,
-    ) -> Result<(), ErrorKind> {
+    fn fill(&mut self, text: &str, kind_of: fn(&str) -> Option<TokenKind>) -> Result<(), ErrorKind> {
         let mut found = 0usize;
         for (i, b) in text.bytes().enumerate() {
             if b == b'\t' {
@@ -120,16 +116,8 @@ impl TokenLine {
 
     fn bounds(&self, col: Column) -> (usize, usize) {
         let c = col as usize;
-        let start = if c == 0 {
-            0
-        } else {
-            self.tabs[c - 1] as usize + 1
-        };
-        let end = if c == COLUMNS - 1 {
-            self.text.len()
-        } else {
-            self.tabs[c] as usize
-        };
+        let start = if c == 0 { 0 } else { self.tabs[c - 1] as usize + 1 };
+        let end = if c == COLUMNS - 1 { self.text.len() } else { self.tabs[c] as usize };
         (start, end)
     }
 
@@ -171,9 +159,7 @@ pub struct Sentence {
 impl PartialEq for Sentence {
     /// Sentences are equal when they would be written identically.
     fn eq(&self, other: &Self) -> bool {
-        self.comments == other.comments
-            && self.tokens == other.tokens
-            && self.blank_lines == other.blank_lines
+        self.comments == other.comments && self.tokens == other.tokens && self.blank_lines == other.blank_lines
     }
 }
 
@@ -196,11 +182,7 @@ impl Sentence {
         self.comments.push(c);
     }
 
-    fn push_token(
-        &mut self,
-        text: &str,
-        kind_of: fn(&str) -> Option<TokenKind>,
-    ) -> Result<&TokenLine, ErrorKind> {
+    fn push_token(&mut self, text: &str, kind_of: fn(&str) -> Option<TokenKind>) -> Result<&TokenLine, ErrorKind> {
         let mut t = self.spare_tokens.pop().unwrap_or(TokenLine {
             text: String::new(),
             tabs: [0; COLUMNS - 1],
@@ -269,14 +251,13 @@ impl Sentence {
     /// Checks that every HEAD is `_` or a word index in range, without allocating.
     pub fn check_heads(&self) -> Result<(), (u64, ErrorKind)> {
         for id in 1..=self.len() {
-            parse_head(self.word(id).get(Column::Head), self.len())
-                .map_err(|e| (self.line_of_word(id), e))?;
+            parse_head(self.word(id).get(Column::Head), self.len()).map_err(|e| (self.line_of_word(id), e))?;
         }
         Ok(())
     }
 
     /// Writes the sentence followed by its blank line(s).
-    pub fn write_to(&self, out: &mut impl Write) -> io::Result<()> {
+    pub fn write_to<W: Write + ?Sized>(&self, out: &mut W) -> io::Result<()> {
         for c in &self.comments {
             out.write_all(c.as_bytes())?;
             out.write_all(b"\n")?;
@@ -312,14 +293,9 @@ pub fn parse_head(text: &str, len: usize) -> Result<Option<usize>, ErrorKind> {
     if text == "_" {
         return Ok(None);
     }
-    let h: usize = text
-        .parse()
-        .map_err(|_| ErrorKind::BadHead(text.to_string()))?;
+    let h: usize = text.parse().map_err(|_| ErrorKind::BadHead(text.to_string()))?;
     if h > len {
-        return Err(ErrorKind::HeadOutOfRange {
-            head: h,
-            words: len,
-        });
+        return Err(ErrorKind::HeadOutOfRange { head: h, words: len });
     }
     Ok(Some(h))
 }
@@ -328,7 +304,7 @@ pub fn parse_head(text: &str, len: usize) -> Result<Option<usize>, ErrorKind> {
 #[derive(Debug, thiserror::Error)]
 pub enum ErrorKind {
     #[error("I/O error: {0}")]
-    Io(#[from] io::Error),
+    Io(io::Error),
     #[error("invalid UTF-8")]
     InvalidUtf8,
     #[error("expected 10 tab-separated columns, found {found}")]
@@ -351,6 +327,14 @@ pub enum ErrorKind {
     MisplacedComment,
     #[error("sentence without any word")]
     NoWords,
+}
+
+impl From<io::Error> for ErrorKind {
+    // Not `#[from]`: that would also make the I/O error the `source`, and error chains would
+    // print it twice.
+    fn from(e: io::Error) -> Self {
+        ErrorKind::Io(e)
+    }
 }
 
 /// An error in a corpus file, located by file and line.
@@ -381,11 +365,8 @@ pub struct Reader<R> {
 impl Reader<Box<dyn BufRead + Send>> {
     /// Opens `path` (`-`, plain or `.zst`) in `format`.
     pub fn open(path: &Path, format: Format) -> Result<Self, CorpusError> {
-        let input = open_input(path).map_err(|e| CorpusError {
-            path: path.to_path_buf(),
-            line: 0,
-            kind: ErrorKind::Io(e),
-        })?;
+        let input =
+            open_input(path).map_err(|e| CorpusError { path: path.to_path_buf(), line: 0, kind: ErrorKind::Io(e) })?;
         Ok(Reader::new(input, path, format))
     }
 }
@@ -393,14 +374,7 @@ impl Reader<Box<dyn BufRead + Send>> {
 impl<R: BufRead> Reader<R> {
     /// Reads `input`, naming it `path` in errors.
     pub fn new(input: R, path: &Path, format: Format) -> Self {
-        Reader {
-            input,
-            path: path.to_path_buf(),
-            format,
-            line_no: 0,
-            buf: Vec::new(),
-            done: false,
-        }
+        Reader { input, path: path.to_path_buf(), format, line_no: 0, buf: Vec::new(), done: false }
     }
 
     /// The file name errors are reported against.
@@ -409,24 +383,17 @@ impl<R: BufRead> Reader<R> {
     }
 
     fn error(&self, line: u64, kind: ErrorKind) -> CorpusError {
-        CorpusError {
-            path: self.path.clone(),
-            line,
-            kind,
-        }
+        CorpusError { path: self.path.clone(), line, kind }
     }
 
     /// Reads the next line into `self.buf` without its newline; `Ok(false)` at end of input.
     fn next_line(&mut self) -> Result<bool, CorpusError> {
         self.buf.clear();
-        let n = self
-            .input
-            .read_until(b'\n', &mut self.buf)
-            .map_err(|e| CorpusError {
-                path: self.path.clone(),
-                line: self.line_no + 1,
-                kind: e.into(),
-            })?;
+        let n = self.input.read_until(b'\n', &mut self.buf).map_err(|e| CorpusError {
+            path: self.path.clone(),
+            line: self.line_no + 1,
+            kind: e.into(),
+        })?;
         if n == 0 {
             return Ok(false);
         }
@@ -488,9 +455,7 @@ impl<R: BufRead> Reader<R> {
                     Format::Conllx => conllx::token_kind,
                 };
                 let expected = sent.words.len() + 1;
-                let token = sent
-                    .push_token(text, kind_of)
-                    .map_err(|k| self.error(here, k))?;
+                let token = sent.push_token(text, kind_of).map_err(|k| self.error(here, k))?;
                 if token.kind == TokenKind::Word {
                     let id = token.get(Column::Id);
                     if id.parse::<usize>().ok() != Some(expected) {
@@ -507,12 +472,7 @@ impl<R: BufRead> Reader<R> {
             return Err(self.error(sent.first_line, ErrorKind::NoWords));
         }
         // Count further blank lines, so that writing reproduces the input.
-        while self
-            .input
-            .fill_buf()
-            .map(|b| b.first() == Some(&b'\n'))
-            .unwrap_or(false)
-        {
+        while self.input.fill_buf().map(|b| b.first() == Some(&b'\n')).unwrap_or(false) {
             self.input.consume(1);
             self.line_no += 1;
             sent.blank_lines += 1;

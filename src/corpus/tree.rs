@@ -12,17 +12,11 @@ pub type Heads = Vec<usize>;
 /// Returns the gold heads of `sent`, or an error naming `path` and the line if any head is
 /// missing or the heads do not form a tree (a cycle).
 pub fn gold_heads(sent: &Sentence, path: &Path) -> Result<Heads, CorpusError> {
-    let err = |line, kind| CorpusError {
-        path: path.to_path_buf(),
-        line,
-        kind,
-    };
+    let err = |line, kind| CorpusError { path: path.to_path_buf(), line, kind };
     let heads = match sent.heads() {
         Ok(Some(h)) => h,
         Ok(None) => {
-            let id = (1..=sent.len())
-                .find(|&i| sent.word(i).get(super::Column::Head) == "_")
-                .unwrap_or(1);
+            let id = (1..=sent.len()).find(|&i| sent.word(i).get(super::Column::Head) == "_").unwrap_or(1);
             return Err(err(sent.line_of_word(id), ErrorKind::MissingHead));
         }
         Err((line, kind)) => return Err(err(line, kind)),

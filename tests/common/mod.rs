@@ -11,10 +11,7 @@ pub fn ud_dir() -> Option<PathBuf> {
     if dir.is_dir() {
         Some(dir)
     } else {
-        eprintln!(
-            "SKIPPED: {} not found; this test needs the shared treebanks",
-            dir.display()
-        );
+        eprintln!("SKIPPED: {} not found; this test needs the shared treebanks", dir.display());
         None
     }
 }
@@ -29,15 +26,11 @@ pub fn all_treebank_files() -> Vec<PathBuf> {
     };
     TREEBANKS
         .iter()
-        .flat_map(|tb| {
-            ["train", "dev"].map(|split| dir.join(tb).join(format!("{split}.conllu.zst")))
-        })
+        .flat_map(|tb| ["train", "dev"].map(|split| dir.join(tb).join(format!("{split}.conllu.zst"))))
         .collect()
 }
 
 /// A fixture file of `tests/fixtures`.
 pub fn fixture(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures")
-        .join(name)
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(name)
 }

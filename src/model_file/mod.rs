@@ -1,0 +1,367 @@
+//! The model file: one immutable file, written once and memory-mapped read-only.
+//!
+//! ```text
+//! offset 0   header (32 bytes): magic "SPOOLPM\0", format version u32, endianness mark u32
+//!            (0x01020304 as written), section count u32, CRC-32 of the section table u32,
+//!            8 reserved bytes
+//! offset 32  section table: per section a tag [u8; 8], offset u64, length u64, CRC-32 u32,
+//!            4 reserved bytes
+//! …          sections, each starting on a 64-byte boundary:
+//!            META   serde + bincode [`Metadata`]: transition system, feature set, labels,
+//!                   table layout, hyperparameters, training-data fingerprint, dev scores
+//!            SLOTS  the weight table's slots   (see [`table`])
+//!            ROWS   the weight table's rows
+//! ```
+//!
+//! Opening checks magic, version, endianness, the section table's checksum, every section's
+//! bounds and alignment, and META's checksum, and decodes META; it does not read the weights, so it costs the same
+//! for any model size. [`ModelFile::verify`] checks every section's checksum (`inspect
+//! --verify`, and before a model is promoted). Writing goes to a temporary name, is fsync'd,
+//! renamed, and the directory fsync'd. All integers are little-endian; a big-endian host
+//! refuses the file rather than misreading it. This module owns the byte layout; it does not
+//! train, and parses nothing but its own header.
+
+pub mod table;
+
+use std::fs::{self, File};
+use std::io::{self, Write};
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+
+use memmap2::Mmap;
+use serde::{Deserialize, Serialize};
+
+use crate::features::FEATURE_SET;
+use crate::label::{Label, LabelSet};
+use crate::model::{Model, TrainingInfo};
+pub use table::{Precision, TableLayout, TableView};
+
+/// First bytes of every model file.
+pub const MAGIC: [u8; 8] = *b"SPOOLPM\0";
+/// Version of the layout described above; bump on any incompatible change.
+pub const FORMAT_VERSION: u32 = 2;
+/// Identifies the transition system and its class numbering.
+pub const TRANSITION_SYSTEM: &str = "arc-eager+single-root/1";
+const ENDIAN_MARK: u32 = 0x0102_0304;
+const HEADER_LEN: usize = 32;
+const ENTRY_LEN: usize = 32;
+const ALIGN: usize = 64;
+const MAX_SECTIONS: u32 = 64;
+
+const META: [u8; 8] = *b"META\0\0\0\0";
+const SLOTS: [u8; 8] = *b"SLOTS\0\0\0";
+const ROWS: [u8; 8] = *b"ROWS\0\0\0\0";
+
+/// One entry of the section table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Section {
+    pub tag: [u8; 8],
+    pub offset: u64,
+    pub len: u64,
+    pub crc: u32,
+}
+
+impl Section {
+    /// The tag without trailing NULs, for messages.
+    pub fn name(&self) -> String {
+        String::from_utf8_lossy(&self.tag).trim_end_matches('\0').to_string()
+    }
+
+    fn range(&self) -> Range<usize> {
+        self.offset as usize..(self.offset + self.len) as usize
+    }
+}
+
+/// What is wrong with a model file's bytes.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum FormatError {
+    #[error("file too short for a model header ({0} bytes)")]
+    TooShort(usize),
+    #[error("not a spoolparse model (bad magic bytes)")]
+    NotAModel,
+    #[error("model format version {0}, this build reads version {FORMAT_VERSION}")]
+    Version(u32),
+    #[error("model written with another byte order")]
+    Endianness,
+    #[error("implausible section count {0}")]
+    SectionCount(u32),
+    #[error("section table checksum mismatch: the header is corrupt")]
+    TableChecksum,
+    #[error("section {name} at {offset}+{len} lies outside the {file_len}-byte file: truncated?")]
+    OutOfBounds { name: String, offset: u64, len: u64, file_len: usize },
+    #[error("section {0} is not 64-byte aligned")]
+    Misaligned(String),
+    #[error("section {0} is missing")]
+    Missing(String),
+    #[error("section {name} checksum mismatch: the file is corrupt")]
+    Checksum { name: String },
+    #[error("metadata does not decode: {0}")]
+    Metadata(String),
+    #[error("weight table does not match its layout")]
+    Table,
+    #[error("trained with feature set {0:?}, this build extracts {FEATURE_SET:?}")]
+    FeatureSet(String),
+    #[error("transition system {0:?}, this build implements {TRANSITION_SYSTEM:?}")]
+    TransitionSystem(String),
+}
+
+fn u32_at(b: &[u8], at: usize) -> u32 {
+    u32::from_le_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]])
+}
+
+fn u64_at(b: &[u8], at: usize) -> u64 {
+    let mut x = [0u8; 8];
+    x.copy_from_slice(&b[at..at + 8]);
+    u64::from_le_bytes(x)
+}
+
+/// Parses and checks the header and section table of a model file's bytes; never panics.
+pub fn parse_header(bytes: &[u8]) -> Result<Vec<Section>, FormatError> {
+    if bytes.len() < MAGIC.len() || bytes[..MAGIC.len()] != MAGIC {
+        return Err(FormatError::NotAModel);
+    }
+    if bytes.len() < HEADER_LEN {
+        return Err(FormatError::TooShort(bytes.len()));
+    }
+    let version = u32_at(bytes, 8);
+    if version != FORMAT_VERSION {
+        return Err(FormatError::Version(version));
+    }
+    if u32_at(bytes, 12) != ENDIAN_MARK || cfg!(target_endian = "big") {
+        return Err(FormatError::Endianness);
+    }
+    let count = u32_at(bytes, 16);
+    if count > MAX_SECTIONS {
+        return Err(FormatError::SectionCount(count));
+    }
+    let table_end = HEADER_LEN + count as usize * ENTRY_LEN;
+    if bytes.len() < table_end {
+        return Err(FormatError::TooShort(bytes.len()));
+    }
+    if crc32fast::hash(&bytes[HEADER_LEN..table_end]) != u32_at(bytes, 20) {
+        return Err(FormatError::TableChecksum);
+    }
+    let mut sections = Vec::with_capacity(count as usize);
+    for i in 0..count as usize {
+        let at = HEADER_LEN + i * ENTRY_LEN;
+        let mut tag = [0u8; 8];
+        tag.copy_from_slice(&bytes[at..at + 8]);
+        let s =
+            Section { tag, offset: u64_at(bytes, at + 8), len: u64_at(bytes, at + 16), crc: u32_at(bytes, at + 24) };
+        let end = s.offset.checked_add(s.len);
+        if end.is_none_or(|e| e > bytes.len() as u64) || s.offset < table_end as u64 {
+            return Err(FormatError::OutOfBounds {
+                name: s.name(),
+                offset: s.offset,
+                len: s.len,
+                file_len: bytes.len(),
+            });
+        }
+        if !(s.offset as usize).is_multiple_of(ALIGN) {
+            return Err(FormatError::Misaligned(s.name()));
+        }
+        sections.push(s);
+    }
+    Ok(sections)
+}
+
+/// Everything about a model except its weights.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Metadata {
+    pub transition_system: String,
+    pub feature_set: String,
+    /// Label inventory; index 0 is the root label.
+    pub labels: LabelSet,
+    /// Label for words the parser leaves headless (see `Configuration::finish`).
+    pub fallback: Label,
+    pub table: TableLayout,
+    /// Features and weights stored.
+    pub features: u64,
+    pub weights: u64,
+    /// Weights whose absolute value was below this were left out when writing.
+    pub pruned_below: f32,
+    /// Training provenance: hyperparameters, data fingerprint, dev scores.
+    pub info: TrainingInfo,
+}
+
+/// How to write a model.
+#[derive(Debug, Clone, Copy)]
+pub struct WriteOptions {
+    pub precision: Precision,
+    /// Leave out weights whose absolute value is below this.
+    pub prune_below: f32,
+}
+
+impl Default for WriteOptions {
+    fn default() -> Self {
+        WriteOptions { precision: Precision::F32, prune_below: 0.0 }
+    }
+}
+
+/// Why a model file could not be opened or written.
+#[derive(Debug, thiserror::Error)]
+pub enum ModelError {
+    #[error("{}: {error}", path.display())]
+    Io { path: PathBuf, error: io::Error },
+    #[error("{}: {error}", path.display())]
+    Format { path: PathBuf, error: FormatError },
+}
+
+/// Writes `model` to `path` atomically (temporary file, fsync, rename, fsync of the directory);
+/// returns the metadata written.
+pub fn write(model: &Model, path: &Path, opts: WriteOptions) -> Result<Metadata, ModelError> {
+    let pruned: Vec<(u64, Vec<(u16, f32)>)> = model
+        .weights
+        .rows()
+        .map(|(f, row)| (f, row.iter().copied().filter(|&(_, w)| w.abs() >= opts.prune_below).collect()))
+        .collect();
+    let rows = pruned.iter().map(|(f, row)| (*f, row.as_slice()));
+    let built = table::build(rows, model.weights.classes(), opts.precision);
+    let meta = Metadata {
+        transition_system: TRANSITION_SYSTEM.to_string(),
+        feature_set: model.feature_set.clone(),
+        labels: model.labels.clone(),
+        fallback: model.fallback,
+        table: built.layout,
+        features: built.features,
+        weights: built.weights,
+        pruned_below: opts.prune_below,
+        info: model.info.clone(),
+    };
+    let meta_bytes = bincode::serialize(&meta)
+        .map_err(|e| ModelError::Io { path: path.to_path_buf(), error: io::Error::other(e) })?;
+    let payloads: [(&[u8; 8], &[u8]); 3] = [(&META, &meta_bytes), (&SLOTS, &built.slots), (&ROWS, &built.rows)];
+    let mut file = vec![0u8; HEADER_LEN + payloads.len() * ENTRY_LEN];
+    let mut entries = Vec::new();
+    for (tag, data) in payloads {
+        file.resize(file.len().next_multiple_of(ALIGN), 0);
+        entries.push(Section {
+            tag: *tag,
+            offset: file.len() as u64,
+            len: data.len() as u64,
+            crc: crc32fast::hash(data),
+        });
+        file.extend_from_slice(data);
+    }
+    for (i, s) in entries.iter().enumerate() {
+        let at = HEADER_LEN + i * ENTRY_LEN;
+        file[at..at + 8].copy_from_slice(&s.tag);
+        file[at + 8..at + 16].copy_from_slice(&s.offset.to_le_bytes());
+        file[at + 16..at + 24].copy_from_slice(&s.len.to_le_bytes());
+        file[at + 24..at + 28].copy_from_slice(&s.crc.to_le_bytes());
+    }
+    file[..8].copy_from_slice(&MAGIC);
+    file[8..12].copy_from_slice(&FORMAT_VERSION.to_le_bytes());
+    file[12..16].copy_from_slice(&ENDIAN_MARK.to_le_bytes());
+    file[16..20].copy_from_slice(&(entries.len() as u32).to_le_bytes());
+    let table_crc = crc32fast::hash(&file[HEADER_LEN..HEADER_LEN + entries.len() * ENTRY_LEN]);
+    file[20..24].copy_from_slice(&table_crc.to_le_bytes());
+    write_atomically(path, &file).map_err(|source| ModelError::Io { path: path.to_path_buf(), error: source })?;
+    Ok(meta)
+}
+
+/// Writes `bytes` to `path` so that readers see either the old file or the complete new one.
+pub fn write_atomically(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    let mut name = path.file_name().map(|n| n.to_os_string()).unwrap_or_default();
+    name.push(format!(".tmp{}", std::process::id()));
+    let tmp = path.with_file_name(name);
+    let result = (|| {
+        let mut f = File::create(&tmp)?;
+        f.write_all(bytes)?;
+        f.sync_all()?;
+        fs::rename(&tmp, path)?;
+        let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+        File::open(dir)?.sync_all()
+    })();
+    if result.is_err() {
+        let _ = fs::remove_file(&tmp);
+    }
+    result
+}
+
+/// An opened, memory-mapped model.
+pub struct ModelFile {
+    map: Mmap,
+    path: PathBuf,
+    sections: Vec<Section>,
+    meta: Metadata,
+    slots: Range<usize>,
+    rows: Range<usize>,
+}
+
+impl ModelFile {
+    /// Maps `path` and checks its header, sections and metadata (not the weights' checksums:
+    /// see [`ModelFile::verify`]).
+    pub fn open(path: &Path) -> Result<ModelFile, ModelError> {
+        let io_err = |source| ModelError::Io { path: path.to_path_buf(), error: source };
+        let fmt_err = |source| ModelError::Format { path: path.to_path_buf(), error: source };
+        let file = File::open(path).map_err(io_err)?;
+        // SAFETY: model files are immutable once renamed into place (they are only ever
+        // replaced by rename, never written in place), so the mapping does not change under us.
+        let map = unsafe { Mmap::map(&file) }.map_err(io_err)?;
+        let sections = parse_header(&map).map_err(fmt_err)?;
+        let find = |tag: [u8; 8]| {
+            sections.iter().find(|s| s.tag == tag).copied().ok_or_else(|| {
+                fmt_err(FormatError::Missing(String::from_utf8_lossy(&tag).trim_end_matches('\0').to_string()))
+            })
+        };
+        let (meta_s, slots_s, rows_s) = (find(META)?, find(SLOTS)?, find(ROWS)?);
+        // The metadata is small and everything depends on it: check it now, not only in verify.
+        if crc32fast::hash(&map[meta_s.range()]) != meta_s.crc {
+            return Err(fmt_err(FormatError::Checksum { name: meta_s.name() }));
+        }
+        let mut meta: Metadata =
+            bincode::deserialize(&map[meta_s.range()]).map_err(|e| fmt_err(FormatError::Metadata(e.to_string())))?;
+        if meta.feature_set != FEATURE_SET {
+            return Err(fmt_err(FormatError::FeatureSet(meta.feature_set)));
+        }
+        if meta.transition_system != TRANSITION_SYSTEM {
+            return Err(fmt_err(FormatError::TransitionSystem(meta.transition_system)));
+        }
+        meta.labels.rebuild_index();
+        let model =
+            ModelFile { map, path: path.to_path_buf(), sections, meta, slots: slots_s.range(), rows: rows_s.range() };
+        if TableView::new(&model.map[model.slots.clone()], &model.map[model.rows.clone()], model.meta.table).is_none()
+            || model.meta.table.classes as usize != crate::arc_eager::Transition::count(model.meta.labels.len())
+            || model.meta.fallback.index() >= model.meta.labels.len()
+        {
+            return Err(fmt_err(FormatError::Table));
+        }
+        Ok(model)
+    }
+
+    /// Checks every section's checksum: reads the whole file.
+    pub fn verify(&self) -> Result<(), ModelError> {
+        for s in &self.sections {
+            if crc32fast::hash(&self.map[s.range()]) != s.crc {
+                return Err(ModelError::Format {
+                    path: self.path.clone(),
+                    error: FormatError::Checksum { name: s.name() },
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// The metadata.
+    pub fn meta(&self) -> &Metadata {
+        &self.meta
+    }
+
+    /// The section table.
+    pub fn sections(&self) -> &[Section] {
+        &self.sections
+    }
+
+    /// Size of the file in bytes.
+    pub fn file_len(&self) -> usize {
+        self.map.len()
+    }
+
+    /// The weights, read in place.
+    pub fn weights(&self) -> TableView<'_> {
+        // Checked in `open`.
+        TableView::new(&self.map[self.slots.clone()], &self.map[self.rows.clone()], self.meta.table)
+            .expect("table layout checked at open")
+    }
+}

@@ -1,0 +1,447 @@
+//! The weight table: an open-addressing hash table from 64-bit feature hashes to sparse rows of
+//! per-class weights, laid out to be read in place from a memory-mapped file.
+//!
+//! Two byte arrays, both little-endian:
+//! - `slots`: `n` 8-byte slots (load factor at most 0.7), each the low 32 bits of a feature
+//!   hash (its fingerprint) and the byte offset of its row, `u32::MAX` for an empty slot. A
+//!   feature starts probing at `(hash · n) >> 64` (multiply-shift range reduction, so `n` need
+//!   not be a power of two and the table stays small) and probes linearly, so fingerprint and
+//!   position together check about 52 bits of the hash. Eight slots share a cache line.
+//! - `rows`: per row a `u16` count, for `i8` rows an `f16` scale, then either `count` sparse
+//!   records of a class (`u8` or `u16`) and a weight (`f32`, `f16` or `i8`), or, when the
+//!   count is [`DENSE`], one weight for every class in class order. A row is dense when that
+//!   takes at most [`DENSE_EXPANSION`] times its sparse size: frequent features have long rows,
+//!   and adding a dense row is a contiguous, vectorisable loop instead of a scatter.
+//!
+//! Why this structure: a lookup costs one cache line of slots plus one row, and
+//! [`TableView::score`] first prefetches all slots of a configuration's features, then all their
+//! rows, so the misses overlap instead of following each other (measured in the issue notes).
+//! Every read is bounds-checked: a corrupt table yields wrong scores, never a panic or undefined
+//! behaviour. This module knows nothing of files or features.
+
+use half::f16;
+use serde::{Deserialize, Serialize};
+
+/// How weights are stored.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Precision {
+    F32,
+    F16,
+    /// Signed bytes with one `f32` scale per row (`w ≈ scale · q`).
+    I8,
+}
+
+impl Precision {
+    fn weight_bytes(self) -> usize {
+        match self {
+            Precision::F32 => 4,
+            Precision::F16 => 2,
+            Precision::I8 => 1,
+        }
+    }
+
+    fn header_bytes(self) -> usize {
+        match self {
+            Precision::I8 => 4,
+            _ => 2,
+        }
+    }
+}
+
+/// Parameters a reader needs to interpret the two arrays; stored in the model metadata.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TableLayout {
+    pub precision: Precision,
+    /// 1 when every class index fits a byte, else 2.
+    pub class_bytes: u8,
+    /// Number of classes scored.
+    pub classes: u32,
+    /// Number of slots.
+    pub slots: u64,
+}
+
+const EMPTY: u32 = u32::MAX;
+/// Row count marking a dense row.
+pub const DENSE: u16 = u16::MAX;
+/// How much larger than its sparse encoding a dense row may be.
+pub const DENSE_EXPANSION: f64 = 1.5;
+/// Most slots per stored feature is 1/0.7.
+const LOAD_FACTOR: f64 = 0.7;
+
+/// The slot where probing for `key` starts, in a table of `n` slots.
+#[inline(always)]
+fn home(key: u64, n: usize) -> usize {
+    ((u128::from(key) * n as u128) >> 64) as usize
+}
+
+/// The two arrays of a table being built.
+pub struct BuiltTable {
+    pub layout: TableLayout,
+    pub slots: Vec<u8>,
+    pub rows: Vec<u8>,
+    /// Features stored.
+    pub features: u64,
+    /// Weights stored (non-zero after quantisation).
+    pub weights: u64,
+    /// Features dropped because another feature in the same probe chain had the same
+    /// fingerprint (about one in 2^32 per pair; kept: the row with more weights).
+    pub fingerprint_clashes: u64,
+}
+
+/// Builds a table from rows of `(class, weight)`; rows whose weights all quantise to zero are
+/// left out.
+pub fn build<'a>(
+    rows: impl ExactSizeIterator<Item = (u64, &'a [(u16, f32)])>,
+    classes: usize,
+    precision: Precision,
+) -> BuiltTable {
+    let slots_len = ((rows.len() as f64 / LOAD_FACTOR).ceil() as usize).max(8);
+    let class_bytes: u8 = if classes <= 256 { 1 } else { 2 };
+    let mut slots = vec![EMPTY; slots_len];
+    let mut fps = vec![0u32; slots_len];
+    let mut row_bytes: Vec<u8> = Vec::new();
+    let (mut features, mut weights, mut clashes) = (0u64, 0u64, 0u64);
+    let mut record = Vec::new();
+    let mut sorted: Vec<(u64, &[(u16, f32)])> = rows.collect();
+    // Deterministic files: insertion order must not depend on the trainer's hash map.
+    sorted.sort_unstable_by_key(|&(k, _)| k);
+    for (key, row) in sorted {
+        record.clear();
+        let kept = encode_row(row, classes, precision, class_bytes, &mut record);
+        if kept == 0 {
+            continue;
+        }
+        let fp = key as u32;
+        let mut i = home(key, slots_len);
+        let mut clash = false;
+        while slots[i] != EMPTY {
+            if fps[i] == fp {
+                clash = true;
+                break;
+            }
+            i = if i + 1 == slots_len { 0 } else { i + 1 };
+        }
+        if clash {
+            clashes += 1;
+            continue;
+        }
+        slots[i] = row_bytes.len() as u32;
+        fps[i] = fp;
+        row_bytes.extend_from_slice(&record);
+        features += 1;
+        weights += kept as u64;
+    }
+    let mut slot_bytes = Vec::with_capacity(slots_len * 8);
+    for (&start, &fp) in slots.iter().zip(&fps) {
+        slot_bytes.extend_from_slice(&fp.to_le_bytes());
+        slot_bytes.extend_from_slice(&start.to_le_bytes());
+    }
+    BuiltTable {
+        layout: TableLayout { precision, class_bytes, classes: classes as u32, slots: slots_len as u64 },
+        slots: slot_bytes,
+        rows: row_bytes,
+        features,
+        weights,
+        fingerprint_clashes: clashes,
+    }
+}
+
+/// Appends one encoded row to `out`; returns the number of weights kept.
+fn encode_row(row: &[(u16, f32)], classes: usize, precision: Precision, class_bytes: u8, out: &mut Vec<u8>) -> usize {
+    let scale = match precision {
+        // Stored as f16: round it first so that quantisation uses the scale readers will see.
+        Precision::I8 => f16::from_f32(row.iter().fold(0.0f32, |m, &(_, w)| m.max(w.abs())) / 127.0).to_f32(),
+        _ => 1.0,
+    };
+    let quantised = |w: f32| -> Option<[u8; 4]> {
+        match precision {
+            Precision::F32 => (w != 0.0).then(|| w.to_le_bytes()),
+            Precision::F16 => {
+                let h = f16::from_f32(w);
+                (h.to_f32() != 0.0).then(|| {
+                    let b = h.to_le_bytes();
+                    [b[0], b[1], 0, 0]
+                })
+            }
+            Precision::I8 => {
+                let q = if scale > 0.0 { (w / scale).round().clamp(-127.0, 127.0) as i8 } else { 0 };
+                (q != 0).then_some([q as u8, 0, 0, 0])
+            }
+        }
+    };
+    let kept: Vec<(u16, [u8; 4])> = row.iter().filter_map(|&(c, w)| quantised(w).map(|q| (c, q))).collect();
+    if kept.is_empty() {
+        return 0;
+    }
+    let sparse_size = kept.len() * (class_bytes as usize + precision.weight_bytes());
+    let dense = (classes * precision.weight_bytes()) as f64 <= DENSE_EXPANSION * sparse_size as f64;
+    out.extend_from_slice(&(if dense { DENSE } else { kept.len() as u16 }).to_le_bytes());
+    if precision == Precision::I8 {
+        out.extend_from_slice(&f16::from_f32(scale).to_le_bytes());
+    }
+    if dense {
+        let wb = precision.weight_bytes();
+        let base = out.len();
+        out.resize(base + classes * wb, 0);
+        for (class, q) in &kept {
+            let at = base + *class as usize * wb;
+            out[at..at + wb].copy_from_slice(&q[..wb]);
+        }
+        return kept.len();
+    }
+    for (class, q) in &kept {
+        if class_bytes == 1 {
+            out.push(*class as u8);
+        } else {
+            out.extend_from_slice(&class.to_le_bytes());
+        }
+        out.extend_from_slice(&q[..precision.weight_bytes()]);
+    }
+    kept.len()
+}
+
+/// A read-only view of a table, borrowed from a memory map (or any byte buffer).
+#[derive(Debug, Clone, Copy)]
+pub struct TableView<'a> {
+    slots: &'a [u8],
+    rows: &'a [u8],
+    n: usize,
+    layout: TableLayout,
+}
+
+/// The most features scored at once; larger sets are scored in chunks.
+const CHUNK: usize = 128;
+
+#[inline(always)]
+fn prefetch(bytes: &[u8], at: usize) {
+    #[cfg(target_arch = "x86_64")]
+    if let Some(b) = bytes.get(at) {
+        // SAFETY: prefetching is a hint; the address comes from a live slice element.
+        unsafe { std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>((b as *const u8).cast::<i8>()) };
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = (bytes, at);
+}
+
+/// Adds a dense row (one weight per class) to `scores`.
+#[inline(always)]
+fn add_dense(precision: Precision, scale: f32, body: &[u8], scores: &mut [f32]) {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") {
+        // SAFETY: the CPU supports AVX2, checked just above.
+        return unsafe { add_dense_avx2(precision, scale, body, scores) };
+    }
+    add_dense_portable(precision, scale, body, scores)
+}
+
+/// [`add_dense_portable`] compiled for AVX2, so the loops run eight lanes wide.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn add_dense_avx2(precision: Precision, scale: f32, body: &[u8], scores: &mut [f32]) {
+    add_dense_portable(precision, scale, body, scores)
+}
+
+#[inline(always)]
+fn add_dense_portable(precision: Precision, scale: f32, body: &[u8], scores: &mut [f32]) {
+    match precision {
+        Precision::F32 => {
+            for (s, w) in scores.iter_mut().zip(body.chunks_exact(4)) {
+                *s += f32::from_le_bytes([w[0], w[1], w[2], w[3]]);
+            }
+        }
+        Precision::F16 => {
+            for (s, w) in scores.iter_mut().zip(body.chunks_exact(2)) {
+                *s += f16::from_le_bytes([w[0], w[1]]).to_f32_const();
+            }
+        }
+        Precision::I8 => {
+            for (s, &q) in scores.iter_mut().zip(body) {
+                *s += scale * f32::from(q as i8);
+            }
+        }
+    }
+}
+
+/// Adds sparse records of a `CB`-byte class and a `WB`-byte weight to `scores`; one copy per
+/// layout, so that nothing is decided per record.
+#[inline(always)]
+fn add_sparse<const CB: usize, const WB: usize>(body: &[u8], scores: &mut [f32], weight: impl Fn([u8; WB]) -> f32) {
+    for r in body.chunks_exact(CB + WB) {
+        let class = if CB == 1 { r[0] as usize } else { u16::from_le_bytes([r[0], r[1]]) as usize };
+        let mut w = [0u8; WB];
+        w.copy_from_slice(&r[CB..]);
+        if let Some(s) = scores.get_mut(class) {
+            *s += weight(w);
+        }
+    }
+}
+
+impl<'a> TableView<'a> {
+    /// A view over the two arrays; `None` if their sizes contradict `layout`.
+    pub fn new(slots: &'a [u8], rows: &'a [u8], layout: TableLayout) -> Option<TableView<'a>> {
+        let n = usize::try_from(layout.slots).ok()?;
+        if n == 0 || slots.len() != n.checked_mul(8)? || rows.len() > u32::MAX as usize {
+            return None;
+        }
+        Some(TableView { slots, rows, n, layout })
+    }
+
+    /// The table's layout.
+    pub fn layout(&self) -> TableLayout {
+        self.layout
+    }
+
+    #[inline(always)]
+    fn slot(&self, i: usize) -> (u32, u32) {
+        match self.slots.get(i * 8..i * 8 + 8) {
+            Some(b) => (u32::from_le_bytes([b[0], b[1], b[2], b[3]]), u32::from_le_bytes([b[4], b[5], b[6], b[7]])),
+            None => (0, EMPTY),
+        }
+    }
+
+    /// Byte offset of the row of `key`, if present.
+    #[inline]
+    pub fn lookup(&self, key: u64) -> Option<u32> {
+        let fp = key as u32;
+        let mut i = home(key, self.n);
+        // A corrupt table might have no empty slot: never probe more than all of them.
+        for _ in 0..self.n {
+            let (f, start) = self.slot(i);
+            if start == EMPTY {
+                return None;
+            }
+            if f == fp {
+                return Some(start);
+            }
+            i = if i + 1 == self.n { 0 } else { i + 1 };
+        }
+        None
+    }
+
+    /// Adds the row at `start` to `scores`.
+    #[inline]
+    pub fn add_row(&self, start: u32, scores: &mut [f32]) {
+        let start = start as usize;
+        let precision = self.layout.precision;
+        let Some(head) = self.rows.get(start..start + precision.header_bytes()) else { return };
+        let count = u16::from_le_bytes([head[0], head[1]]);
+        let scale = match precision {
+            // `to_f32_const` is inline software conversion: cheaper than a dispatched call per row.
+            Precision::I8 => f16::from_le_bytes([head[2], head[3]]).to_f32_const(),
+            _ => 1.0,
+        };
+        let body_start = start + head.len();
+        let wb = precision.weight_bytes();
+        if count == DENSE {
+            let classes = self.layout.classes as usize;
+            let Some(body) = self.rows.get(body_start..body_start + classes * wb) else { return };
+            let n = classes.min(scores.len());
+            add_dense(precision, scale, body, &mut scores[..n]);
+            return;
+        }
+        let cb = self.layout.class_bytes as usize;
+        let Some(body) = self.rows.get(body_start..body_start + count as usize * (cb + wb)) else { return };
+        match (precision, cb) {
+            (Precision::F32, 1) => add_sparse::<1, 4>(body, scores, f32::from_le_bytes),
+            (Precision::F32, _) => add_sparse::<2, 4>(body, scores, f32::from_le_bytes),
+            (Precision::F16, 1) => add_sparse::<1, 2>(body, scores, |w| f16::from_le_bytes(w).to_f32_const()),
+            (Precision::F16, _) => add_sparse::<2, 2>(body, scores, |w| f16::from_le_bytes(w).to_f32_const()),
+            (Precision::I8, 1) => add_sparse::<1, 1>(body, scores, |w| scale * f32::from(w[0] as i8)),
+            (Precision::I8, _) => add_sparse::<2, 1>(body, scores, |w| scale * f32::from(w[0] as i8)),
+        }
+    }
+
+    /// Writes the score of every class for `features` into `scores`, overlapping the memory
+    /// accesses: all slot lines are prefetched, then all rows, then the rows are summed.
+    pub fn score(&self, features: &[u64], scores: &mut [f32]) {
+        scores.fill(0.0);
+        let mut starts = [0u32; CHUNK];
+        for chunk in features.chunks(CHUNK) {
+            for &f in chunk {
+                prefetch(self.slots, home(f, self.n) * 8);
+            }
+            let mut n = 0;
+            for &f in chunk {
+                if let Some(start) = self.lookup(f) {
+                    prefetch(self.rows, start as usize);
+                    starts[n] = start;
+                    n += 1;
+                }
+            }
+            for &start in &starts[..n] {
+                self.add_row(start, scores);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rows() -> Vec<(u64, Vec<(u16, f32)>)> {
+        (0..1000u64)
+            .map(|i| {
+                let key = crate::hash::mix(i + 1);
+                if i % 10 == 0 {
+                    // Dense: every class non-zero.
+                    let mut row: Vec<(u16, f32)> = (0..9).map(|c| (c, -0.125)).collect();
+                    row[i as usize % 7].1 = 0.5 + i as f32;
+                    row[7].1 = -0.25;
+                    (key, row)
+                } else {
+                    (key, vec![(i as u16 % 7, 0.5 + i as f32), (7, -0.25), (3 + (i as u16 % 2), 0.0)])
+                }
+            })
+            .collect()
+    }
+
+    fn scores_of(view: &TableView, features: &[u64]) -> Vec<f32> {
+        let mut s = vec![0.0; 9];
+        view.score(features, &mut s);
+        s
+    }
+
+    #[test]
+    fn every_precision_finds_every_row_and_nothing_else() {
+        let rows = rows();
+        for precision in [Precision::F32, Precision::F16, Precision::I8] {
+            let t = build(rows.iter().map(|(k, r)| (*k, r.as_slice())), 9, precision);
+            assert_eq!(t.features, 1000);
+            let view = TableView::new(&t.slots, &t.rows, t.layout).unwrap();
+            for (i, (k, _)) in rows.iter().enumerate() {
+                let s = scores_of(&view, &[*k]);
+                let expected = 0.5 + i as f32;
+                let tol = match precision {
+                    Precision::F32 => 0.0,
+                    Precision::F16 => expected * 1e-3,
+                    Precision::I8 => expected / 127.0,
+                };
+                assert!((s[i % 7] - expected).abs() <= tol, "{precision:?} row {i}: {}", s[i % 7]);
+                let tail = if i % 10 == 0 { -0.125 } else { 0.0 };
+                assert!((s[8] - tail).abs() <= tol.max(1e-3), "{precision:?} row {i}: {}", s[8]);
+                assert!(
+                    (s[7] + 0.25).abs() <= (0.25f32).max(expected) / 127.0 + 1e-3,
+                    "{precision:?} row {i}: {}",
+                    s[7]
+                );
+            }
+            assert_eq!(view.lookup(crate::hash::mix(5000)), None);
+        }
+    }
+
+    #[test]
+    fn corrupt_tables_do_not_panic() {
+        let rows = rows();
+        let t = build(rows.iter().map(|(k, r)| (*k, r.as_slice())), 9, Precision::F32);
+        let mut slots = t.slots.clone();
+        for b in slots.iter_mut().skip(4).step_by(8) {
+            *b = 0x7f; // row offsets far beyond the rows array
+        }
+        let view = TableView::new(&slots, &t.rows, t.layout).unwrap();
+        let _ = scores_of(&view, &rows.iter().map(|r| r.0).collect::<Vec<_>>());
+        let full = vec![0u8; t.slots.len()]; // no empty slot at all
+        let view = TableView::new(&full, &t.rows, t.layout).unwrap();
+        let _ = scores_of(&view, &[1, 2, 3]);
+    }
+}

@@ -1,0 +1,222 @@
+//! Streaming, parallel parsing of files: a reader thread cuts sentences into batches, a rayon
+//! pool parses them, and the calling thread writes them back in input order.
+//!
+//! ```text
+//! reader ──work (bounded)──▶ N workers (rayon) ──done──▶ writer (reorders by sequence number)
+//!    ▲                                                          │
+//!    └────────────────────── free batches ◀─────────────────────┘
+//! ```
+//!
+//! A fixed pool of batches circulates, so memory is bounded by the pool size times the batch
+//! size, whatever the input size, and sentences are reused without allocating. This module
+//! owns concurrency and ordering; parsing itself is [`crate::parser`]'s.
+
+use std::collections::BTreeMap;
+use std::io::{self, Write};
+use std::path::PathBuf;
+use std::sync::Mutex;
+
+use crossbeam_channel::{bounded, Receiver, Sender};
+
+use crate::corpus::{CorpusError, Format, Reader, Sentence};
+use crate::model_file::ModelFile;
+use crate::parser::Parser;
+
+/// A batch of sentences with its position in the input.
+#[derive(Default)]
+struct Batch {
+    seq: u64,
+    sentences: Vec<Sentence>,
+    used: usize,
+    words: usize,
+}
+
+/// How to run the pipeline.
+#[derive(Debug, Clone, Copy)]
+pub struct PipelineOptions {
+    /// Parsing threads; 1 parses in the calling thread.
+    pub threads: usize,
+    /// A batch is closed once it holds this many words.
+    pub batch_words: usize,
+}
+
+impl Default for PipelineOptions {
+    fn default() -> Self {
+        PipelineOptions { threads: 1, batch_words: 4096 }
+    }
+}
+
+/// What a run parsed.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ParseStats {
+    pub sentences: usize,
+    pub words: usize,
+}
+
+/// Why a run stopped.
+#[derive(Debug, thiserror::Error)]
+pub enum PipelineError {
+    #[error(transparent)]
+    Corpus(#[from] CorpusError),
+    #[error("writing the output: {0}")]
+    Write(io::Error),
+    #[error("could not start the thread pool: {0}")]
+    Pool(String),
+}
+
+impl From<io::Error> for PipelineError {
+    // Not `#[from]`, which would also make it the `source` and print it twice in error chains.
+    fn from(e: io::Error) -> Self {
+        PipelineError::Write(e)
+    }
+}
+
+/// Parses every sentence of `inputs` (each in the format its name says) and writes them to
+/// `out` in input order.
+pub fn parse_files(
+    model: &ModelFile,
+    inputs: &[PathBuf],
+    out: &mut (dyn Write + Send),
+    opts: PipelineOptions,
+) -> Result<ParseStats, PipelineError> {
+    if opts.threads <= 1 {
+        return parse_sequential(model, inputs, out);
+    }
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(opts.threads)
+        .thread_name(|i| format!("spoolparse-parse-{i}"))
+        .build()
+        .map_err(|e| PipelineError::Pool(e.to_string()))?;
+    let pool_size = opts.threads * 4;
+    let (free_tx, free_rx) = bounded::<Batch>(pool_size);
+    let (work_tx, work_rx) = bounded::<Batch>(pool_size);
+    let (done_tx, done_rx) = bounded::<Batch>(pool_size);
+    for _ in 0..pool_size {
+        let _ = free_tx.send(Batch::default());
+    }
+    let read_error: Mutex<Option<CorpusError>> = Mutex::new(None);
+    let mut result = Ok(ParseStats::default());
+    std::thread::scope(|scope| {
+        scope.spawn(|| {
+            if let Err(e) = read_batches(inputs, opts.batch_words, &free_rx, work_tx) {
+                if let Ok(mut slot) = read_error.lock() {
+                    *slot = Some(e);
+                }
+            }
+        });
+        scope.spawn(|| {
+            pool.scope(|s| {
+                for _ in 0..opts.threads {
+                    let (work_rx, done_tx) = (work_rx.clone(), done_tx.clone());
+                    s.spawn(move |_| parse_batches(model, &work_rx, &done_tx));
+                }
+            });
+            drop(done_tx);
+        });
+        result = write_in_order(&done_rx, &free_tx, out);
+        // On a write error, drain so that the other threads can finish.
+        drop(free_tx);
+        while done_rx.recv().is_ok() {}
+    });
+    if let Some(e) = read_error.into_inner().ok().flatten() {
+        return Err(e.into());
+    }
+    result
+}
+
+fn parse_sequential(model: &ModelFile, inputs: &[PathBuf], out: &mut dyn Write) -> Result<ParseStats, PipelineError> {
+    let mut parser = Parser::new(model);
+    let mut sent = Sentence::default();
+    let mut stats = ParseStats::default();
+    for input in inputs {
+        let mut reader = Reader::open(input, Format::from_path(input))?;
+        while let Some(read) = reader.read_next(&mut sent) {
+            read?;
+            parser.parse(&mut sent);
+            sent.write_to(out)?;
+            stats.sentences += 1;
+            stats.words += sent.len();
+        }
+    }
+    Ok(stats)
+}
+
+fn read_batches(
+    inputs: &[PathBuf],
+    batch_words: usize,
+    free: &Receiver<Batch>,
+    work: Sender<Batch>,
+) -> Result<(), CorpusError> {
+    let mut seq = 0;
+    let Ok(mut batch) = free.recv() else { return Ok(()) };
+    let start = |b: &mut Batch, seq: u64| {
+        b.seq = seq;
+        b.used = 0;
+        b.words = 0;
+    };
+    start(&mut batch, seq);
+    for input in inputs {
+        let mut reader = Reader::open(input, Format::from_path(input))?;
+        loop {
+            if batch.used == batch.sentences.len() {
+                batch.sentences.push(Sentence::default());
+            }
+            match reader.read_next(&mut batch.sentences[batch.used]) {
+                None => break,
+                Some(Err(e)) => return Err(e),
+                Some(Ok(())) => {}
+            }
+            batch.words += batch.sentences[batch.used].len();
+            batch.used += 1;
+            if batch.words >= batch_words {
+                if work.send(batch).is_err() {
+                    return Ok(());
+                }
+                seq += 1;
+                let Ok(next) = free.recv() else { return Ok(()) };
+                batch = next;
+                start(&mut batch, seq);
+            }
+        }
+    }
+    if batch.used > 0 {
+        let _ = work.send(batch);
+    }
+    Ok(())
+}
+
+fn parse_batches(model: &ModelFile, work: &Receiver<Batch>, done: &Sender<Batch>) {
+    let mut parser = Parser::new(model);
+    while let Ok(mut batch) = work.recv() {
+        for s in &mut batch.sentences[..batch.used] {
+            parser.parse(s);
+        }
+        if done.send(batch).is_err() {
+            return;
+        }
+    }
+}
+
+fn write_in_order(
+    done: &Receiver<Batch>,
+    free: &Sender<Batch>,
+    out: &mut dyn Write,
+) -> Result<ParseStats, PipelineError> {
+    let mut pending: BTreeMap<u64, Batch> = BTreeMap::new();
+    let mut next = 0u64;
+    let mut stats = ParseStats::default();
+    while let Ok(batch) = done.recv() {
+        pending.insert(batch.seq, batch);
+        while let Some(batch) = pending.remove(&next) {
+            for s in &batch.sentences[..batch.used] {
+                s.write_to(out)?;
+            }
+            stats.sentences += batch.used;
+            stats.words += batch.words;
+            next += 1;
+            // The reader may have stopped already; the batch is then simply dropped.
+            let _ = free.send(batch);
+        }
+    }
+    Ok(stats)
+}

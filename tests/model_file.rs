@@ -1,0 +1,89 @@
+//! The model file: round trip through the memory map, and robustness of opening against
+//! truncated, corrupted and foreign bytes (a property test in the spirit of the cargo-fuzz
+//! target in `fuzz/`).
+
+mod common;
+
+use proptest::prelude::*;
+use spoolparse::model::TrainingInfo;
+use spoolparse::model_file::{parse_header, ModelFile, Precision, WriteOptions};
+use spoolparse::parser::Parser;
+use spoolparse::train::{load_training, train, TrainOptions};
+
+fn fixture_model_bytes(precision: Precision) -> Vec<u8> {
+    let set = load_training(&[common::fixture("special.conllu")]).unwrap();
+    let model =
+        train(&set, None, &TrainOptions { epochs: 2, ..TrainOptions::default() }, TrainingInfo::default(), &mut |_| {});
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("m.model");
+    model.save(&path, WriteOptions { precision, prune_below: 0.0 }).unwrap();
+    std::fs::read(path).unwrap()
+}
+
+#[test]
+fn a_written_model_opens_verifies_and_parses_like_the_in_memory_one() {
+    let set = load_training(&[common::fixture("special.conllu")]).unwrap();
+    let model =
+        train(&set, None, &TrainOptions { epochs: 3, ..TrainOptions::default() }, TrainingInfo::default(), &mut |_| {});
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("m.model");
+    let meta = model.save(&path, WriteOptions::default()).unwrap();
+    assert_eq!(meta.weights as usize, model.weights.nonzero());
+    let file = ModelFile::open(&path).unwrap();
+    file.verify().unwrap();
+    assert_eq!(file.meta().labels, model.labels);
+    let mut from_file = Parser::new(&file);
+    let mut in_memory = Parser::from_parts(&model.weights, &model.labels, model.fallback);
+    for s in &set.sentences {
+        from_file.parse_attrs(&s.attrs);
+        in_memory.parse_attrs(&s.attrs);
+        assert_eq!(from_file.heads(), in_memory.heads());
+        assert_eq!(from_file.labels(), in_memory.labels());
+    }
+    // No temporary file is left behind.
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+}
+
+#[test]
+fn verify_catches_a_flipped_weight_byte() {
+    let mut bytes = fixture_model_bytes(Precision::F32);
+    let last = bytes.len() - 3;
+    bytes[last] ^= 0x40;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("flipped.model");
+    std::fs::write(&path, &bytes).unwrap();
+    let file = ModelFile::open(&path).expect("opening does not read the weights");
+    let err = file.verify().unwrap_err().to_string();
+    assert!(err.contains("section ROWS checksum mismatch"), "{err}");
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(300))]
+
+    #[test]
+    fn corrupt_or_truncated_models_never_panic(cut in 0usize..4096, flips in proptest::collection::vec((0usize..4096, any::<u8>()), 0..8), i8 in any::<bool>()) {
+        let mut bytes = fixture_model_bytes(if i8 { Precision::I8 } else { Precision::F32 });
+        for (at, x) in flips {
+            let n = bytes.len();
+            bytes[at % n] ^= x;
+        }
+        bytes.truncate(bytes.len().saturating_sub(cut));
+        let _ = parse_header(&bytes);
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("bad.model");
+        std::fs::write(&path, &bytes).unwrap();
+        if let Ok(file) = ModelFile::open(&path) {
+            let _ = file.verify();
+            // Whatever survived the checks must still parse without panicking.
+            let attrs = vec![spoolparse::features::ROOT_ATTRS, spoolparse::features::token_attrs("a", "_", "X", "_", "_")];
+            Parser::new(&file).parse_attrs(&attrs);
+            let mut sent = spoolparse::corpus::Reader::new(&b"1\ta\t_\tX\t_\t_\t_\t_\t_\t_\n\n"[..], std::path::Path::new("m"), spoolparse::corpus::Format::Conllu).next().unwrap().unwrap();
+            Parser::new(&file).parse(&mut sent);
+        }
+    }
+
+    #[test]
+    fn random_bytes_are_refused(bytes in proptest::collection::vec(any::<u8>(), 0..512)) {
+        prop_assert!(parse_header(&bytes).is_err());
+    }
+}

@@ -103,8 +103,9 @@ pub fn build<'a>(
     let (mut features, mut weights, mut clashes) = (0u64, 0u64, 0u64);
     let mut record = Vec::new();
     let mut sorted: Vec<(u64, &[(u16, f32)])> = rows.collect();
-    // Deterministic files: insertion order must not depend on the trainer's hash map.
-    sorted.sort_unstable_by_key(|&(k, _)| k);
+    // Long rows first: they belong to the frequent features, so the rows most lookups hit share
+    // cache lines and pages. Keys break ties, so files never depend on hash-map order.
+    sorted.sort_unstable_by_key(|&(k, row)| (std::cmp::Reverse(row.len()), k));
     for (key, row) in sorted {
         record.clear();
         let kept = encode_row(row, classes, precision, class_bytes, &mut record);
@@ -363,7 +364,9 @@ impl<'a> TableView<'a> {
             let mut n = 0;
             for &f in chunk {
                 if let Some(start) = self.lookup(f) {
+                    // Long rows span more than one line: ask for the second one too.
                     prefetch(self.rows, start as usize);
+                    prefetch(self.rows, start as usize + 64);
                     starts[n] = start;
                     n += 1;
                 }

@@ -62,7 +62,7 @@ fn benches(c: &mut Criterion) {
     let mut configs = Vec::new();
     for s in sentences.iter_mut().take(200) {
         parser.parse(s);
-        encode_sentence(s, &mut attrs);
+        encode_sentence(s, true, &mut attrs);
         let mut c = Configuration::new(s.len());
         let mut steps = 0;
         while !c.is_terminal() {

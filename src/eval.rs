@@ -26,6 +26,8 @@ pub struct Counts {
     pub words_no_punct: u64,
     pub head_correct_no_punct: u64,
     pub label_correct_no_punct: u64,
+    pub upos_correct: u64,
+    pub xpos_correct: u64,
 }
 
 /// Percentages derived from [`Counts`].
@@ -37,6 +39,9 @@ pub struct Scores {
     pub words_no_punct: u64,
     pub uas_no_punct: f64,
     pub las_no_punct: f64,
+    /// Tagging accuracy (interesting when the system tagged the input).
+    pub upos: f64,
+    pub xpos: f64,
 }
 
 fn pct(a: u64, b: u64) -> f64 {
@@ -71,6 +76,8 @@ impl Counts {
         self.words_no_punct += o.words_no_punct;
         self.head_correct_no_punct += o.head_correct_no_punct;
         self.label_correct_no_punct += o.label_correct_no_punct;
+        self.upos_correct += o.upos_correct;
+        self.xpos_correct += o.xpos_correct;
     }
 
     /// The percentages.
@@ -82,6 +89,8 @@ impl Counts {
             words_no_punct: self.words_no_punct,
             uas_no_punct: pct(self.head_correct_no_punct, self.words_no_punct),
             las_no_punct: pct(self.label_correct_no_punct, self.words_no_punct),
+            upos: pct(self.upos_correct, self.words),
+            xpos: pct(self.xpos_correct, self.words),
         }
     }
 }
@@ -130,6 +139,8 @@ pub fn compare(
             ));
         }
         counts.add(gold_heads[i], g.get(Column::Deprel), g.get(Column::Upos), heads[i], s.get(Column::Deprel));
+        counts.upos_correct += u64::from(g.get(Column::Upos) == s.get(Column::Upos));
+        counts.xpos_correct += u64::from(g.get(Column::Xpos) == s.get(Column::Xpos));
     }
     Ok(())
 }

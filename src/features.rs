@@ -77,18 +77,14 @@ pub fn token_attrs(form: &str, lemma: &str, upos: &str, xpos: &str, feats: &str)
     }
 }
 
-/// Fills `out` with the attributes of node 0 followed by those of each word of `sent`.
-pub fn encode_sentence(sent: &Sentence, out: &mut Vec<TokenAttrs>) {
+/// Fills `out` with the attributes of node 0 followed by those of each word of `sent`. Without
+/// `morphology`, LEMMA and FEATS are read as unspecified (for parsers of tagger output).
+pub fn encode_sentence(sent: &Sentence, morphology: bool, out: &mut Vec<TokenAttrs>) {
     out.clear();
     out.push(ROOT_ATTRS);
     out.extend(sent.words().map(|w| {
-        token_attrs(
-            w.get(Column::Form),
-            w.get(Column::Lemma),
-            w.get(Column::Upos),
-            w.get(Column::Xpos),
-            w.get(Column::Feats),
-        )
+        let (lemma, feats) = if morphology { (w.get(Column::Lemma), w.get(Column::Feats)) } else { ("_", "_") };
+        token_attrs(w.get(Column::Form), lemma, w.get(Column::Upos), w.get(Column::Xpos), feats)
     }));
 }
 

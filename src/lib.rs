@@ -16,10 +16,13 @@
 //! - [`scorer`]: the scoring interface both weight stores implement;
 //! - [`parser`]: greedy parsing of sentences with a model;
 //! - [`pipeline`]: streaming, multi-threaded, order-preserving parsing of files;
+//! - [`tagger`]: the part-of-speech tagger for tokenized text;
+//! - [`annotate`]: tagging and parsing of one sentence, as a model file says;
 //! - [`train`]: the training loops (static oracle, dynamic oracle with exploration);
 //! - [`bench`]: in-memory parse-speed measurement;
 //! - [`eval`]: UAS/LAS as the CoNLL 2018 shared task defines them.
 
+pub mod annotate;
 pub mod arc_eager;
 pub mod bench;
 pub mod corpus;
@@ -35,4 +38,5 @@ pub mod parser;
 pub mod perceptron;
 pub mod pipeline;
 pub mod scorer;
+pub mod tagger;
 pub mod train;

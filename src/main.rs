@@ -9,12 +9,13 @@ use clap::{Parser as ClapParser, Subcommand, ValueEnum};
 use indicatif::{ProgressBar, ProgressStyle};
 
 use spoolparse::bench;
+use spoolparse::corpus::Format;
 use spoolparse::eval::{evaluate_files, Scores};
 use spoolparse::io::Output;
 use spoolparse::model::TrainingInfo;
 use spoolparse::model_file::{ModelFile, Precision, WriteOptions};
 use spoolparse::pipeline::{parse_files, PipelineOptions};
-use spoolparse::train::{self, OracleKind, Progress, TrainOptions};
+use spoolparse::train::{self, OracleKind, Progress, TaggerOptions, TrainOptions};
 
 #[derive(ClapParser)]
 #[command(name = "spoolparse", version, about = "Fast greedy arc-eager dependency parsing")]
@@ -42,6 +43,24 @@ impl From<QuantizeArg> for Precision {
             QuantizeArg::F32 => Precision::F32,
             QuantizeArg::F16 => Precision::F16,
             QuantizeArg::I8 => Precision::I8,
+        }
+    }
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum FormatArg {
+    Conllu,
+    Conllx,
+    /// One sentence per line, tokens separated by whitespace.
+    Text,
+}
+
+impl From<FormatArg> for Format {
+    fn from(f: FormatArg) -> Format {
+        match f {
+            FormatArg::Conllu => Format::Conllu,
+            FormatArg::Conllx => Format::Conllx,
+            FormatArg::Text => Format::Text,
         }
     }
 }
@@ -77,6 +96,17 @@ enum Command {
         /// Leave out weights whose absolute value is below this.
         #[arg(long, default_value_t = 0.0)]
         prune: f32,
+        /// Also train a part-of-speech tagger (UPOS and XPOS) for tokenized text; the parser is
+        /// then trained without LEMMA and FEATS, which tokenized text does not have.
+        #[arg(long)]
+        tagger: bool,
+        /// With --tagger: train the parser on tags predicted by K-fold jackknifing (0: on gold
+        /// tags).
+        #[arg(long, default_value_t = 4)]
+        jackknife: usize,
+        /// With --tagger: tagger training epochs.
+        #[arg(long, default_value_t = 10)]
+        tagger_epochs: u32,
     },
     /// Parse CoNLL-U/CoNLL-X: HEAD and DEPREL are filled, every other byte is kept.
     Parse {
@@ -90,6 +120,12 @@ enum Command {
         /// Parsing threads (input order is kept).
         #[arg(long, default_value_t = 1)]
         threads: usize,
+        /// Input format for every input (default: from the file name; `.txt` is text).
+        #[arg(long, value_enum)]
+        format: Option<FormatArg>,
+        /// Replace UPOS and XPOS of CoNLL-U/CoNLL-X input with the tagger's before parsing.
+        #[arg(long)]
+        retag: bool,
     },
     /// Print a model's metadata and sections.
     Inspect {
@@ -128,7 +164,21 @@ fn main() {
 
 fn run(cli: Cli) -> Result<()> {
     match cli.command {
-        Command::Train { train, dev, output, oracle, epochs, explore_k, explore_p, seed, quantize, prune } => {
+        Command::Train {
+            train,
+            dev,
+            output,
+            oracle,
+            epochs,
+            explore_k,
+            explore_p,
+            seed,
+            quantize,
+            prune,
+            tagger,
+            jackknife,
+            tagger_epochs,
+        } => {
             if !(0.0..=1.0).contains(&explore_p) {
                 bail!("--explore-p must be between 0 and 1, got {explore_p}");
             }
@@ -138,9 +188,18 @@ fn run(cli: Cli) -> Result<()> {
             };
             let opts = TrainOptions { oracle, epochs, explore_k, explore_p, seed };
             let write = WriteOptions { precision: quantize.into(), prune_below: prune };
-            run_train(&train, dev.as_deref(), &output, &opts, write)
+            let tagger = tagger.then_some(TaggerOptions { epochs: tagger_epochs, jackknife });
+            run_train(&train, dev.as_deref(), &output, &opts, write, tagger)
         }
-        Command::Parse { model, inputs, output, threads } => run_parse(&model, &inputs, &output, threads),
+        Command::Parse { model, inputs, output, threads, format, retag } => {
+            let opts = PipelineOptions {
+                threads: threads.max(1),
+                format: format.map(Format::from),
+                retag,
+                ..PipelineOptions::default()
+            };
+            run_parse(&model, &inputs, &output, opts)
+        }
         Command::Inspect { model, verify } => run_inspect(&model, verify),
         Command::Bench { model, file, threads, seconds } => {
             let model = ModelFile::open(&model)?;
@@ -175,6 +234,8 @@ fn print_scores(s: &Scores) {
     println!("LAS         | {:6} | {:6.2}", s.words, s.las);
     println!("UAS (-punct)| {:6} | {:6.2}", s.words_no_punct, s.uas_no_punct);
     println!("LAS (-punct)| {:6} | {:6.2}", s.words_no_punct, s.las_no_punct);
+    println!("UPOS        | {:6} | {:6.2}", s.words, s.upos);
+    println!("XPOS        | {:6} | {:6.2}", s.words, s.xpos);
 }
 
 fn run_train(
@@ -183,8 +244,16 @@ fn run_train(
     output: &Path,
     opts: &TrainOptions,
     write: WriteOptions,
+    tagger: Option<TaggerOptions>,
 ) -> Result<()> {
-    let set = train::load_training(train)?;
+    let prepared = train::prepare(train, dev, tagger, opts.seed)?;
+    if let (Some(t), Some((upos, xpos))) = (tagger, prepared.dev_tagging) {
+        eprintln!(
+            "tagger: dev UPOS {upos:.2} XPOS {xpos:.2}; parser trained on {}",
+            if t.jackknife >= 2 { format!("{}-fold jackknifed tags", t.jackknife) } else { "gold tags".to_string() }
+        );
+    }
+    let set = &prepared.set;
     eprintln!(
         "training on {} sentences, {} words ({} non-projective and {} not single-rooted skipped); oracle {}",
         set.sentences.len(),
@@ -196,10 +265,13 @@ fn run_train(
     if set.sentences.is_empty() {
         bail!("no usable training sentence in {train:?}");
     }
-    let dev_set = dev.map(train::load_dev).transpose()?;
+    let (dev_upos, dev_xpos) = prepared.dev_tagging.unwrap_or_default();
     let info = TrainingInfo {
         train_files: train.iter().map(|p| p.display().to_string()).collect(),
         dev_file: dev.map(|p| p.display().to_string()),
+        jackknife: tagger.map_or(0, |t| if t.jackknife >= 2 { t.jackknife as u32 } else { 0 }),
+        dev_upos,
+        dev_xpos,
         ..TrainingInfo::default()
     };
     let bar = std::io::stderr().is_terminal().then(|| {
@@ -235,7 +307,8 @@ fn run_train(
             }
         }
     };
-    let model = train::train(&set, dev_set.as_deref(), opts, info, &mut on_progress);
+    let mut model = train::train(set, prepared.dev.as_deref(), opts, info, &mut on_progress);
+    model.tagger = prepared.tagger;
     if let Some(bar) = bar {
         bar.finish_and_clear();
     }
@@ -252,7 +325,7 @@ fn run_train(
     Ok(())
 }
 
-fn run_parse(model_path: &Path, inputs: &[PathBuf], output: &Path, threads: usize) -> Result<()> {
+fn run_parse(model_path: &Path, inputs: &[PathBuf], output: &Path, opts: PipelineOptions) -> Result<()> {
     let loading = Instant::now();
     let model = ModelFile::open(model_path)?;
     let load_secs = loading.elapsed().as_secs_f64();
@@ -260,7 +333,6 @@ fn run_parse(model_path: &Path, inputs: &[PathBuf], output: &Path, threads: usiz
     let inputs = if inputs.is_empty() { &stdin[..] } else { inputs };
     let mut out = Output::create(output).with_context(|| format!("creating {}", output.display()))?;
     let started = Instant::now();
-    let opts = PipelineOptions { threads: threads.max(1), ..PipelineOptions::default() };
     let stats = parse_files(&model, inputs, &mut out, opts)?;
     out.flush()?;
     out.finish().with_context(|| format!("writing {}", output.display()))?;

@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 use crate::label::{Label, LabelSet};
 use crate::model_file::{Metadata, ModelError, WriteOptions};
 use crate::perceptron::Weights;
+use crate::tagger::TaggerModel;
 
 /// How a model was trained and how it scored: printed by `inspect`, kept for provenance.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
@@ -33,6 +34,11 @@ pub struct TrainingInfo {
     pub dev_file: Option<String>,
     pub dev_uas: f64,
     pub dev_las: f64,
+    /// Folds used to tag the parser's training data (0: the parser saw gold tags).
+    pub jackknife: u32,
+    /// Tagger accuracy on the dev file (0 without a tagger).
+    pub dev_upos: f64,
+    pub dev_xpos: f64,
 }
 
 /// A trained parser model.
@@ -47,6 +53,11 @@ pub struct Model {
     pub fallback: Label,
     pub weights: Weights,
     pub info: TrainingInfo,
+    /// Whether the parser's features read LEMMA and FEATS (false for models meant for tagger
+    /// output, which has neither).
+    pub morphology: bool,
+    /// The part-of-speech tagger, for tokenized text.
+    pub tagger: Option<TaggerModel>,
 }
 
 impl Model {

@@ -16,6 +16,7 @@ pub struct Parser<'m, S: Scorer> {
     weights: S,
     labels: &'m LabelSet,
     fallback: Label,
+    morphology: bool,
     config: Configuration,
     extractor: Extractor,
     scores: Vec<f32>,
@@ -28,7 +29,8 @@ pub struct Parser<'m, S: Scorer> {
 impl<'m> Parser<'m, TableView<'m>> {
     /// A parser for a model file.
     pub fn new(model: &'m ModelFile) -> Self {
-        Parser::from_parts(model.weights(), &model.meta().labels, model.meta().fallback)
+        let meta = model.meta();
+        Parser::from_parts(model.weights(), &meta.labels, meta.fallback).with_morphology(meta.morphology)
     }
 }
 
@@ -38,6 +40,7 @@ impl<'m, S: Scorer> Parser<'m, S> {
         Parser {
             labels,
             fallback,
+            morphology: true,
             config: Configuration::new(0),
             extractor: Extractor::new(),
             scores: vec![0.0; weights.classes()],
@@ -47,6 +50,13 @@ impl<'m, S: Scorer> Parser<'m, S> {
             arc_labels: Vec::new(),
             repaired: 0,
         }
+    }
+
+    /// Whether features read LEMMA and FEATS (default true); must match how the weights were
+    /// trained.
+    pub fn with_morphology(mut self, morphology: bool) -> Self {
+        self.morphology = morphology;
+        self
     }
 
     /// Parses a sentence given its token attributes (node 0 first). Heads and labels are then
@@ -67,7 +77,7 @@ impl<'m, S: Scorer> Parser<'m, S> {
     /// Parses `sent` and writes HEAD and DEPREL of its words.
     pub fn parse(&mut self, sent: &mut Sentence) {
         let mut attrs = std::mem::take(&mut self.attrs);
-        encode_sentence(sent, &mut attrs);
+        encode_sentence(sent, self.morphology, &mut attrs);
         self.parse_attrs(&attrs);
         self.attrs = attrs;
         for w in 1..=sent.len() {

@@ -18,9 +18,9 @@ use std::sync::Mutex;
 
 use crossbeam_channel::{bounded, Receiver, Sender};
 
+use crate::annotate::{Annotator, NoTagger};
 use crate::corpus::{CorpusError, Format, Reader, Sentence};
 use crate::model_file::ModelFile;
-use crate::parser::Parser;
 
 /// A batch of sentences with its position in the input.
 #[derive(Default)]
@@ -29,6 +29,8 @@ struct Batch {
     sentences: Vec<Sentence>,
     used: usize,
     words: usize,
+    /// The sentences need tags (tokenized text, or `retag`).
+    tag: bool,
 }
 
 /// How to run the pipeline.
@@ -38,11 +40,25 @@ pub struct PipelineOptions {
     pub threads: usize,
     /// A batch is closed once it holds this many words.
     pub batch_words: usize,
+    /// Read every input in this format instead of guessing from its name.
+    pub format: Option<Format>,
+    /// Replace the UPOS and XPOS of CoNLL-U/CoNLL-X input with the tagger's.
+    pub retag: bool,
 }
 
 impl Default for PipelineOptions {
     fn default() -> Self {
-        PipelineOptions { threads: 1, batch_words: 4096 }
+        PipelineOptions { threads: 1, batch_words: 4096, format: None, retag: false }
+    }
+}
+
+impl PipelineOptions {
+    fn format_of(&self, path: &std::path::Path) -> Format {
+        self.format.unwrap_or_else(|| Format::from_path(path))
+    }
+
+    fn needs_tags(&self, format: Format) -> bool {
+        self.retag || format == Format::Text
     }
 }
 
@@ -62,6 +78,8 @@ pub enum PipelineError {
     Write(io::Error),
     #[error("could not start the thread pool: {0}")]
     Pool(String),
+    #[error(transparent)]
+    NoTagger(#[from] NoTagger),
 }
 
 impl From<io::Error> for PipelineError {
@@ -79,8 +97,11 @@ pub fn parse_files(
     out: &mut (dyn Write + Send),
     opts: PipelineOptions,
 ) -> Result<ParseStats, PipelineError> {
+    if !Annotator::new(model).can_tag() && inputs.iter().any(|p| opts.needs_tags(opts.format_of(p))) {
+        return Err(NoTagger.into());
+    }
     if opts.threads <= 1 {
-        return parse_sequential(model, inputs, out);
+        return parse_sequential(model, inputs, out, opts);
     }
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(opts.threads)
@@ -98,7 +119,7 @@ pub fn parse_files(
     let mut result = Ok(ParseStats::default());
     std::thread::scope(|scope| {
         scope.spawn(|| {
-            if let Err(e) = read_batches(inputs, opts.batch_words, &free_rx, work_tx) {
+            if let Err(e) = read_batches(inputs, opts, &free_rx, work_tx) {
                 if let Ok(mut slot) = read_error.lock() {
                     *slot = Some(e);
                 }
@@ -124,15 +145,21 @@ pub fn parse_files(
     result
 }
 
-fn parse_sequential(model: &ModelFile, inputs: &[PathBuf], out: &mut dyn Write) -> Result<ParseStats, PipelineError> {
-    let mut parser = Parser::new(model);
+fn parse_sequential(
+    model: &ModelFile,
+    inputs: &[PathBuf],
+    out: &mut dyn Write,
+    opts: PipelineOptions,
+) -> Result<ParseStats, PipelineError> {
+    let mut annotator = Annotator::new(model);
     let mut sent = Sentence::default();
     let mut stats = ParseStats::default();
     for input in inputs {
-        let mut reader = Reader::open(input, Format::from_path(input))?;
+        let format = opts.format_of(input);
+        let mut reader = Reader::open(input, format)?;
         while let Some(read) = reader.read_next(&mut sent) {
             read?;
-            parser.parse(&mut sent);
+            annotator.annotate(&mut sent, opts.needs_tags(format))?;
             sent.write_to(out)?;
             stats.sentences += 1;
             stats.words += sent.len();
@@ -143,7 +170,7 @@ fn parse_sequential(model: &ModelFile, inputs: &[PathBuf], out: &mut dyn Write) 
 
 fn read_batches(
     inputs: &[PathBuf],
-    batch_words: usize,
+    opts: PipelineOptions,
     free: &Receiver<Batch>,
     work: Sender<Batch>,
 ) -> Result<(), CorpusError> {
@@ -156,7 +183,20 @@ fn read_batches(
     };
     start(&mut batch, seq);
     for input in inputs {
-        let mut reader = Reader::open(input, Format::from_path(input))?;
+        let format = opts.format_of(input);
+        let tag = opts.needs_tags(format);
+        if batch.used > 0 && batch.tag != tag {
+            // A batch is tagged or not as a whole: close it at a change.
+            if work.send(batch).is_err() {
+                return Ok(());
+            }
+            seq += 1;
+            let Ok(next) = free.recv() else { return Ok(()) };
+            batch = next;
+            start(&mut batch, seq);
+        }
+        batch.tag = tag;
+        let mut reader = Reader::open(input, format)?;
         loop {
             if batch.used == batch.sentences.len() {
                 batch.sentences.push(Sentence::default());
@@ -168,7 +208,7 @@ fn read_batches(
             }
             batch.words += batch.sentences[batch.used].len();
             batch.used += 1;
-            if batch.words >= batch_words {
+            if batch.words >= opts.batch_words {
                 if work.send(batch).is_err() {
                     return Ok(());
                 }
@@ -176,6 +216,7 @@ fn read_batches(
                 let Ok(next) = free.recv() else { return Ok(()) };
                 batch = next;
                 start(&mut batch, seq);
+                batch.tag = tag;
             }
         }
     }
@@ -186,10 +227,11 @@ fn read_batches(
 }
 
 fn parse_batches(model: &ModelFile, work: &Receiver<Batch>, done: &Sender<Batch>) {
-    let mut parser = Parser::new(model);
+    let mut annotator = Annotator::new(model);
     while let Ok(mut batch) = work.recv() {
         for s in &mut batch.sentences[..batch.used] {
-            parser.parse(s);
+            // Checked before starting: the model can tag whenever a batch needs it.
+            let _ = annotator.annotate(s, batch.tag);
         }
         if done.send(batch).is_err() {
             return;

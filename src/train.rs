@@ -16,7 +16,7 @@ use rand_chacha::ChaCha8Rng;
 
 use crate::arc_eager::{Configuration, Transition};
 use crate::corpus::tree::{gold_heads, is_projective, root_count};
-use crate::corpus::{Column, CorpusError, Format, Reader};
+use crate::corpus::{Column, CorpusError, Format, Reader, Sentence};
 use crate::eval::{universal, Counts, Scores};
 use crate::features::{encode_sentence, Extractor, TokenAttrs, FEATURE_SET};
 use crate::hash::{combine, hash_str};
@@ -26,6 +26,7 @@ use crate::oracle::{cost, static_oracle, GoldTree};
 use crate::parser::Parser;
 use crate::perceptron::{argmax, Perceptron, Weights};
 use crate::scorer::Scorer;
+use crate::tagger::{accuracy, jackknife, load_tagging, train_tagger, TagSet, Tagger, TaggerModel};
 
 /// Which oracle drives training.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -91,19 +92,35 @@ pub struct TrainingSet {
     pub skipped_root: usize,
     /// Order-sensitive hash of every token line read (see `TrainingInfo::train_fingerprint`).
     pub fingerprint: u64,
+    /// Whether features read LEMMA and FEATS (see `Model::morphology`).
+    pub morphology: bool,
 }
 
 /// Reads gold training files. The root label is taken from the first root arc seen; sentences
 /// that are not projective, or not single-rooted with that label only on the root arc, are
 /// skipped and counted.
 pub fn load_training(paths: &[PathBuf]) -> Result<TrainingSet, CorpusError> {
-    let mut set = TrainingSet::default();
+    load_training_with(paths, true, &mut |_, _| {})
+}
+
+/// [`load_training`], with features reading LEMMA and FEATS only with `morphology`, and
+/// `retag(i, sentence)` called on the `i`-th sentence of the files (counting from 0, skipped
+/// ones included) before its features are taken, to put predicted tags in.
+pub fn load_training_with(
+    paths: &[PathBuf],
+    morphology: bool,
+    retag: &mut dyn FnMut(usize, &mut Sentence),
+) -> Result<TrainingSet, CorpusError> {
+    let mut set = TrainingSet { morphology, ..TrainingSet::default() };
+    let mut index = 0;
     for path in paths {
         for sent in Reader::open(path, Format::from_path(path))? {
-            let sent = sent?;
+            let mut sent = sent?;
             for t in sent.token_lines() {
                 set.fingerprint = combine(set.fingerprint, hash_str(t.text()));
             }
+            retag(index, &mut sent);
+            index += 1;
             let heads = gold_heads(&sent, path)?;
             let deprels: Vec<&str> = sent.words().map(|w| w.get(Column::Deprel)).collect();
             let labels = set.labels.get_or_insert_with(|| {
@@ -123,7 +140,7 @@ pub fn load_training(paths: &[PathBuf]) -> Result<TrainingSet, CorpusError> {
             }
             let arc_labels: Vec<Label> = deprels.iter().map(|d| labels.intern(d)).collect();
             let mut attrs = Vec::new();
-            encode_sentence(&sent, &mut attrs);
+            encode_sentence(&sent, morphology, &mut attrs);
             set.words += sent.len();
             set.sentences.push(TrainSentence { attrs, gold: GoldTree::new(&heads, &arc_labels) });
         }
@@ -133,17 +150,29 @@ pub fn load_training(paths: &[PathBuf]) -> Result<TrainingSet, CorpusError> {
 
 /// Reads a gold dev file for per-epoch evaluation.
 pub fn load_dev(path: &Path) -> Result<Vec<DevSentence>, CorpusError> {
+    load_dev_with(path, true, &mut |_| {})
+}
+
+/// [`load_dev`] with the `morphology` switch and a `retag` hook as in [`load_training_with`].
+pub fn load_dev_with(
+    path: &Path,
+    morphology: bool,
+    retag: &mut dyn FnMut(&mut Sentence),
+) -> Result<Vec<DevSentence>, CorpusError> {
     let mut out = Vec::new();
     for sent in Reader::open(path, Format::from_path(path))? {
-        let sent = sent?;
+        let mut sent = sent?;
         let heads = gold_heads(&sent, path)?;
+        // Evaluation compares against gold UPOS (punctuation), so take it before retagging.
+        let upos = sent.words().map(|w| w.get(Column::Upos).to_string()).collect();
+        retag(&mut sent);
         let mut attrs = Vec::new();
-        encode_sentence(&sent, &mut attrs);
+        encode_sentence(&sent, morphology, &mut attrs);
         out.push(DevSentence {
             attrs,
             heads,
             deprels: sent.words().map(|w| w.get(Column::Deprel).to_string()).collect(),
-            upos: sent.words().map(|w| w.get(Column::Upos).to_string()).collect(),
+            upos,
         });
     }
     Ok(out)
@@ -314,5 +343,71 @@ pub fn train(
     info.skipped_root = set.skipped_root;
     info.dev_uas = dev_scores.uas;
     info.dev_las = dev_scores.las;
-    Model { feature_set: FEATURE_SET.to_string(), labels, fallback, weights, info }
+    Model {
+        feature_set: FEATURE_SET.to_string(),
+        labels,
+        fallback,
+        weights,
+        info,
+        morphology: set.morphology,
+        tagger: None,
+    }
+}
+
+/// How to train a tagger alongside the parser.
+#[derive(Debug, Clone, Copy)]
+pub struct TaggerOptions {
+    pub epochs: u32,
+    /// Folds for jackknifing the parser's training tags; below 2 the parser sees gold tags.
+    pub jackknife: usize,
+}
+
+/// Training and dev data ready for [`train`], and the tagger trained on the way.
+pub struct Prepared {
+    pub set: TrainingSet,
+    pub dev: Option<Vec<DevSentence>>,
+    pub tagger: Option<TaggerModel>,
+    /// Tagger UPOS and XPOS accuracy on the dev file.
+    pub dev_tagging: Option<(f64, f64)>,
+}
+
+/// Reads the training and dev files. With a tagger: trains it on all training data, gives the
+/// parser jackknifed tags (or gold tags without jackknifing) and no LEMMA/FEATS (tokenized text
+/// has none), and tags the dev file with the final tagger, so that dev scores and the choice of
+/// the best epoch reflect parsing of tokenized text.
+pub fn prepare(
+    train: &[PathBuf],
+    dev: Option<&Path>,
+    tagger: Option<TaggerOptions>,
+    seed: u64,
+) -> Result<Prepared, CorpusError> {
+    let Some(topts) = tagger else {
+        let set = load_training(train)?;
+        let dev = dev.map(load_dev).transpose()?;
+        return Ok(Prepared { set, dev, tagger: None, dev_tagging: None });
+    };
+    let mut tags = TagSet::default();
+    let tag_sentences = load_tagging(train, &mut tags)?;
+    let predicted =
+        (topts.jackknife >= 2).then(|| jackknife(&tag_sentences, &tags, topts.jackknife, topts.epochs, seed));
+    let model = train_tagger(&tag_sentences, &tags, topts.epochs, seed);
+    let set = load_training_with(train, false, &mut |i, sent| {
+        if let Some(p) = predicted.as_ref().and_then(|p| p.get(i)) {
+            for (w, &t) in p.iter().enumerate() {
+                let (upos, xpos) = tags.get(t);
+                sent.set_tags(w + 1, upos, xpos);
+            }
+        }
+    })?;
+    let mut tagger = Tagger::from_model(&model);
+    let (dev, dev_tagging) = match dev {
+        None => (None, None),
+        Some(path) => {
+            let mut gold_tags = TagSet::default();
+            let gold = load_tagging(&[path.to_path_buf()], &mut gold_tags)?;
+            let acc = accuracy(&mut tagger, &gold, &gold_tags);
+            (Some(load_dev_with(path, false, &mut |sent| tagger.tag(sent))?), Some(acc))
+        }
+    };
+    Ok(Prepared { set, dev, tagger: Some(model), dev_tagging })
 }

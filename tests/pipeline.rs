@@ -20,7 +20,7 @@ fn model(dir: &std::path::Path) -> ModelFile {
 
 fn run(model: &ModelFile, inputs: &[PathBuf], threads: usize) -> Result<Vec<u8>, String> {
     let mut out = Vec::new();
-    let opts = PipelineOptions { threads, batch_words: 37 };
+    let opts = PipelineOptions { threads, batch_words: 37, ..PipelineOptions::default() };
     parse_files(model, inputs, &mut out, opts).map_err(|e| e.to_string())?;
     Ok(out)
 }

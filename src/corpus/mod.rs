@@ -24,16 +24,21 @@ pub enum Format {
     Conllu,
     /// CoNLL-X (2006): integer IDs only, PHEAD/PDEPREL in the last two columns.
     Conllx,
+    /// Tokenized text: one sentence per line, tokens separated by whitespace; read into
+    /// CoNLL-U sentences (and so written as CoNLL-U).
+    Text,
 }
 
 impl Format {
-    /// Guesses the format from a file name (`.conllx`, `.conll`, optionally `.zst`); CoNLL-U
-    /// otherwise.
+    /// Guesses the format from a file name (`.conllx`, `.conll`, `.txt`, optionally `.zst`);
+    /// CoNLL-U otherwise.
     pub fn from_path(path: &Path) -> Format {
         let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
         let name = name.strip_suffix(".zst").unwrap_or(name);
         if name.ends_with(".conllx") || name.ends_with(".conll") {
             Format::Conllx
+        } else if name.ends_with(".txt") {
+            Format::Text
         } else {
             Format::Conllu
         }
@@ -235,6 +240,49 @@ impl Sentence {
         line.set(Column::Deprel, deprel);
     }
 
+    /// Writes UPOS and XPOS of word `id`.
+    pub fn set_tags(&mut self, id: usize, upos: &str, xpos: &str) {
+        let line = &mut self.tokens[self.words[id - 1] as usize];
+        line.set(Column::Upos, upos);
+        line.set(Column::Xpos, xpos);
+    }
+
+    /// Replaces the sentence with the tokens of one line of tokenized text: a `# text` comment
+    /// and one CoNLL-U word line per token, every column but ID and FORM `_`.
+    fn fill_from_text(&mut self, line: &str, line_no: u64) {
+        self.clear();
+        self.first_line = line_no;
+        self.blank_lines = 1;
+        let mut comment = self.spare_comments.pop().unwrap_or_default();
+        comment.clear();
+        comment.push_str("# text =");
+        for token in line.split_whitespace() {
+            comment.push(' ');
+            comment.push_str(token);
+        }
+        self.comments.push(comment);
+        let mut buf = [0u8; 20];
+        for (i, token) in line.split_whitespace().enumerate() {
+            let mut t = self.spare_tokens.pop().unwrap_or(TokenLine {
+                text: String::new(),
+                tabs: [0; COLUMNS - 1],
+                kind: TokenKind::Word,
+            });
+            t.text.clear();
+            t.text.push_str(format_usize(i + 1, &mut buf));
+            t.text.push('\t');
+            t.text.push_str(token);
+            t.text.push_str("\t_\t_\t_\t_\t_\t_\t_\t_");
+            let mut tabs = t.text.bytes().enumerate().filter(|&(_, b)| b == b'\t').map(|(i, _)| i as u32);
+            for slot in t.tabs.iter_mut() {
+                *slot = tabs.next().unwrap_or(0);
+            }
+            t.kind = TokenKind::Word;
+            self.words.push(self.tokens.len() as u32);
+            self.tokens.push(t);
+        }
+    }
+
     /// Parses the HEAD column of every word; `Ok(None)` when any is `_` (unparsed input).
     pub fn heads(&self) -> Result<Option<Vec<usize>>, (u64, ErrorKind)> {
         let mut heads = Vec::with_capacity(self.len());
@@ -432,9 +480,17 @@ impl<R: BufRead> Reader<R> {
             if !self.next_line()? {
                 return Ok(false);
             }
-            if !self.buf.is_empty() {
+            let blank = match self.format {
+                Format::Text => self.line().trim().is_empty(),
+                _ => self.buf.is_empty(),
+            };
+            if !blank {
                 break;
             }
+        }
+        if self.format == Format::Text {
+            sent.fill_from_text(self.line(), self.line_no);
+            return Ok(true);
         }
         sent.first_line = self.line_no;
         loop {
@@ -451,8 +507,8 @@ impl<R: BufRead> Reader<R> {
                 sent.push_comment(text);
             } else {
                 let kind_of = match self.format {
-                    Format::Conllu => conllu::token_kind,
                     Format::Conllx => conllx::token_kind,
+                    Format::Conllu | Format::Text => conllu::token_kind,
                 };
                 let expected = sent.words.len() + 1;
                 let token = sent.push_token(text, kind_of).map_err(|k| self.error(here, k))?;
@@ -499,6 +555,8 @@ impl<R: BufRead> Reader<R> {
             Err(e) => {
                 match e.kind {
                     ErrorKind::UnterminatedSentence | ErrorKind::Io(_) => self.done = true,
+                    // In text, a sentence is one line: the next line starts the next one.
+                    _ if self.format == Format::Text => {}
                     _ => self.resync(),
                 }
                 Some(Err(e))
@@ -521,6 +579,7 @@ impl fmt::Display for Format {
         f.write_str(match self {
             Format::Conllu => "CoNLL-U",
             Format::Conllx => "CoNLL-X",
+            Format::Text => "tokenized text",
         })
     }
 }

@@ -11,6 +11,8 @@
 //!                   table layout, hyperparameters, training-data fingerprint, dev scores
 //!            SLOTS  the weight table's slots   (see [`table`])
 //!            ROWS   the weight table's rows
+//!            TAGMETA, TSLOTS, TROWS, T2SLOTS, T2ROWS   optional: the tagger's metadata
+//!                   ([`TaggerMeta`]) and the weight tables of its two passes
 //! ```
 //!
 //! Opening checks magic, version, endianness, the section table's checksum, every section's
@@ -34,12 +36,13 @@ use serde::{Deserialize, Serialize};
 use crate::features::FEATURE_SET;
 use crate::label::{Label, LabelSet};
 use crate::model::{Model, TrainingInfo};
+use crate::tagger::{TagDict, TagSet, TAGGER_FEATURE_SET};
 pub use table::{Precision, TableLayout, TableView};
 
 /// First bytes of every model file.
 pub const MAGIC: [u8; 8] = *b"SPOOLPM\0";
 /// Version of the layout described above; bump on any incompatible change.
-pub const FORMAT_VERSION: u32 = 2;
+pub const FORMAT_VERSION: u32 = 3;
 /// Identifies the transition system and its class numbering.
 pub const TRANSITION_SYSTEM: &str = "arc-eager+single-root/1";
 const ENDIAN_MARK: u32 = 0x0102_0304;
@@ -51,6 +54,11 @@ const MAX_SECTIONS: u32 = 64;
 const META: [u8; 8] = *b"META\0\0\0\0";
 const SLOTS: [u8; 8] = *b"SLOTS\0\0\0";
 const ROWS: [u8; 8] = *b"ROWS\0\0\0\0";
+const TAGMETA: [u8; 8] = *b"TAGMETA\0";
+const TSLOTS: [u8; 8] = *b"TSLOTS\0\0";
+const TROWS: [u8; 8] = *b"TROWS\0\0\0";
+const T2SLOTS: [u8; 8] = *b"T2SLOTS\0";
+const T2ROWS: [u8; 8] = *b"T2ROWS\0\0";
 
 /// One entry of the section table.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -182,6 +190,19 @@ pub struct Metadata {
     pub pruned_below: f32,
     /// Training provenance: hyperparameters, data fingerprint, dev scores.
     pub info: TrainingInfo,
+    /// Whether the parser's features read LEMMA and FEATS.
+    pub morphology: bool,
+}
+
+/// The tagger's metadata.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct TaggerMeta {
+    pub feature_set: String,
+    pub tags: TagSet,
+    pub dict: TagDict,
+    /// Layouts of the first and second pass's tables.
+    pub tables: [TableLayout; 2],
+    pub weights: u64,
 }
 
 /// How to write a model.
@@ -210,13 +231,7 @@ pub enum ModelError {
 /// Writes `model` to `path` atomically (temporary file, fsync, rename, fsync of the directory);
 /// returns the metadata written.
 pub fn write(model: &Model, path: &Path, opts: WriteOptions) -> Result<Metadata, ModelError> {
-    let pruned: Vec<(u64, Vec<(u16, f32)>)> = model
-        .weights
-        .rows()
-        .map(|(f, row)| (f, row.iter().copied().filter(|&(_, w)| w.abs() >= opts.prune_below).collect()))
-        .collect();
-    let rows = pruned.iter().map(|(f, row)| (*f, row.as_slice()));
-    let built = table::build(rows, model.weights.classes(), opts.precision);
+    let built = build_table(&model.weights, opts);
     let meta = Metadata {
         transition_system: TRANSITION_SYSTEM.to_string(),
         feature_set: model.feature_set.clone(),
@@ -227,16 +242,32 @@ pub fn write(model: &Model, path: &Path, opts: WriteOptions) -> Result<Metadata,
         weights: built.weights,
         pruned_below: opts.prune_below,
         info: model.info.clone(),
+        morphology: model.morphology,
     };
-    let meta_bytes = bincode::serialize(&meta)
-        .map_err(|e| ModelError::Io { path: path.to_path_buf(), error: io::Error::other(e) })?;
-    let payloads: [(&[u8; 8], &[u8]); 3] = [(&META, &meta_bytes), (&SLOTS, &built.slots), (&ROWS, &built.rows)];
+    let io_err = |e| ModelError::Io { path: path.to_path_buf(), error: io::Error::other(e) };
+    let meta_bytes = bincode::serialize(&meta).map_err(io_err)?;
+    let mut payloads: Vec<(&[u8; 8], Vec<u8>)> = vec![(&META, meta_bytes), (&SLOTS, built.slots), (&ROWS, built.rows)];
+    if let Some(tagger) = &model.tagger {
+        let (first, second) = (build_table(&tagger.first, opts), build_table(&tagger.second, opts));
+        let tmeta = TaggerMeta {
+            feature_set: TAGGER_FEATURE_SET.to_string(),
+            tags: tagger.tags.clone(),
+            dict: tagger.dict.clone(),
+            tables: [first.layout, second.layout],
+            weights: first.weights + second.weights,
+        };
+        payloads.push((&TAGMETA, bincode::serialize(&tmeta).map_err(io_err)?));
+        payloads.push((&TSLOTS, first.slots));
+        payloads.push((&TROWS, first.rows));
+        payloads.push((&T2SLOTS, second.slots));
+        payloads.push((&T2ROWS, second.rows));
+    }
     let mut file = vec![0u8; HEADER_LEN + payloads.len() * ENTRY_LEN];
     let mut entries = Vec::new();
-    for (tag, data) in payloads {
+    for (tag, data) in &payloads {
         file.resize(file.len().next_multiple_of(ALIGN), 0);
         entries.push(Section {
-            tag: *tag,
+            tag: **tag,
             offset: file.len() as u64,
             len: data.len() as u64,
             crc: crc32fast::hash(data),
@@ -260,6 +291,15 @@ pub fn write(model: &Model, path: &Path, opts: WriteOptions) -> Result<Metadata,
     Ok(meta)
 }
 
+/// Builds the weight table of `weights`, leaving out weights below the pruning threshold.
+fn build_table(weights: &crate::perceptron::Weights, opts: WriteOptions) -> table::BuiltTable {
+    let pruned: Vec<(u64, Vec<(u16, f32)>)> = weights
+        .rows()
+        .map(|(f, row)| (f, row.iter().copied().filter(|&(_, w)| w.abs() >= opts.prune_below).collect()))
+        .collect();
+    table::build(pruned.iter().map(|(f, row)| (*f, row.as_slice())), weights.classes(), opts.precision)
+}
+
 /// Writes `bytes` to `path` so that readers see either the old file or the complete new one.
 pub fn write_atomically(path: &Path, bytes: &[u8]) -> io::Result<()> {
     let mut name = path.file_name().map(|n| n.to_os_string()).unwrap_or_default();
@@ -279,6 +319,9 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> io::Result<()> {
     result
 }
 
+/// Byte ranges of a weight table's slots and rows in the file.
+type TableRanges = (Range<usize>, Range<usize>);
+
 /// An opened, memory-mapped model.
 pub struct ModelFile {
     map: Mmap,
@@ -287,6 +330,8 @@ pub struct ModelFile {
     meta: Metadata,
     slots: Range<usize>,
     rows: Range<usize>,
+    /// Tagger metadata and the (slots, rows) ranges of its two passes.
+    tagger: Option<(TaggerMeta, [TableRanges; 2])>,
 }
 
 impl ModelFile {
@@ -319,8 +364,32 @@ impl ModelFile {
             return Err(fmt_err(FormatError::TransitionSystem(meta.transition_system)));
         }
         meta.labels.rebuild_index();
-        let model =
-            ModelFile { map, path: path.to_path_buf(), sections, meta, slots: slots_s.range(), rows: rows_s.range() };
+        let tagger = match sections.iter().find(|s| s.tag == TAGMETA).copied() {
+            None => None,
+            Some(tm) => {
+                if crc32fast::hash(&map[tm.range()]) != tm.crc {
+                    return Err(fmt_err(FormatError::Checksum { name: tm.name() }));
+                }
+                let mut tmeta: TaggerMeta = bincode::deserialize(&map[tm.range()])
+                    .map_err(|e| fmt_err(FormatError::Metadata(e.to_string())))?;
+                if tmeta.feature_set != TAGGER_FEATURE_SET {
+                    return Err(fmt_err(FormatError::FeatureSet(tmeta.feature_set)));
+                }
+                tmeta.tags.rebuild_index();
+                let passes =
+                    [(find(TSLOTS)?.range(), find(TROWS)?.range()), (find(T2SLOTS)?.range(), find(T2ROWS)?.range())];
+                for ((slots, rows), layout) in passes.iter().zip(&tmeta.tables) {
+                    if TableView::new(&map[slots.clone()], &map[rows.clone()], *layout).is_none()
+                        || layout.classes as usize != tmeta.tags.len().max(1)
+                    {
+                        return Err(fmt_err(FormatError::Table));
+                    }
+                }
+                Some((tmeta, passes))
+            }
+        };
+        let (slots, rows) = (slots_s.range(), rows_s.range());
+        let model = ModelFile { map, path: path.to_path_buf(), sections, meta, slots, rows, tagger };
         if TableView::new(&model.map[model.slots.clone()], &model.map[model.rows.clone()], model.meta.table).is_none()
             || model.meta.table.classes as usize != crate::arc_eager::Transition::count(model.meta.labels.len())
             || model.meta.fallback.index() >= model.meta.labels.len()
@@ -356,6 +425,15 @@ impl ModelFile {
     /// Size of the file in bytes.
     pub fn file_len(&self) -> usize {
         self.map.len()
+    }
+
+    /// The tagger's metadata and the weights of its two passes, if the model has a tagger.
+    pub fn tagger(&self) -> Option<(&TaggerMeta, TableView<'_>, TableView<'_>)> {
+        let (meta, [(s1, r1), (s2, r2)]) = self.tagger.as_ref()?;
+        // Checked in `open`.
+        let first = TableView::new(&self.map[s1.clone()], &self.map[r1.clone()], meta.tables[0])?;
+        let second = TableView::new(&self.map[s2.clone()], &self.map[r2.clone()], meta.tables[1])?;
+        Some((meta, first, second))
     }
 
     /// The weights, read in place.

@@ -1,0 +1,519 @@
+//! Part-of-speech tagging, so that tokenized text can be parsed: a greedy averaged-perceptron
+//! tagger (Collins 2002) predicting UPOS and XPOS together as one joint tag, left to right,
+//! each decision seeing the two previous predicted tags. A second pass sees, besides, the first
+//! pass's tags of the next two words (right context, which a greedy left-to-right tagger lacks);
+//! it is trained on jackknifed first-pass tags, so that it learns from tags as noisy as it will
+//! get.
+//!
+//! Features: the word, its lowercase form, prefixes and suffixes of up to 4 characters, its
+//! shape, the words at ±1 and ±2, suffixes of the neighbours, the previous tag and the previous
+//! two tags. Frequent words seen with one tag almost always (a tag dictionary) get that tag
+//! without scoring (as in Honnibal's perceptron tagger). Word attributes are hashed once per
+//! sentence; extraction writes into a reused buffer. This module owns tagging and its
+//! training; the weights themselves are `perceptron`'s and `model_file`'s.
+
+use std::collections::HashMap;
+
+use rand::seq::SliceRandom;
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+use serde::{Deserialize, Serialize};
+
+use crate::corpus::{Column, Sentence};
+use crate::hash::{combine, mix};
+use crate::perceptron::{argmax, Perceptron, Weights};
+use crate::scorer::Scorer;
+
+/// Name and version of the tagger's feature templates; stored in models.
+pub const TAGGER_FEATURE_SET: &str = "collins-2002+shape/1";
+
+/// A word must be seen this often to enter the tag dictionary ...
+const DICT_MIN_COUNT: u32 = 20;
+/// ... with its most frequent tag at least this share of the time.
+const DICT_MIN_SHARE: f64 = 0.97;
+
+/// The joint (UPOS, XPOS) tags of a tagger.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TagSet {
+    tags: Vec<(String, String)>,
+    #[serde(skip)]
+    lookup: HashMap<(String, String), u16>,
+}
+
+impl TagSet {
+    /// The index of a tag, adding it if new.
+    pub fn intern(&mut self, upos: &str, xpos: &str) -> u16 {
+        let key = (upos.to_string(), xpos.to_string());
+        if let Some(&i) = self.lookup.get(&key) {
+            return i;
+        }
+        let i = self.tags.len() as u16;
+        self.tags.push(key.clone());
+        self.lookup.insert(key, i);
+        i
+    }
+
+    /// UPOS and XPOS of tag `i`.
+    pub fn get(&self, i: u16) -> (&str, &str) {
+        let (u, x) = &self.tags[i as usize];
+        (u, x)
+    }
+
+    /// Number of tags.
+    pub fn len(&self) -> usize {
+        self.tags.len()
+    }
+
+    /// True if no tag is known.
+    pub fn is_empty(&self) -> bool {
+        self.tags.is_empty()
+    }
+
+    /// Rebuilds the lookup after deserialisation.
+    pub fn rebuild_index(&mut self) {
+        self.lookup = self.tags.iter().enumerate().map(|(i, t)| (t.clone(), i as u16)).collect();
+    }
+}
+
+/// Hashed attributes of one word.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WordAttrs {
+    form: u64,
+    lower: u64,
+    prefix: [u64; 4],
+    suffix: [u64; 4],
+    shape: u64,
+    /// Length in characters, capped at 10.
+    len: u64,
+}
+
+const PAD: WordAttrs = WordAttrs { form: 1, lower: 1, prefix: [1; 4], suffix: [1; 4], shape: 1, len: 0 };
+
+/// Hashes a word's attributes without allocating.
+pub fn word_attrs(form: &str) -> WordAttrs {
+    let fnv = |h: u64, b: u8| (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3);
+    let (mut formh, mut lower, mut shape) = (0xcbf2_9ce4_8422_2325u64, 0xcbf2_9ce4_8422_2325u64, 0x1234_5678u64);
+    let mut prefix = [0u64; 4];
+    let mut last_class = 0u8;
+    let mut run = 0;
+    let mut buf = [0u8; 4];
+    let n_chars = form.chars().count();
+    let mut suffix_acc = [0xcbf2_9ce4_8422_2325u64; 4];
+    for (i, c) in form.chars().enumerate() {
+        for &b in c.encode_utf8(&mut buf).as_bytes() {
+            formh = fnv(formh, b);
+        }
+        for lc in c.to_lowercase() {
+            for &b in lc.encode_utf8(&mut buf).as_bytes() {
+                lower = fnv(lower, b);
+                // The suffix of length k starts at char n_chars - k.
+                for (k, acc) in suffix_acc.iter_mut().enumerate() {
+                    if i + k + 1 >= n_chars {
+                        *acc = fnv(*acc, b);
+                    }
+                }
+            }
+        }
+        if i < 4 {
+            prefix[i] = lower;
+        }
+        let class = if c.is_uppercase() {
+            b'X'
+        } else if c.is_lowercase() {
+            b'x'
+        } else if c.is_ascii_digit() {
+            b'd'
+        } else if c.is_alphabetic() {
+            b'a'
+        } else {
+            c as u32 as u8
+        };
+        // Runs are cut at two: "Xxxxx" -> "Xxx", "1990" -> "dd".
+        run = if class == last_class { run + 1 } else { 0 };
+        if run < 2 {
+            shape = fnv(shape, class);
+        }
+        last_class = class;
+    }
+    for p in prefix.iter_mut().skip(n_chars.min(4)) {
+        *p = lower; // shorter words: the whole word
+    }
+    WordAttrs {
+        form: mix(formh),
+        lower: mix(lower),
+        prefix: prefix.map(mix),
+        suffix: suffix_acc.map(mix),
+        shape: mix(shape),
+        len: n_chars.min(10) as u64 + 1,
+    }
+}
+
+/// Frequent, practically unambiguous words and their tag.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TagDict {
+    entries: HashMap<u64, u16>,
+}
+
+impl TagDict {
+    /// Builds the dictionary from tagged sentences.
+    pub fn build(sentences: &[TagSentence]) -> TagDict {
+        let mut counts: HashMap<u64, HashMap<u16, u32>> = HashMap::new();
+        for s in sentences {
+            for (w, &t) in s.words.iter().zip(&s.tags) {
+                *counts.entry(w.form).or_default().entry(t).or_default() += 1;
+            }
+        }
+        let entries = counts
+            .into_iter()
+            .filter_map(|(form, tags)| {
+                let total: u32 = tags.values().sum();
+                let (&tag, &best) = tags.iter().max_by_key(|&(&t, &c)| (c, std::cmp::Reverse(t)))?;
+                (total >= DICT_MIN_COUNT && f64::from(best) / f64::from(total) >= DICT_MIN_SHARE).then_some((form, tag))
+            })
+            .collect();
+        TagDict { entries }
+    }
+
+    /// The fixed tag of a word, if it has one.
+    pub fn get(&self, w: &WordAttrs) -> Option<u16> {
+        self.entries.get(&w.form).copied()
+    }
+
+    /// Number of words.
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// True if empty.
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+}
+
+/// Tag history value before the first word.
+const START: u64 = 0x5747_0000_0000_0001;
+
+/// Folds used to give the second pass first-pass tags of its own training data.
+const SECOND_PASS_FOLDS: usize = 4;
+
+/// Writes the features of word `i` given the two previous predicted tags (and, in the second
+/// pass, the first pass's tags of all words) into `out`.
+fn extract(words: &[WordAttrs], i: usize, prev: u64, prev2: u64, right: Option<&[u16]>, out: &mut Vec<u64>) {
+    out.clear();
+    let at = |j: isize| -> &WordAttrs {
+        if j < 0 || j as usize >= words.len() {
+            &PAD
+        } else {
+            &words[j as usize]
+        }
+    };
+    let i = i as isize;
+    let w = at(i);
+    let mut t = 0u64;
+    let mut push = |vals: &[u64]| {
+        t += 1;
+        let mut h = mix(t.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ 0x7a66);
+        for &v in vals {
+            h = combine(h, v);
+        }
+        out.push(h);
+    };
+    push(&[]);
+    push(&[w.form]);
+    push(&[w.lower]);
+    for k in 0..4 {
+        push(&[w.prefix[k]]);
+        push(&[w.suffix[k]]);
+    }
+    push(&[w.shape]);
+    push(&[u64::from(i == 0), w.shape]);
+    push(&[at(i - 1).lower]);
+    push(&[at(i - 2).lower]);
+    push(&[at(i + 1).lower]);
+    push(&[at(i + 2).lower]);
+    push(&[at(i - 1).suffix[2]]);
+    push(&[at(i + 1).suffix[2]]);
+    push(&[at(i + 1).shape]);
+    push(&[at(i - 1).lower, w.lower]);
+    push(&[w.lower, at(i + 1).lower]);
+    push(&[prev]);
+    push(&[prev2, prev]);
+    push(&[prev, w.lower]);
+    push(&[prev, w.suffix[2]]);
+    push(&[prev, at(i + 1).lower]);
+    push(&[prev, w.shape]);
+    push(&[prev, w.suffix[0]]);
+    push(&[at(i - 1).shape]);
+    push(&[at(i + 2).suffix[2]]);
+    push(&[at(i + 1).suffix[0], w.lower]);
+    push(&[w.len]);
+    push(&[at(i - 1).lower, at(i + 1).lower]);
+    push(&[at(i - 1).suffix[1]]);
+    push(&[at(i + 1).prefix[1]]);
+    push(&[at(i + 1).shape, w.shape]);
+    push(&[prev2, prev, w.lower]);
+    push(&[at(i - 1).lower, w.suffix[2]]);
+    if let Some(first) = right {
+        let tag_at = |j: isize| history((j >= 0).then(|| first.get(j as usize).copied()).flatten()) ^ 0x5249_4748;
+        let (r1, r2) = (tag_at(i + 1), tag_at(i + 2));
+        push(&[r1]);
+        push(&[r1, r2]);
+        push(&[prev, r1]);
+        push(&[r1, w.lower]);
+        push(&[r1, w.suffix[2]]);
+        push(&[tag_at(i)]);
+    }
+}
+
+fn history(tag: Option<u16>) -> u64 {
+    tag.map_or(START, |t| u64::from(t) + 1)
+}
+
+/// A sentence for tagger training: word attributes and gold tags.
+#[derive(Debug, Clone)]
+pub struct TagSentence {
+    pub words: Vec<WordAttrs>,
+    pub tags: Vec<u16>,
+}
+
+impl TagSentence {
+    /// The words and gold (UPOS, XPOS) of `sent`, tags interned into `tags`.
+    pub fn from_sentence(sent: &Sentence, tags: &mut TagSet) -> TagSentence {
+        TagSentence {
+            words: sent.words().map(|w| word_attrs(w.get(Column::Form))).collect(),
+            tags: sent.words().map(|w| tags.intern(w.get(Column::Upos), w.get(Column::Xpos))).collect(),
+        }
+    }
+}
+
+/// A trained tagger in memory.
+#[derive(Debug, Clone)]
+pub struct TaggerModel {
+    pub tags: TagSet,
+    pub dict: TagDict,
+    /// Left-to-right pass.
+    pub first: Weights,
+    /// Pass with right context (the first pass's tags).
+    pub second: Weights,
+}
+
+/// One greedy left-to-right pass over `words` into `out`; with `right`, the second pass.
+#[allow(clippy::too_many_arguments)]
+fn tag_pass<S: Scorer>(
+    weights: &S,
+    dict: &TagDict,
+    words: &[WordAttrs],
+    right: Option<&[u16]>,
+    feats: &mut Vec<u64>,
+    scores: &mut [f32],
+    out: &mut Vec<u16>,
+) {
+    out.clear();
+    let (mut prev, mut prev2) = (None, None);
+    for (i, w) in words.iter().enumerate() {
+        let tag = match dict.get(w) {
+            Some(t) => t,
+            None => {
+                extract(words, i, history(prev), history(prev2), right, feats);
+                weights.score(feats, scores);
+                argmax(scores, |_| true).unwrap_or(0) as u16
+            }
+        };
+        out.push(tag);
+        prev2 = prev;
+        prev = Some(tag);
+    }
+}
+
+/// Trains one pass (`right`: first-pass tags per sentence, for the second pass).
+fn train_pass(
+    sentences: &[TagSentence],
+    right: Option<&[Vec<u16>]>,
+    dict: &TagDict,
+    classes: usize,
+    epochs: u32,
+    seed: u64,
+) -> Weights {
+    let mut p = Perceptron::new(classes);
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let mut order: Vec<usize> = (0..sentences.len()).collect();
+    let mut feats = Vec::new();
+    let mut scores = vec![0.0f32; classes];
+    for _ in 0..epochs {
+        order.shuffle(&mut rng);
+        for &si in &order {
+            let s = &sentences[si];
+            let r = right.map(|r| r[si].as_slice());
+            let (mut prev, mut prev2) = (None, None);
+            for (i, &gold) in s.tags.iter().enumerate() {
+                let predicted = match dict.get(&s.words[i]) {
+                    Some(t) => t,
+                    None => {
+                        extract(&s.words, i, history(prev), history(prev2), r, &mut feats);
+                        p.score(&feats, &mut scores);
+                        let guess = argmax(&scores, |_| true).unwrap_or(0) as u16;
+                        if guess != gold {
+                            p.update(&feats, gold as usize, guess as usize);
+                        }
+                        p.tick();
+                        guess
+                    }
+                };
+                prev2 = prev;
+                prev = Some(predicted);
+            }
+        }
+    }
+    p.averaged()
+}
+
+/// Trains both passes for `epochs` epochs each (sentence order shuffled per epoch with `seed`).
+pub fn train_tagger(sentences: &[TagSentence], tags: &TagSet, epochs: u32, seed: u64) -> TaggerModel {
+    let dict = TagDict::build(sentences);
+    let classes = tags.len().max(1);
+    let first = train_pass(sentences, None, &dict, classes, epochs, seed);
+    // First-pass tags of the training data, each from a first pass that did not see it.
+    let k = SECOND_PASS_FOLDS;
+    let mut right = vec![Vec::new(); sentences.len()];
+    let (mut feats, mut scores) = (Vec::new(), vec![0.0f32; classes]);
+    for fold in 0..k {
+        let train: Vec<TagSentence> =
+            sentences.iter().enumerate().filter(|(i, _)| i % k != fold).map(|(_, s)| s.clone()).collect();
+        let fold_dict = TagDict::build(&train);
+        let weights = train_pass(&train, None, &fold_dict, classes, epochs, seed.wrapping_add(fold as u64 + 1));
+        for (i, s) in sentences.iter().enumerate().filter(|(i, _)| i % k == fold) {
+            tag_pass(&&weights, &fold_dict, &s.words, None, &mut feats, &mut scores, &mut right[i]);
+        }
+    }
+    let second = train_pass(sentences, Some(&right), &dict, classes, epochs, seed.wrapping_add(100));
+    TaggerModel { tags: tags.clone(), dict, first, second }
+}
+
+/// A tagger over borrowed weights, with reusable buffers.
+pub struct Tagger<'m, S: Scorer> {
+    first: S,
+    second: S,
+    tags: &'m TagSet,
+    dict: &'m TagDict,
+    words: Vec<WordAttrs>,
+    feats: Vec<u64>,
+    scores: Vec<f32>,
+    first_out: Vec<u16>,
+    out: Vec<u16>,
+}
+
+impl<'m> Tagger<'m, &'m Weights> {
+    /// A tagger over a model in memory.
+    pub fn from_model(model: &'m TaggerModel) -> Self {
+        Tagger::new(&model.first, &model.second, &model.tags, &model.dict)
+    }
+}
+
+impl<'m, S: Scorer> Tagger<'m, S> {
+    /// A tagger over the weights of its two passes.
+    pub fn new(first: S, second: S, tags: &'m TagSet, dict: &'m TagDict) -> Self {
+        let classes = first.classes().max(second.classes());
+        Tagger {
+            first,
+            second,
+            tags,
+            dict,
+            words: Vec::new(),
+            feats: Vec::new(),
+            scores: vec![0.0; classes],
+            first_out: Vec::new(),
+            out: Vec::new(),
+        }
+    }
+
+    /// Tags words given by their attributes; returns one tag per word.
+    pub fn tag_words(&mut self, words: &[WordAttrs]) -> &[u16] {
+        let (feats, scores) = (&mut self.feats, &mut self.scores);
+        tag_pass(&self.first, self.dict, words, None, feats, scores, &mut self.first_out);
+        tag_pass(&self.second, self.dict, words, Some(&self.first_out), feats, scores, &mut self.out);
+        &self.out
+    }
+
+    /// Tags `sent`, writing UPOS and XPOS of its words.
+    pub fn tag(&mut self, sent: &mut Sentence) {
+        let mut words = std::mem::take(&mut self.words);
+        words.clear();
+        words.extend(sent.words().map(|w| word_attrs(w.get(Column::Form))));
+        self.tag_words(&words);
+        self.words = words;
+        for (i, &t) in self.out.iter().enumerate() {
+            let (upos, xpos) = self.tags.get(t);
+            sent.set_tags(i + 1, upos, xpos);
+        }
+    }
+}
+
+/// Reads the words and gold joint tags of every sentence of `paths`, in file order.
+pub fn load_tagging(
+    paths: &[std::path::PathBuf],
+    tags: &mut TagSet,
+) -> Result<Vec<TagSentence>, crate::corpus::CorpusError> {
+    let mut out = Vec::new();
+    for path in paths {
+        for sent in crate::corpus::Reader::open(path, crate::corpus::Format::from_path(path))? {
+            out.push(TagSentence::from_sentence(&sent?, tags));
+        }
+    }
+    Ok(out)
+}
+
+/// K-fold jackknifing (as in the seed experiments): the tags of every sentence as predicted by a
+/// tagger trained on the other `k - 1` folds (sentence `i` is in fold `i mod k`), so that a
+/// parser trained on them sees tags as noisy as at parse time.
+pub fn jackknife(sentences: &[TagSentence], tags: &TagSet, k: usize, epochs: u32, seed: u64) -> Vec<Vec<u16>> {
+    let mut predicted = vec![Vec::new(); sentences.len()];
+    for fold in 0..k {
+        let train: Vec<TagSentence> =
+            sentences.iter().enumerate().filter(|(i, _)| i % k != fold).map(|(_, s)| s.clone()).collect();
+        let model = train_tagger(&train, tags, epochs, seed.wrapping_add(fold as u64));
+        let mut tagger = Tagger::from_model(&model);
+        for (i, s) in sentences.iter().enumerate().filter(|(i, _)| i % k == fold) {
+            predicted[i] = tagger.tag_words(&s.words).to_vec();
+        }
+    }
+    predicted
+}
+
+/// UPOS and XPOS accuracy (percent) of `tagger` on gold-tagged sentences.
+pub fn accuracy<S: Scorer>(tagger: &mut Tagger<'_, S>, sentences: &[TagSentence], gold_tags: &TagSet) -> (f64, f64) {
+    let (mut words, mut upos, mut xpos) = (0usize, 0usize, 0usize);
+    for s in sentences {
+        let predicted = tagger.tag_words(&s.words).to_vec();
+        for (&p, &g) in predicted.iter().zip(&s.tags) {
+            let (pu, px) = tagger.tags.get(p);
+            let (gu, gx) = gold_tags.get(g);
+            words += 1;
+            upos += usize::from(pu == gu);
+            xpos += usize::from(px == gx);
+        }
+    }
+    let pct = |c: usize| if words == 0 { 0.0 } else { 100.0 * c as f64 / words as f64 };
+    (pct(upos), pct(xpos))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn word_attributes_capture_case_affixes_and_shape() {
+        let a = word_attrs("Running");
+        let b = word_attrs("running");
+        assert_ne!(a.form, b.form);
+        assert_eq!(a.lower, b.lower);
+        assert_eq!(a.suffix, b.suffix);
+        assert_ne!(a.shape, b.shape);
+        assert_eq!(word_attrs("1990").shape, word_attrs("2024").shape);
+        assert_eq!(word_attrs("walking").suffix[2], word_attrs("talking").suffix[2]);
+        assert_ne!(word_attrs("walking").suffix[3], word_attrs("walkinx").suffix[3]);
+        // Short words: every prefix and suffix is the whole word.
+        let a = word_attrs("a");
+        assert!(a.prefix.iter().all(|&p| p == a.prefix[0]));
+        assert!(a.suffix.iter().all(|&s| s == a.suffix[0]));
+    }
+}

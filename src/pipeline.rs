@@ -168,6 +168,25 @@ fn parse_sequential(
     Ok(stats)
 }
 
+impl Batch {
+    /// Empties the batch for use as number `seq`.
+    fn reset(&mut self, seq: u64, tag: bool) {
+        self.seq = seq;
+        self.used = 0;
+        self.words = 0;
+        self.tag = tag;
+    }
+}
+
+/// Hands `batch` to the workers and takes the next free batch as number `seq`; `None` once the
+/// other side has stopped.
+fn hand_over(batch: Batch, seq: u64, tag: bool, work: &Sender<Batch>, free: &Receiver<Batch>) -> Option<Batch> {
+    work.send(batch).ok()?;
+    let mut next = free.recv().ok()?;
+    next.reset(seq, tag);
+    Some(next)
+}
+
 fn read_batches(
     inputs: &[PathBuf],
     opts: PipelineOptions,
@@ -176,24 +195,15 @@ fn read_batches(
 ) -> Result<(), CorpusError> {
     let mut seq = 0;
     let Ok(mut batch) = free.recv() else { return Ok(()) };
-    let start = |b: &mut Batch, seq: u64| {
-        b.seq = seq;
-        b.used = 0;
-        b.words = 0;
-    };
-    start(&mut batch, seq);
+    batch.reset(seq, false);
     for input in inputs {
         let format = opts.format_of(input);
         let tag = opts.needs_tags(format);
         if batch.used > 0 && batch.tag != tag {
             // A batch is tagged or not as a whole: close it at a change.
-            if work.send(batch).is_err() {
-                return Ok(());
-            }
             seq += 1;
-            let Ok(next) = free.recv() else { return Ok(()) };
+            let Some(next) = hand_over(batch, seq, tag, &work, free) else { return Ok(()) };
             batch = next;
-            start(&mut batch, seq);
         }
         batch.tag = tag;
         let mut reader = Reader::open(input, format)?;
@@ -209,14 +219,9 @@ fn read_batches(
             batch.words += batch.sentences[batch.used].len();
             batch.used += 1;
             if batch.words >= opts.batch_words {
-                if work.send(batch).is_err() {
-                    return Ok(());
-                }
                 seq += 1;
-                let Ok(next) = free.recv() else { return Ok(()) };
+                let Some(next) = hand_over(batch, seq, tag, &work, free) else { return Ok(()) };
                 batch = next;
-                start(&mut batch, seq);
-                batch.tag = tag;
             }
         }
     }

@@ -2,15 +2,13 @@
 
 mod common;
 
+use common::spoolparse;
+
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
 use spoolparse::corpus::tree::{find_cycle, root_count};
 use spoolparse::corpus::{Column, Format, Reader, Sentence};
-
-fn spoolparse(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_spoolparse")).args(args).output().expect("run spoolparse")
-}
 
 fn ok(out: Output) -> Output {
     assert!(out.status.success(), "failed: {}", String::from_utf8_lossy(&out.stderr));
@@ -39,15 +37,7 @@ fn blank(sents: &[Sentence], path: &Path) {
 fn fixture_model(dir: &Path) -> PathBuf {
     let model = dir.join("m.model");
     let train = common::fixture("special.conllu");
-    ok(spoolparse(&[
-        "train",
-        "--train",
-        train.to_str().unwrap(),
-        "--output",
-        model.to_str().unwrap(),
-        "--epochs",
-        "2",
-    ]));
+    ok(common::train(&train, &model, &["--epochs", "2"]));
     model
 }
 
@@ -129,15 +119,7 @@ fn conllx_in_conllx_out() {
     let dir = tempfile::tempdir().unwrap();
     let train = common::fixture("small.conllx");
     let model = dir.path().join("x.model");
-    ok(spoolparse(&[
-        "train",
-        "--train",
-        train.to_str().unwrap(),
-        "--output",
-        model.to_str().unwrap(),
-        "--epochs",
-        "3",
-    ]));
+    ok(common::train(&train, &model, &["--epochs", "3"]));
     let out = ok(spoolparse(&["parse", "--model", model.to_str().unwrap(), train.to_str().unwrap()]));
     let text = String::from_utf8(out.stdout).unwrap();
     let original = std::fs::read_to_string(&train).unwrap();

@@ -2,16 +2,14 @@
 
 mod common;
 
+use common::spoolparse;
+
 use std::path::Path;
 use std::process::Command;
 
 use spoolparse::corpus::tree::root_count;
 use spoolparse::corpus::{Column, Format, Reader, Sentence};
 use spoolparse::tagger::{accuracy, load_tagging, train_tagger, TagSet, Tagger};
-
-fn spoolparse(args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_spoolparse")).args(args).output().expect("run spoolparse")
-}
 
 #[test]
 fn tagger_trained_on_en_ewt_reaches_the_accuracy_floor() {
@@ -32,20 +30,7 @@ fn tokenized_text_is_tagged_parsed_and_written_as_conllu() {
     let dir = tempfile::tempdir().unwrap();
     let model = dir.path().join("t.model");
     let train = common::fixture("special.conllu");
-    let out = spoolparse(&[
-        "train",
-        "--train",
-        train.to_str().unwrap(),
-        "--output",
-        model.to_str().unwrap(),
-        "--epochs",
-        "2",
-        "--tagger",
-        "--jackknife",
-        "2",
-        "--tagger-epochs",
-        "3",
-    ]);
+    let out = common::train(&train, &model, &["--epochs", "2", "--tagger", "--jackknife", "2", "--tagger-epochs", "3"]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let text = dir.path().join("in.txt");
     std::fs::write(&text, "Sue likes coffee and Bill tea\n\n   \nYes\nVamos  nos\ta el mar .\n").unwrap();
@@ -88,17 +73,7 @@ fn text_needs_a_model_with_a_tagger() {
     let dir = tempfile::tempdir().unwrap();
     let model = dir.path().join("plain.model");
     let train = common::fixture("special.conllu");
-    assert!(spoolparse(&[
-        "train",
-        "--train",
-        train.to_str().unwrap(),
-        "--output",
-        model.to_str().unwrap(),
-        "--epochs",
-        "1"
-    ])
-    .status
-    .success());
+    assert!(common::train(&train, &model, &["--epochs", "1"]).status.success());
     let text = dir.path().join("in.txt");
     std::fs::write(&text, "Yes\n").unwrap();
     let out = spoolparse(&["parse", "--model", model.to_str().unwrap(), text.to_str().unwrap()]);

@@ -34,3 +34,15 @@ pub fn all_treebank_files() -> Vec<PathBuf> {
 pub fn fixture(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(name)
 }
+
+/// Runs the `spoolparse` binary built for these tests.
+pub fn spoolparse(args: &[&str]) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_spoolparse")).args(args).output().expect("run spoolparse")
+}
+
+/// Runs `spoolparse train --train TRAIN --output MODEL ARGS...`.
+pub fn train(train: &std::path::Path, model: &std::path::Path, args: &[&str]) -> std::process::Output {
+    let mut all = vec!["train", "--train", train.to_str().unwrap(), "--output", model.to_str().unwrap()];
+    all.extend_from_slice(args);
+    spoolparse(&all)
+}

@@ -1,6 +1,6 @@
 //! Criterion benchmarks of the parsing hot path on en_ewt dev (gold tags): feature extraction,
-//! scoring one configuration, parsing a whole sentence, and opening (mapping and validating) the
-//! model file.
+//! scoring one configuration, parsing a whole sentence, opening (mapping and validating) the
+//! model file, and tagging (with a tagger trained here for 3 epochs).
 //!
 //! The model is `$SPOOLPARSE_BENCH_MODEL` if set (e.g. the 15-epoch model of
 //! `scripts/en_ewt.sh`), otherwise one trained here for 2 epochs.
@@ -17,6 +17,7 @@ use spoolparse::features::{encode_sentence, Extractor};
 use spoolparse::model::TrainingInfo;
 use spoolparse::model_file::{ModelFile, WriteOptions};
 use spoolparse::parser::Parser;
+use spoolparse::tagger::{load_tagging, train_tagger, TagSet, Tagger};
 use spoolparse::train::{load_training, train, TrainOptions};
 
 fn data() -> Option<(PathBuf, Vec<Sentence>, tempfile::TempDir)> {
@@ -105,6 +106,19 @@ fn benches(c: &mut Criterion) {
             }
         })
     });
+    let ud = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/data/ud/en_ewt");
+    let mut tags = TagSet::default();
+    if let Ok(train) = load_tagging(&[ud.join("train.conllu.zst")], &mut tags) {
+        let model = train_tagger(&train, &tags, 3, 1);
+        let mut tagger = Tagger::from_model(&model);
+        group.bench_function("tag en_ewt dev (words)", |b| {
+            b.iter(|| {
+                for s in sentences.iter_mut() {
+                    tagger.tag(s);
+                }
+            })
+        });
+    }
     group.finish();
 }
 

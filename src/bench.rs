@@ -1,15 +1,51 @@
-//! In-memory parse-speed measurement (`spoolparse bench`): the file is read once, then parsed
-//! repeatedly, so only feature extraction, scoring and writing HEAD/DEPREL are timed.
+//! In-memory speed measurement (`spoolparse bench`): the file is read once, then parsed (or
+//! tagged) repeatedly, so only feature extraction, scoring and writing the annotation are timed.
 
 use std::path::Path;
 use std::time::Instant;
 
 use rayon::prelude::*;
 
+use crate::annotate::NoTagger;
 use crate::corpus::{CorpusError, Format, Reader, Sentence};
-use crate::model_file::ModelFile;
+use crate::model_file::{ModelFile, TableView};
 use crate::parser::Parser;
 use crate::pipeline::PipelineError;
+use crate::tagger::Tagger;
+
+/// What to time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BenchTask {
+    /// Parsing (with the input's own tags).
+    Parse,
+    /// Tagging only (UPOS and XPOS).
+    Tag,
+}
+
+/// One thread's worker for a [`BenchTask`].
+enum Worker<'m> {
+    Parse(Parser<'m, TableView<'m>>),
+    Tag(Tagger<'m, TableView<'m>>),
+}
+
+impl<'m> Worker<'m> {
+    fn new(model: &'m ModelFile, task: BenchTask) -> Result<Self, NoTagger> {
+        Ok(match task {
+            BenchTask::Parse => Worker::Parse(Parser::new(model)),
+            BenchTask::Tag => {
+                let (meta, first, second) = model.tagger().ok_or(NoTagger)?;
+                Worker::Tag(Tagger::new(first, second, &meta.tags, &meta.dict))
+            }
+        })
+    }
+
+    fn run(&mut self, s: &mut Sentence) {
+        match self {
+            Worker::Parse(p) => p.parse(s),
+            Worker::Tag(t) => t.tag(s),
+        }
+    }
+}
 
 /// What a measurement saw.
 #[derive(Debug, Clone, Copy)]
@@ -27,9 +63,16 @@ impl BenchResult {
     }
 }
 
-/// Parses the sentences of `file` again and again for at least `seconds` with `threads`
-/// threads (each a parser of its own over the shared model).
-pub fn run(model: &ModelFile, file: &Path, threads: usize, seconds: f64) -> Result<BenchResult, PipelineError> {
+/// Runs `task` over the sentences of `file` again and again for at least `seconds` with
+/// `threads` threads (each a worker of its own over the shared model).
+pub fn run(
+    model: &ModelFile,
+    file: &Path,
+    task: BenchTask,
+    threads: usize,
+    seconds: f64,
+) -> Result<BenchResult, PipelineError> {
+    Worker::new(model, task)?;
     let mut sentences: Vec<Sentence> =
         Reader::open(file, Format::from_path(file))?.collect::<Result<_, CorpusError>>()?;
     let words = sentences.iter().map(Sentence::len).sum();
@@ -38,15 +81,20 @@ pub fn run(model: &ModelFile, file: &Path, threads: usize, seconds: f64) -> Resu
         .build()
         .map_err(|e| PipelineError::Pool(e.to_string()))?;
     let chunk = sentences.len().div_ceil(threads.max(1) * 16).max(1);
+    // Checked above: a worker can be built.
+    let worker = || Worker::new(model, task).ok();
     let round = |sentences: &mut [Sentence]| {
         if threads <= 1 {
-            let mut parser = Parser::new(model);
-            sentences.iter_mut().for_each(|s| parser.parse(s));
+            if let Some(mut w) = worker() {
+                sentences.iter_mut().for_each(|s| w.run(s));
+            }
         } else {
             pool.install(|| {
-                sentences
-                    .par_chunks_mut(chunk)
-                    .for_each_init(|| Parser::new(model), |parser, part| part.iter_mut().for_each(|s| parser.parse(s)))
+                sentences.par_chunks_mut(chunk).for_each_init(worker, |w, part| {
+                    if let Some(w) = w {
+                        part.iter_mut().for_each(|s| w.run(s));
+                    }
+                })
             });
         }
     };

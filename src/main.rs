@@ -144,6 +144,9 @@ enum Command {
         /// Measure for at least this long.
         #[arg(long, default_value_t = 5.0)]
         seconds: f64,
+        /// Time the tagger alone instead of the parser.
+        #[arg(long)]
+        tag_only: bool,
     },
     /// UAS/LAS of a parsed file against a gold file (CoNLL 2018 shared-task definitions).
     Eval {
@@ -201,11 +204,13 @@ fn run(cli: Cli) -> Result<()> {
             run_parse(&model, &inputs, &output, opts)
         }
         Command::Inspect { model, verify } => run_inspect(&model, verify),
-        Command::Bench { model, file, threads, seconds } => {
+        Command::Bench { model, file, threads, seconds, tag_only } => {
             let model = ModelFile::open(&model)?;
-            let r = bench::run(&model, &file, threads, seconds)?;
+            let task = if tag_only { bench::BenchTask::Tag } else { bench::BenchTask::Parse };
+            let r = bench::run(&model, &file, task, threads, seconds)?;
             println!(
-                "{:.0} words/s ({} words x {} rounds in {:.2} s, {} thread(s), {})",
+                "{} {:.0} words/s ({} words x {} rounds in {:.2} s, {} thread(s), {})",
+                if tag_only { "tagging" } else { "parsing" },
                 r.words_per_second(),
                 r.words,
                 r.rounds,

@@ -11,6 +11,27 @@ use crate::tagger::Tagger;
 pub struct Annotator<'m> {
     parser: Parser<'m, TableView<'m>>,
     tagger: Option<Tagger<'m, TableView<'m>>>,
+    confidence: bool,
+}
+
+/// What to do with a sentence besides parsing it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Steps {
+    /// Tag it first (tokenized text, or retagging).
+    pub tag: bool,
+    /// Write confidences into it (`Conf=` in MISC, `# confidence`, `# tree_prob`): CoNLL-U only.
+    pub write_confidence: bool,
+}
+
+/// Formats a probability with three decimals ("0.973") into `buf`, without allocating.
+fn format_probability(p: f32, buf: &mut [u8; 5]) -> &str {
+    let thousandths = (p.clamp(0.0, 1.0) * 1000.0).round() as u32;
+    buf[0] = b'0' + (thousandths / 1000) as u8;
+    buf[1] = b'.';
+    buf[2] = b'0' + (thousandths / 100 % 10) as u8;
+    buf[3] = b'0' + (thousandths / 10 % 10) as u8;
+    buf[4] = b'0' + (thousandths % 10) as u8;
+    std::str::from_utf8(buf).unwrap_or("0.000")
 }
 
 /// A sentence needs tags but the model has no tagger.
@@ -19,10 +40,20 @@ pub struct Annotator<'m> {
 pub struct NoTagger;
 
 impl<'m> Annotator<'m> {
-    /// An annotator for `model`.
-    pub fn new(model: &'m ModelFile) -> Self {
+    /// An annotator for `model`; with `confidence`, transition probabilities are computed (at
+    /// the model's temperature) and [`Annotator::confidence`] is meaningful.
+    pub fn new(model: &'m ModelFile, confidence: bool) -> Self {
         let tagger = model.tagger().map(|(meta, first, second)| Tagger::new(first, second, &meta.tags, &meta.dict));
-        Annotator { parser: Parser::new(model), tagger }
+        let mut parser = Parser::new(model);
+        if confidence {
+            parser = parser.with_confidence(model.meta().temperature);
+        }
+        Annotator { parser, tagger, confidence }
+    }
+
+    /// The last sentence's confidence (mean arc confidence) and tree probability.
+    pub fn confidence(&self) -> (f64, f64) {
+        self.parser.sentence_confidence()
     }
 
     /// Whether the model can tag.
@@ -30,12 +61,23 @@ impl<'m> Annotator<'m> {
         self.tagger.is_some()
     }
 
-    /// Tags `sent` if `tag` (writing UPOS and XPOS), then parses it.
-    pub fn annotate(&mut self, sent: &mut Sentence, tag: bool) -> Result<(), NoTagger> {
-        if tag {
+    /// Tags `sent` if asked (writing UPOS and XPOS), parses it, and writes its confidences if
+    /// asked (and computed).
+    pub fn annotate(&mut self, sent: &mut Sentence, steps: Steps) -> Result<(), NoTagger> {
+        if steps.tag {
             self.tagger.as_mut().ok_or(NoTagger)?.tag(sent);
         }
         self.parser.parse(sent);
+        if steps.write_confidence && self.confidence {
+            let mut buf = [0u8; 5];
+            for w in 1..=sent.len() {
+                let p = self.parser.arc_confidence()[w];
+                sent.set_misc(w, "Conf", format_probability(p, &mut buf));
+            }
+            let (mean, tree) = self.parser.sentence_confidence();
+            sent.set_comment("confidence", format_probability(mean as f32, &mut buf));
+            sent.set_comment("tree_prob", &format!("{tree:.4e}"));
+        }
         Ok(())
     }
 }

@@ -5,11 +5,17 @@
 //! Both are also given without punctuation (gold UPOS `PUNCT`), as the seed papers report. The
 //! system file must have the same words as the gold file; unlike the official script we do not
 //! align different tokenizations, we refuse them with the location of the first difference.
+//!
+//! When the system file carries confidences (`Conf=` in MISC, `# confidence = …`), the
+//! evaluation also measures their calibration: reliability tables and ECE for arcs (is the arc
+//! right, head and universal relation?) and sentences (the sentence's LAS against its
+//! confidence), and the coverage curve: share of sentences kept and their LAS per threshold.
 
 use std::path::Path;
 
 use serde::Serialize;
 
+use crate::confidence::Reliability;
 use crate::corpus::{self, Column, CorpusError, Format, Reader, Sentence};
 
 /// The universal part of a dependency relation: `nmod:poss` → `nmod`.
@@ -104,6 +110,50 @@ pub enum EvalError {
     Mismatch { path: std::path::PathBuf, line: u64, what: String },
 }
 
+/// Calibration of the confidences found in a system file.
+#[derive(Debug, Clone, Default)]
+pub struct Calibration {
+    /// Arcs binned by `Conf=`, outcome: labeled attachment right.
+    pub arcs: Reliability,
+    /// Sentences binned by `# confidence`, outcome: the sentence's LAS (0–1).
+    pub sentences: Reliability,
+    /// Per sentence with a confidence: (confidence, labeled-correct words, words).
+    pub per_sentence: Vec<(f64, u64, u64)>,
+}
+
+/// One point of the coverage curve.
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct Coverage {
+    pub threshold: f64,
+    /// Share (percent) of sentences at or above the threshold.
+    pub kept: f64,
+    /// LAS of the kept sentences.
+    pub las: f64,
+}
+
+impl Calibration {
+    /// Sentences kept and their LAS for each threshold.
+    pub fn coverage(&self, thresholds: &[f64]) -> Vec<Coverage> {
+        thresholds
+            .iter()
+            .map(|&t| {
+                let kept: Vec<_> = self.per_sentence.iter().filter(|s| s.0 >= t).collect();
+                let (right, words) = kept.iter().fold((0, 0), |(r, w), s| (r + s.1, w + s.2));
+                Coverage {
+                    threshold: t,
+                    kept: pct(kept.len() as u64, self.per_sentence.len() as u64),
+                    las: pct(right, words),
+                }
+            })
+            .collect()
+    }
+}
+
+/// The value of `Key=` in a MISC column.
+fn misc_value<'a>(misc: &'a str, key: &str) -> Option<&'a str> {
+    misc.split('|').find_map(|e| e.split_once('=').filter(|(k, _)| *k == key).map(|(_, v)| v))
+}
+
 /// Scores one system sentence against its gold sentence.
 pub fn compare(
     gold: &Sentence,
@@ -111,6 +161,18 @@ pub fn compare(
     system: &Sentence,
     system_path: &Path,
     counts: &mut Counts,
+) -> Result<(), EvalError> {
+    compare_calibrated(gold, gold_path, system, system_path, counts, &mut Calibration::default())
+}
+
+/// [`compare`], also collecting the system's confidences into `calibration`.
+pub fn compare_calibrated(
+    gold: &Sentence,
+    gold_path: &Path,
+    system: &Sentence,
+    system_path: &Path,
+    counts: &mut Counts,
+    calibration: &mut Calibration,
 ) -> Result<(), EvalError> {
     let mismatch = |line, what: String| EvalError::Mismatch { path: system_path.to_path_buf(), line, what };
     if gold.len() != system.len() {
@@ -131,6 +193,7 @@ pub fn compare(
         Ok(None) => return Err(mismatch(system.first_line, "sentence is not parsed (HEAD `_`)".into())),
         Err((line, kind)) => return Err(CorpusError { path: system_path.to_path_buf(), line, kind }.into()),
     };
+    let mut sentence_right = 0u64;
     for (i, (g, s)) in gold.words().zip(system.words()).enumerate() {
         if g.get(Column::Form) != s.get(Column::Form) {
             return Err(mismatch(
@@ -138,22 +201,40 @@ pub fn compare(
                 format!("form {:?} differs from gold {:?}", s.get(Column::Form), g.get(Column::Form)),
             ));
         }
+        let before = counts.label_correct;
         counts.add(gold_heads[i], g.get(Column::Deprel), g.get(Column::Upos), heads[i], s.get(Column::Deprel));
         counts.upos_correct += u64::from(g.get(Column::Upos) == s.get(Column::Upos));
         counts.xpos_correct += u64::from(g.get(Column::Xpos) == s.get(Column::Xpos));
+        let right = counts.label_correct - before;
+        sentence_right += right;
+        if let Some(conf) = misc_value(s.get(Column::Misc), "Conf").and_then(|v| v.parse::<f64>().ok()) {
+            calibration.arcs.add(conf, right as f64);
+        }
+    }
+    let confidence = system.comments.iter().find_map(|c| c.strip_prefix("# confidence = ")?.trim().parse::<f64>().ok());
+    if let Some(conf) = confidence {
+        let words = system.len() as u64;
+        calibration.sentences.add(conf, sentence_right as f64 / words.max(1) as f64);
+        calibration.per_sentence.push((conf, sentence_right, words));
     }
     Ok(())
 }
 
 /// Scores a system file against a gold file (formats guessed from the names).
 pub fn evaluate_files(gold_path: &Path, system_path: &Path) -> Result<Counts, EvalError> {
+    evaluate_files_calibrated(gold_path, system_path).map(|(c, _)| c)
+}
+
+/// [`evaluate_files`], with the calibration of the system's confidences.
+pub fn evaluate_files_calibrated(gold_path: &Path, system_path: &Path) -> Result<(Counts, Calibration), EvalError> {
     let mut gold = Reader::open(gold_path, Format::from_path(gold_path))?;
     let mut system = Reader::open(system_path, Format::from_path(system_path))?;
     let mut counts = Counts::default();
+    let mut calibration = Calibration::default();
     loop {
         match (gold.next(), system.next()) {
-            (None, None) => return Ok(counts),
-            (Some(g), Some(s)) => compare(&g?, gold_path, &s?, system_path, &mut counts)?,
+            (None, None) => return Ok((counts, calibration)),
+            (Some(g), Some(s)) => compare_calibrated(&g?, gold_path, &s?, system_path, &mut counts, &mut calibration)?,
             (Some(g), None) => {
                 let g = g?;
                 return Err(EvalError::Mismatch {

@@ -3,6 +3,7 @@
 //! The library holds the whole engine; the `spoolparse` binary only parses its command line
 //! and calls into it. Modules, one concern each:
 //!
+//! - [`confidence`]: transition probabilities, temperature fitting, reliability and ECE;
 //! - [`corpus`]: lossless, streaming CoNLL-U / CoNLL-X reading and writing, and the tree checks
 //!   gold data must pass;
 //! - [`io`]: opening paths (`-` for stdin/stdout, `.zst` for zstd streams);
@@ -25,6 +26,7 @@
 pub mod annotate;
 pub mod arc_eager;
 pub mod bench;
+pub mod confidence;
 pub mod corpus;
 pub mod eval;
 pub mod features;

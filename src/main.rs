@@ -1,6 +1,6 @@
 //! The `spoolparse` command line: parses arguments and calls the library.
 
-use std::io::{IsTerminal, Write};
+use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -10,11 +10,11 @@ use indicatif::{ProgressBar, ProgressStyle};
 
 use spoolparse::bench;
 use spoolparse::corpus::Format;
-use spoolparse::eval::{evaluate_files, Scores};
+use spoolparse::eval::{evaluate_files_calibrated, Calibration, Scores};
 use spoolparse::io::Output;
 use spoolparse::model::TrainingInfo;
 use spoolparse::model_file::{ModelFile, Precision, WriteOptions};
-use spoolparse::pipeline::{parse_files, PipelineOptions};
+use spoolparse::pipeline::{parse_files_split, Outputs, PipelineOptions};
 use spoolparse::train::{self, OracleKind, Progress, TaggerOptions, TrainOptions};
 
 #[derive(ClapParser)]
@@ -126,6 +126,15 @@ enum Command {
         /// Replace UPOS and XPOS of CoNLL-U/CoNLL-X input with the tagger's before parsing.
         #[arg(long)]
         retag: bool,
+        /// Do not write `Conf=` (MISC), `# confidence` and `# tree_prob` into CoNLL-U output.
+        #[arg(long)]
+        no_confidence: bool,
+        /// Sentences whose confidence (mean arc confidence) is below this go to --rejected.
+        #[arg(long, requires = "rejected")]
+        min_confidence: Option<f64>,
+        /// Output for the sentences below --min-confidence (`.zst`: compressed).
+        #[arg(long, requires = "min_confidence")]
+        rejected: Option<PathBuf>,
     },
     /// Print a model's metadata and sections.
     Inspect {
@@ -155,6 +164,10 @@ enum Command {
         /// Print JSON instead of a table.
         #[arg(long)]
         json: bool,
+        /// Also report the calibration of the system's confidences (reliability tables, ECE,
+        /// coverage).
+        #[arg(long)]
+        calibration: bool,
     },
 }
 
@@ -194,14 +207,16 @@ fn run(cli: Cli) -> Result<()> {
             let tagger = tagger.then_some(TaggerOptions { epochs: tagger_epochs, jackknife });
             run_train(&train, dev.as_deref(), &output, &opts, write, tagger)
         }
-        Command::Parse { model, inputs, output, threads, format, retag } => {
+        Command::Parse { model, inputs, output, threads, format, retag, no_confidence, min_confidence, rejected } => {
             let opts = PipelineOptions {
                 threads: threads.max(1),
                 format: format.map(Format::from),
                 retag,
+                confidence: !no_confidence,
+                min_confidence,
                 ..PipelineOptions::default()
             };
-            run_parse(&model, &inputs, &output, opts)
+            run_parse(&model, &inputs, &output, rejected.as_deref(), opts)
         }
         Command::Inspect { model, verify } => run_inspect(&model, verify),
         Command::Bench { model, file, threads, seconds, tag_only } => {
@@ -220,16 +235,40 @@ fn run(cli: Cli) -> Result<()> {
             );
             Ok(())
         }
-        Command::Eval { gold, system, json } => {
-            let counts = evaluate_files(&gold, &system)?;
+        Command::Eval { gold, system, json, calibration } => {
+            let (counts, cal) = evaluate_files_calibrated(&gold, &system)?;
             let s = counts.scores();
             if json {
                 println!("{}", serde_json::to_string_pretty(&s)?);
             } else {
                 print_scores(&s);
             }
+            if calibration {
+                print_calibration(&cal);
+            }
             Ok(())
         }
+    }
+}
+
+fn print_calibration(cal: &Calibration) {
+    for (name, r) in [("arcs (labeled attachment)", &cal.arcs), ("sentences (LAS)", &cal.sentences)] {
+        println!("\nCalibration of {name}: ECE {:.4}", r.ece());
+        println!("bin       | count  | mean conf | % correct");
+        for b in r.bins() {
+            println!(
+                "{:.1}-{:.1}   | {:6} | {:9.3} | {:9.2}",
+                b.lower,
+                b.upper,
+                b.count,
+                b.mean_confidence,
+                100.0 * b.accuracy
+            );
+        }
+    }
+    println!("\nCoverage: threshold | % sentences kept | LAS of kept");
+    for c in cal.coverage(&[0.0, 0.5, 0.6, 0.7, 0.8, 0.85, 0.9, 0.95]) {
+        println!("{:9.2} | {:16.2} | {:6.2}", c.threshold, c.kept, c.las);
     }
 }
 
@@ -330,7 +369,13 @@ fn run_train(
     Ok(())
 }
 
-fn run_parse(model_path: &Path, inputs: &[PathBuf], output: &Path, opts: PipelineOptions) -> Result<()> {
+fn run_parse(
+    model_path: &Path,
+    inputs: &[PathBuf],
+    output: &Path,
+    rejected: Option<&Path>,
+    opts: PipelineOptions,
+) -> Result<()> {
     let loading = Instant::now();
     let model = ModelFile::open(model_path)?;
     let load_secs = loading.elapsed().as_secs_f64();
@@ -338,9 +383,16 @@ fn run_parse(model_path: &Path, inputs: &[PathBuf], output: &Path, opts: Pipelin
     let inputs = if inputs.is_empty() { &stdin[..] } else { inputs };
     let mut out = Output::create(output).with_context(|| format!("creating {}", output.display()))?;
     let started = Instant::now();
-    let stats = parse_files(&model, inputs, &mut out, opts)?;
-    out.flush()?;
+    let mut rejected_out =
+        rejected.map(|p| Output::create(p).with_context(|| format!("creating {}", p.display()))).transpose()?;
+    let outputs =
+        Outputs { accepted: &mut out, rejected: rejected_out.as_mut().map(|o| o as &mut (dyn std::io::Write + Send)) };
+    let stats = parse_files_split(&model, inputs, outputs, opts)?;
     out.finish().with_context(|| format!("writing {}", output.display()))?;
+    if let (Some(o), Some(p)) = (rejected_out, rejected) {
+        o.finish().with_context(|| format!("writing {}", p.display()))?;
+        eprintln!("{} of {} sentences below --min-confidence went to {}", stats.rejected, stats.sentences, p.display());
+    }
     let secs = started.elapsed().as_secs_f64();
     eprintln!(
         "parsed {} sentences, {} words in {secs:.2} s ({:.0} words/s, {} thread(s), reading and writing included; \
@@ -376,6 +428,7 @@ fn run_inspect(path: &Path, verify: bool) -> Result<()> {
         "weights         {} in {} features, {:?}, {} table slots, pruned below {}",
         m.weights, m.features, m.table.precision, m.table.slots, m.pruned_below
     );
+    println!("temperature     {}", m.temperature);
     println!("training        {}", serde_json::to_string(&m.info)?);
     for s in model.sections() {
         println!("section {:<7} offset {:>10} length {:>10} crc32 {:08x}", s.name(), s.offset, s.len, s.crc);

@@ -58,6 +58,9 @@ pub struct Model {
     pub morphology: bool,
     /// The part-of-speech tagger, for tokenized text.
     pub tagger: Option<TaggerModel>,
+    /// Softmax temperature that turns scores into calibrated transition probabilities (fitted
+    /// on dev; 1 without dev data).
+    pub temperature: f32,
 }
 
 impl Model {

@@ -4,6 +4,7 @@
 //! model; it does not train one.
 
 use crate::arc_eager::{Configuration, Transition};
+use crate::confidence::probability_of;
 use crate::corpus::Sentence;
 use crate::features::{encode_sentence, Extractor, TokenAttrs};
 use crate::label::{Label, LabelSet};
@@ -17,12 +18,18 @@ pub struct Parser<'m, S: Scorer> {
     labels: &'m LabelSet,
     fallback: Label,
     morphology: bool,
+    /// Softmax temperature for probabilities; `None` skips computing them.
+    temperature: Option<f32>,
     config: Configuration,
     extractor: Extractor,
     scores: Vec<f32>,
     attrs: Vec<TokenAttrs>,
     heads: Vec<u32>,
     arc_labels: Vec<Label>,
+    /// Probability of the transition that attached each word (index 0 unused).
+    arc_confidence: Vec<f32>,
+    /// Sum of the log-probabilities of the last parse's transitions.
+    log_tree_prob: f64,
     repaired: usize,
 }
 
@@ -41,6 +48,7 @@ impl<'m, S: Scorer> Parser<'m, S> {
             labels,
             fallback,
             morphology: true,
+            temperature: None,
             config: Configuration::new(0),
             extractor: Extractor::new(),
             scores: vec![0.0; weights.classes()],
@@ -48,6 +56,8 @@ impl<'m, S: Scorer> Parser<'m, S> {
             attrs: Vec::new(),
             heads: Vec::new(),
             arc_labels: Vec::new(),
+            arc_confidence: Vec::new(),
+            log_tree_prob: 0.0,
             repaired: 0,
         }
     }
@@ -59,18 +69,43 @@ impl<'m, S: Scorer> Parser<'m, S> {
         self
     }
 
+    /// Computes transition probabilities (softmax over legal transitions at `temperature`) and
+    /// from them arc and sentence confidences; off by default, as it costs time.
+    pub fn with_confidence(mut self, temperature: f32) -> Self {
+        self.temperature = Some(temperature);
+        self
+    }
+
     /// Parses a sentence given its token attributes (node 0 first). Heads and labels are then
     /// available from [`Parser::heads`] and [`Parser::labels`].
     pub fn parse_attrs(&mut self, attrs: &[TokenAttrs]) {
-        self.config.reset(attrs.len() - 1);
+        let n = attrs.len() - 1;
+        self.config.reset(n);
+        self.arc_confidence.clear();
+        self.arc_confidence.resize(n + 1, 0.0);
+        self.log_tree_prob = 0.0;
         while !self.config.is_terminal() {
             let feats = self.extractor.extract(&self.config, attrs);
             self.weights.score(feats, &mut self.scores);
             let legal = self.config.legal();
             // The buffer is not empty, so SHIFT at least is legal.
             let best = argmax(&self.scores, |i| legal.allows_index(i)).unwrap_or(0);
-            self.config.apply(Transition::from_index(best));
+            let t = Transition::from_index(best);
+            if let Some(temperature) = self.temperature {
+                let p = probability_of(&self.scores, best, temperature, |i| legal.allows_index(i));
+                self.log_tree_prob += f64::from(p).ln();
+                let attached = match t {
+                    Transition::LeftArc(_) => self.config.stack(0),
+                    Transition::RightArc(_) => self.config.buffer(0),
+                    _ => None,
+                };
+                if let Some(w) = attached {
+                    self.arc_confidence[w as usize] = p;
+                }
+            }
+            self.config.apply(t);
         }
+        // Words attached by `finish` keep confidence 0: no transition vouched for them.
         self.repaired += self.config.finish(self.fallback, &mut self.heads, &mut self.arc_labels);
     }
 
@@ -93,6 +128,20 @@ impl<'m, S: Scorer> Parser<'m, S> {
     /// Labels of the last parse, indexed by word (index 0 unused).
     pub fn labels(&self) -> &[Label] {
         &self.arc_labels
+    }
+
+    /// Per word (index 0 unused), the probability of the transition that attached it in the
+    /// last parse; all 0 unless [`Parser::with_confidence`] was asked for.
+    pub fn arc_confidence(&self) -> &[f32] {
+        &self.arc_confidence
+    }
+
+    /// The last parse's sentence confidence (mean arc confidence) and tree probability (the
+    /// product of its transitions' probabilities).
+    pub fn sentence_confidence(&self) -> (f64, f64) {
+        let arcs = &self.arc_confidence[1.min(self.arc_confidence.len())..];
+        let mean = arcs.iter().map(|&c| f64::from(c)).sum::<f64>() / arcs.len().max(1) as f64;
+        (mean, self.log_tree_prob.exp())
     }
 
     /// Words so far that the transition sequence left without a head and

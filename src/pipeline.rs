@@ -18,7 +18,7 @@ use std::sync::Mutex;
 
 use crossbeam_channel::{bounded, Receiver, Sender};
 
-use crate::annotate::{Annotator, NoTagger};
+use crate::annotate::{Annotator, NoTagger, Steps};
 use crate::corpus::{CorpusError, Format, Reader, Sentence};
 use crate::model_file::ModelFile;
 
@@ -29,8 +29,10 @@ struct Batch {
     sentences: Vec<Sentence>,
     used: usize,
     words: usize,
-    /// The sentences need tags (tokenized text, or `retag`).
-    tag: bool,
+    /// What to do besides parsing (the same for the whole batch).
+    steps: Steps,
+    /// Confidence (mean arc confidence) of each sentence, when computed.
+    confidence: Vec<f64>,
 }
 
 /// How to run the pipeline.
@@ -44,11 +46,22 @@ pub struct PipelineOptions {
     pub format: Option<Format>,
     /// Replace the UPOS and XPOS of CoNLL-U/CoNLL-X input with the tagger's.
     pub retag: bool,
+    /// Compute confidences and write them into CoNLL-U output.
+    pub confidence: bool,
+    /// Sentences whose confidence is below this go to the rejected output.
+    pub min_confidence: Option<f64>,
 }
 
 impl Default for PipelineOptions {
     fn default() -> Self {
-        PipelineOptions { threads: 1, batch_words: 4096, format: None, retag: false }
+        PipelineOptions {
+            threads: 1,
+            batch_words: 4096,
+            format: None,
+            retag: false,
+            confidence: false,
+            min_confidence: None,
+        }
     }
 }
 
@@ -60,6 +73,41 @@ impl PipelineOptions {
     fn needs_tags(&self, format: Format) -> bool {
         self.retag || format == Format::Text
     }
+
+    fn steps(&self, format: Format) -> Steps {
+        // CoNLL-X has no MISC column and no comments to put confidences in.
+        Steps { tag: self.needs_tags(format), write_confidence: self.confidence && format != Format::Conllx }
+    }
+
+    fn annotator<'m>(&self, model: &'m ModelFile) -> Annotator<'m> {
+        Annotator::new(model, self.confidence || self.min_confidence.is_some())
+    }
+}
+
+/// Where sentences go: all to `accepted`, or, with a threshold, those below it to `rejected`.
+pub struct Outputs<'a> {
+    pub accepted: &'a mut (dyn Write + Send),
+    pub rejected: Option<&'a mut (dyn Write + Send)>,
+}
+
+impl Outputs<'_> {
+    fn write(
+        &mut self,
+        sent: &Sentence,
+        confidence: f64,
+        opts: &PipelineOptions,
+        stats: &mut ParseStats,
+    ) -> io::Result<()> {
+        stats.sentences += 1;
+        stats.words += sent.len();
+        match (opts.min_confidence, self.rejected.as_deref_mut()) {
+            (Some(min), Some(rejected)) if confidence < min => {
+                stats.rejected += 1;
+                sent.write_to(rejected)
+            }
+            _ => sent.write_to(self.accepted),
+        }
+    }
 }
 
 /// What a run parsed.
@@ -67,6 +115,8 @@ impl PipelineOptions {
 pub struct ParseStats {
     pub sentences: usize,
     pub words: usize,
+    /// Sentences sent to the rejected output.
+    pub rejected: usize,
 }
 
 /// Why a run stopped.
@@ -97,11 +147,22 @@ pub fn parse_files(
     out: &mut (dyn Write + Send),
     opts: PipelineOptions,
 ) -> Result<ParseStats, PipelineError> {
-    if !Annotator::new(model).can_tag() && inputs.iter().any(|p| opts.needs_tags(opts.format_of(p))) {
+    parse_files_split(model, inputs, Outputs { accepted: out, rejected: None }, opts)
+}
+
+/// [`parse_files`] with every sentence written, in input order, to exactly one of two outputs:
+/// the rejected one if its confidence is below `opts.min_confidence`, the accepted one otherwise.
+pub fn parse_files_split(
+    model: &ModelFile,
+    inputs: &[PathBuf],
+    mut out: Outputs<'_>,
+    opts: PipelineOptions,
+) -> Result<ParseStats, PipelineError> {
+    if !Annotator::new(model, false).can_tag() && inputs.iter().any(|p| opts.needs_tags(opts.format_of(p))) {
         return Err(NoTagger.into());
     }
     if opts.threads <= 1 {
-        return parse_sequential(model, inputs, out, opts);
+        return parse_sequential(model, inputs, &mut out, opts);
     }
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(opts.threads)
@@ -129,12 +190,12 @@ pub fn parse_files(
             pool.scope(|s| {
                 for _ in 0..opts.threads {
                     let (work_rx, done_tx) = (work_rx.clone(), done_tx.clone());
-                    s.spawn(move |_| parse_batches(model, &work_rx, &done_tx));
+                    s.spawn(move |_| parse_batches(model, &opts, &work_rx, &done_tx));
                 }
             });
             drop(done_tx);
         });
-        result = write_in_order(&done_rx, &free_tx, out);
+        result = write_in_order(&done_rx, &free_tx, &mut out, &opts);
         // On a write error, drain so that the other threads can finish.
         drop(free_tx);
         while done_rx.recv().is_ok() {}
@@ -148,10 +209,10 @@ pub fn parse_files(
 fn parse_sequential(
     model: &ModelFile,
     inputs: &[PathBuf],
-    out: &mut dyn Write,
+    out: &mut Outputs<'_>,
     opts: PipelineOptions,
 ) -> Result<ParseStats, PipelineError> {
-    let mut annotator = Annotator::new(model);
+    let mut annotator = opts.annotator(model);
     let mut sent = Sentence::default();
     let mut stats = ParseStats::default();
     for input in inputs {
@@ -159,10 +220,8 @@ fn parse_sequential(
         let mut reader = Reader::open(input, format)?;
         while let Some(read) = reader.read_next(&mut sent) {
             read?;
-            annotator.annotate(&mut sent, opts.needs_tags(format))?;
-            sent.write_to(out)?;
-            stats.sentences += 1;
-            stats.words += sent.len();
+            annotator.annotate(&mut sent, opts.steps(format))?;
+            out.write(&sent, annotator.confidence().0, &opts, &mut stats)?;
         }
     }
     Ok(stats)
@@ -170,20 +229,21 @@ fn parse_sequential(
 
 impl Batch {
     /// Empties the batch for use as number `seq`.
-    fn reset(&mut self, seq: u64, tag: bool) {
+    fn reset(&mut self, seq: u64, steps: Steps) {
         self.seq = seq;
         self.used = 0;
         self.words = 0;
-        self.tag = tag;
+        self.steps = steps;
+        self.confidence.clear();
     }
 }
 
 /// Hands `batch` to the workers and takes the next free batch as number `seq`; `None` once the
 /// other side has stopped.
-fn hand_over(batch: Batch, seq: u64, tag: bool, work: &Sender<Batch>, free: &Receiver<Batch>) -> Option<Batch> {
+fn hand_over(batch: Batch, seq: u64, steps: Steps, work: &Sender<Batch>, free: &Receiver<Batch>) -> Option<Batch> {
     work.send(batch).ok()?;
     let mut next = free.recv().ok()?;
-    next.reset(seq, tag);
+    next.reset(seq, steps);
     Some(next)
 }
 
@@ -195,17 +255,17 @@ fn read_batches(
 ) -> Result<(), CorpusError> {
     let mut seq = 0;
     let Ok(mut batch) = free.recv() else { return Ok(()) };
-    batch.reset(seq, false);
+    batch.reset(seq, Steps::default());
     for input in inputs {
         let format = opts.format_of(input);
-        let tag = opts.needs_tags(format);
-        if batch.used > 0 && batch.tag != tag {
-            // A batch is tagged or not as a whole: close it at a change.
+        let steps = opts.steps(format);
+        if batch.used > 0 && batch.steps != steps {
+            // A batch is processed as a whole: close it when the steps change.
             seq += 1;
-            let Some(next) = hand_over(batch, seq, tag, &work, free) else { return Ok(()) };
+            let Some(next) = hand_over(batch, seq, steps, &work, free) else { return Ok(()) };
             batch = next;
         }
-        batch.tag = tag;
+        batch.steps = steps;
         let mut reader = Reader::open(input, format)?;
         loop {
             if batch.used == batch.sentences.len() {
@@ -220,7 +280,7 @@ fn read_batches(
             batch.used += 1;
             if batch.words >= opts.batch_words {
                 seq += 1;
-                let Some(next) = hand_over(batch, seq, tag, &work, free) else { return Ok(()) };
+                let Some(next) = hand_over(batch, seq, steps, &work, free) else { return Ok(()) };
                 batch = next;
             }
         }
@@ -231,12 +291,14 @@ fn read_batches(
     Ok(())
 }
 
-fn parse_batches(model: &ModelFile, work: &Receiver<Batch>, done: &Sender<Batch>) {
-    let mut annotator = Annotator::new(model);
+fn parse_batches(model: &ModelFile, opts: &PipelineOptions, work: &Receiver<Batch>, done: &Sender<Batch>) {
+    let mut annotator = opts.annotator(model);
     while let Ok(mut batch) = work.recv() {
+        batch.confidence.clear();
         for s in &mut batch.sentences[..batch.used] {
             // Checked before starting: the model can tag whenever a batch needs it.
-            let _ = annotator.annotate(s, batch.tag);
+            let _ = annotator.annotate(s, batch.steps);
+            batch.confidence.push(annotator.confidence().0);
         }
         if done.send(batch).is_err() {
             return;
@@ -247,7 +309,8 @@ fn parse_batches(model: &ModelFile, work: &Receiver<Batch>, done: &Sender<Batch>
 fn write_in_order(
     done: &Receiver<Batch>,
     free: &Sender<Batch>,
-    out: &mut dyn Write,
+    out: &mut Outputs<'_>,
+    opts: &PipelineOptions,
 ) -> Result<ParseStats, PipelineError> {
     let mut pending: BTreeMap<u64, Batch> = BTreeMap::new();
     let mut next = 0u64;
@@ -255,11 +318,9 @@ fn write_in_order(
     while let Ok(batch) = done.recv() {
         pending.insert(batch.seq, batch);
         while let Some(batch) = pending.remove(&next) {
-            for s in &batch.sentences[..batch.used] {
-                s.write_to(out)?;
+            for (s, &c) in batch.sentences[..batch.used].iter().zip(&batch.confidence) {
+                out.write(s, c, opts, &mut stats)?;
             }
-            stats.sentences += batch.used;
-            stats.words += batch.words;
             next += 1;
             // The reader may have stopped already; the batch is then simply dropped.
             let _ = free.send(batch);

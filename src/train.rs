@@ -15,6 +15,7 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
 use crate::arc_eager::{Configuration, Transition};
+use crate::confidence::{fit_temperature, Decision};
 use crate::corpus::tree::{gold_heads, is_projective, root_count};
 use crate::corpus::{Column, CorpusError, Format, Reader, Sentence};
 use crate::eval::{universal, Counts, Scores};
@@ -193,6 +194,46 @@ pub fn evaluate_dev<S: Scorer>(dev: &[DevSentence], weights: S, labels: &LabelSe
     counts.scores()
 }
 
+/// The greedy decisions of `weights` on the dev sentences whose gold tree the dynamic oracle
+/// handles (projective, one root word), each with its legal scores and zero-cost set: the data a
+/// temperature is fitted on.
+pub fn dev_decisions(dev: &[DevSentence], weights: &Weights, labels: &LabelSet) -> Vec<Decision> {
+    // A label the model does not know can never be predicted: map it beyond the inventory.
+    let unknown = Label::from_index(labels.len());
+    let mut out = Vec::new();
+    let mut config = Configuration::new(0);
+    let mut extractor = Extractor::new();
+    let mut scores = vec![0.0f32; weights.classes()];
+    for s in dev {
+        if root_count(&s.heads) != 1 || !is_projective(&s.heads) {
+            continue;
+        }
+        let arc_labels: Vec<Label> = s
+            .heads
+            .iter()
+            .zip(&s.deprels)
+            .map(|(&h, d)| if h == 0 { Label::ROOT } else { labels.get(d).unwrap_or(unknown) })
+            .collect();
+        let gold = GoldTree::new(&s.heads, &arc_labels);
+        config.reset(s.heads.len());
+        while !config.is_terminal() {
+            weights.score(extractor.extract(&config, &s.attrs), &mut scores);
+            let legal = config.legal();
+            let mut d = Decision::default();
+            for c in (0..scores.len()).filter(|&c| legal.allows_index(c)) {
+                d.scores.push(scores[c]);
+                d.zero_cost.push(cost(&config, &gold, Transition::from_index(c)) == 0);
+            }
+            if d.zero_cost.contains(&true) {
+                out.push(d);
+            }
+            let best = argmax(&scores, |c| legal.allows_index(c)).unwrap_or(0);
+            config.apply(Transition::from_index(best));
+        }
+    }
+    out
+}
+
 /// What happened in one epoch.
 #[derive(Debug, Clone)]
 pub struct EpochReport {
@@ -330,6 +371,7 @@ pub fn train(
 
     let (_, best_epoch, weights, dev_scores) =
         best.unwrap_or_else(|| (0.0, 0, perceptron.averaged(), Scores::default()));
+    let temperature = dev.map_or(1.0, |d| fit_temperature(&dev_decisions(d, &weights, &labels)));
     info.oracle = opts.oracle.name().to_string();
     info.epochs = opts.epochs;
     info.best_epoch = best_epoch;
@@ -351,6 +393,7 @@ pub fn train(
         info,
         morphology: set.morphology,
         tagger: None,
+        temperature,
     }
 }
 

@@ -67,6 +67,7 @@ fn parse_fills_head_and_deprel_and_keeps_every_other_byte() {
         input.to_str().unwrap(),
         "--output",
         output.to_str().unwrap(),
+        "--no-confidence",
     ]));
     let parsed = read(&output);
     assert_eq!(parsed.len(), gold.len());
@@ -190,4 +191,76 @@ fn bad_input_and_foreign_models_fail_with_a_location() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("truncated.model: section") && err.contains("truncated?"), "{err}");
     assert_eq!(err.matches("truncated?").count(), 1, "the cause is printed once: {err}");
+}
+
+#[test]
+fn confidence_is_written_and_filtering_loses_and_duplicates_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = fixture_model(dir.path());
+    let gold = read(&common::fixture("special.conllu"));
+    let input = dir.path().join("in.conllu");
+    // Many sentences, so that both outputs get some; each made unique by a comment.
+    let mut text = Vec::new();
+    for i in 0..60 {
+        let mut s = gold[i % gold.len()].clone();
+        s.comments.push(format!("# n = {i}"));
+        s.write_to(&mut text).unwrap();
+    }
+    std::fs::write(&input, text).unwrap();
+    let all = dir.path().join("all.conllu");
+    ok(spoolparse(&[
+        "parse",
+        "--model",
+        model.to_str().unwrap(),
+        input.to_str().unwrap(),
+        "--output",
+        all.to_str().unwrap(),
+    ]));
+    let all = read(&all);
+    let confidence = |s: &Sentence| -> f64 {
+        s.comments.iter().find_map(|c| c.strip_prefix("# confidence = ")?.parse().ok()).expect("confidence comment")
+    };
+    for s in &all {
+        assert!(s.comments.iter().any(|c| c.starts_with("# tree_prob = ")));
+        for w in s.words() {
+            let conf: f64 =
+                w.get(Column::Misc).split('|').find_map(|e| e.strip_prefix("Conf=")?.parse().ok()).expect("Conf");
+            assert!((0.0..=1.0).contains(&conf));
+        }
+    }
+    assert!(all[0].word(5).get(Column::Misc).starts_with("SpaceAfter=No|Conf="), "existing MISC kept");
+    // The median confidence as threshold splits the sentences into two non-empty parts.
+    let mut confs: Vec<f64> = all.iter().map(confidence).collect();
+    confs.sort_by(f64::total_cmp);
+    let threshold = confs[confs.len() / 2];
+    for threads in ["1", "2"] {
+        let (kept, rejected) = (dir.path().join("kept.conllu"), dir.path().join("rejected.conllu.zst"));
+        ok(spoolparse(&[
+            "parse",
+            "--model",
+            model.to_str().unwrap(),
+            input.to_str().unwrap(),
+            "--output",
+            kept.to_str().unwrap(),
+            "--min-confidence",
+            &threshold.to_string(),
+            "--rejected",
+            rejected.to_str().unwrap(),
+            "--threads",
+            threads,
+        ]));
+        let (kept, rejected) = (read(&kept), read(&rejected));
+        assert!(!kept.is_empty() && !rejected.is_empty());
+        assert!(kept.iter().all(|s| confidence(s) >= threshold) && rejected.iter().all(|s| confidence(s) < threshold));
+        // Every input sentence exactly once, each stream in input order.
+        let number = |s: &Sentence| -> usize {
+            s.comments.iter().find_map(|c| c.strip_prefix("# n = ")?.parse().ok()).expect("numbered")
+        };
+        let (k, r): (Vec<usize>, Vec<usize>) =
+            (kept.iter().map(number).collect(), rejected.iter().map(number).collect());
+        assert!(k.windows(2).all(|w| w[0] < w[1]) && r.windows(2).all(|w| w[0] < w[1]));
+        let mut both: Vec<usize> = k.into_iter().chain(r).collect();
+        both.sort_unstable();
+        assert_eq!(both, (0..60).collect::<Vec<_>>());
+    }
 }

@@ -240,6 +240,34 @@ impl Sentence {
         line.set(Column::Deprel, deprel);
     }
 
+    /// Sets `Key=value` in the MISC column of word `id`, replacing an earlier value of `Key`
+    /// and keeping every other entry.
+    pub fn set_misc(&mut self, id: usize, key: &str, value: &str) {
+        let line = &mut self.tokens[self.words[id - 1] as usize];
+        let misc = line.get(Column::Misc);
+        let mut updated = String::with_capacity(misc.len() + key.len() + value.len() + 2);
+        if misc != "_" && !misc.is_empty() {
+            for entry in misc.split('|').filter(|e| e.split_once('=').map_or(*e, |(k, _)| k) != key) {
+                updated.push_str(entry);
+                updated.push('|');
+            }
+        }
+        updated.push_str(key);
+        updated.push('=');
+        updated.push_str(value);
+        line.set(Column::Misc, &updated);
+    }
+
+    /// Sets the comment `# key = value`, replacing an earlier one with the same key.
+    pub fn set_comment(&mut self, key: &str, value: &str) {
+        let text = format!("# {key} = {value}");
+        let prefix = format!("# {key} =");
+        match self.comments.iter_mut().find(|c| c.starts_with(&prefix)) {
+            Some(c) => *c = text,
+            None => self.comments.push(text),
+        }
+    }
+
     /// Writes UPOS and XPOS of word `id`.
     pub fn set_tags(&mut self, id: usize, upos: &str, xpos: &str) {
         let line = &mut self.tokens[self.words[id - 1] as usize];

@@ -1,0 +1,188 @@
+//! Probabilities and their calibration: the softmax over legal transitions with a temperature,
+//! fitting that temperature on dev data, and reliability tables with expected calibration error
+//! (Goldberg 2013, Table 4: ten bins of predicted probability, share correct per bin).
+//!
+//! For a perceptron the scores are not probabilities; `p(t) ∝ exp(score(t) / T)` over the legal
+//! transitions becomes one once `T` is fitted to maximise the likelihood that the prediction
+//! falls in the dynamic oracle's zero-cost set, the multi-label log-loss of Goldberg (2013,
+//! Section 3) evaluated on dev. This module computes; it neither parses nor writes files.
+
+use serde::Serialize;
+
+/// Probability of class `best` under the softmax of `scores / temperature` restricted to the
+/// classes `allowed` admits. Classes more than 30 nats below the best are skipped (their
+/// contribution is below 1e-13).
+#[inline]
+pub fn probability_of(scores: &[f32], best: usize, temperature: f32, allowed: impl Fn(usize) -> bool) -> f32 {
+    let top = scores[best];
+    let cutoff = 30.0 * temperature;
+    let mut z = 0.0f32;
+    for (i, &s) in scores.iter().enumerate() {
+        let d = s - top;
+        if d > -cutoff && allowed(i) {
+            z += (d / temperature).exp();
+        }
+    }
+    1.0 / z.max(1.0)
+}
+
+/// One dev decision for temperature fitting: legal scores and which of them have zero cost.
+#[derive(Debug, Clone, Default)]
+pub struct Decision {
+    pub scores: Vec<f32>,
+    pub zero_cost: Vec<bool>,
+}
+
+/// Mean log-likelihood of the zero-cost sets under temperature `t`.
+fn log_likelihood(decisions: &[Decision], t: f64) -> f64 {
+    let mut total = 0.0;
+    for d in decisions {
+        let top = d.scores.iter().fold(f32::NEG_INFINITY, |m, &s| m.max(s)) as f64;
+        let (mut all, mut zero) = (0.0f64, 0.0f64);
+        for (&s, &z) in d.scores.iter().zip(&d.zero_cost) {
+            let e = ((s as f64 - top) / t).exp();
+            all += e;
+            if z {
+                zero += e;
+            }
+        }
+        total += (zero.max(1e-300) / all).ln();
+    }
+    total / decisions.len().max(1) as f64
+}
+
+/// The temperature that maximises the likelihood of the zero-cost sets (golden-section search
+/// over log T in [0.01, 100]); 1 without decisions.
+pub fn fit_temperature(decisions: &[Decision]) -> f32 {
+    if decisions.is_empty() {
+        return 1.0;
+    }
+    let f = |x: f64| log_likelihood(decisions, x.exp());
+    let (mut a, mut b) = (0.01f64.ln(), 100f64.ln());
+    let g = (5f64.sqrt() - 1.0) / 2.0;
+    let (mut c, mut d) = (b - g * (b - a), a + g * (b - a));
+    let (mut fc, mut fd) = (f(c), f(d));
+    for _ in 0..60 {
+        if fc > fd {
+            b = d;
+            d = c;
+            fd = fc;
+            c = b - g * (b - a);
+            fc = f(c);
+        } else {
+            a = c;
+            c = d;
+            fc = fd;
+            d = a + g * (b - a);
+            fd = f(d);
+        }
+    }
+    ((a + b) / 2.0).exp() as f32
+}
+
+/// One bin of a reliability table.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct Bin {
+    pub lower: f64,
+    pub upper: f64,
+    pub count: u64,
+    /// Mean predicted probability in the bin.
+    pub mean_confidence: f64,
+    /// Share (0–1) of correct items (or mean outcome) in the bin.
+    pub accuracy: f64,
+}
+
+/// A reliability table: ten equal-width bins of predicted probability.
+#[derive(Debug, Clone, Default)]
+pub struct Reliability {
+    count: [u64; 10],
+    confidence: [f64; 10],
+    outcome: [f64; 10],
+}
+
+impl Reliability {
+    /// Adds an item predicted with probability `p` whose outcome is `correct` (1 right, 0 wrong,
+    /// or a share in between, such as a sentence's LAS).
+    pub fn add(&mut self, p: f64, correct: f64) {
+        let bin = ((p * 10.0).floor() as usize).min(9);
+        self.count[bin] += 1;
+        self.confidence[bin] += p;
+        self.outcome[bin] += correct;
+    }
+
+    /// The ten bins.
+    pub fn bins(&self) -> Vec<Bin> {
+        (0..10)
+            .map(|i| {
+                let n = self.count[i].max(1) as f64;
+                Bin {
+                    lower: i as f64 / 10.0,
+                    upper: (i + 1) as f64 / 10.0,
+                    count: self.count[i],
+                    mean_confidence: self.confidence[i] / n,
+                    accuracy: self.outcome[i] / n,
+                }
+            })
+            .collect()
+    }
+
+    /// Expected calibration error: the count-weighted mean of |accuracy − confidence|.
+    pub fn ece(&self) -> f64 {
+        let total: u64 = self.count.iter().sum();
+        if total == 0 {
+            return 0.0;
+        }
+        (0..10).map(|i| (self.outcome[i] - self.confidence[i]).abs()).sum::<f64>() / total as f64
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn probabilities_sum_to_one_over_allowed_classes() {
+        let scores = [2.0f32, 1.0, 0.5, 10.0];
+        let allowed = |i: usize| i != 3;
+        let p0 = probability_of(&scores, 0, 1.0, allowed);
+        let z: f32 = [2.0f32, 1.0, 0.5].iter().map(|s| s.exp()).sum();
+        assert!((p0 - 2.0f32.exp() / z).abs() < 1e-6);
+        // A high temperature flattens, a low one sharpens.
+        assert!(probability_of(&scores, 0, 10.0, allowed) < p0);
+        assert!(probability_of(&scores, 0, 0.1, allowed) > p0);
+    }
+
+    #[test]
+    fn fitted_temperature_recovers_the_generating_one() {
+        // Scores whose softmax at T = 4 gives the empirical zero-cost frequencies.
+        let mut decisions = Vec::new();
+        let scores = vec![4.0f32, 0.0, -4.0];
+        let t = 4.0f64;
+        let z: f64 = scores.iter().map(|&s| (s as f64 / t).exp()).sum();
+        let probs: Vec<f64> = scores.iter().map(|&s| (s as f64 / t).exp() / z).collect();
+        for (class, &p) in probs.iter().enumerate() {
+            for _ in 0..(p * 10_000.0).round() as usize {
+                let mut zero = vec![false; 3];
+                zero[class] = true;
+                decisions.push(Decision { scores: scores.clone(), zero_cost: zero });
+            }
+        }
+        let fitted = fit_temperature(&decisions);
+        assert!((fitted - 4.0).abs() < 0.05, "{fitted}");
+    }
+
+    #[test]
+    fn ece_is_zero_when_calibrated_and_large_when_not() {
+        let mut r = Reliability::default();
+        for i in 0..100 {
+            r.add(0.75, if i % 4 == 0 { 0.0 } else { 1.0 });
+        }
+        assert!(r.ece() < 1e-9);
+        let mut r = Reliability::default();
+        for _ in 0..100 {
+            r.add(0.95, 0.0);
+        }
+        assert!((r.ece() - 0.95).abs() < 1e-9);
+        assert_eq!(r.bins()[9].count, 100);
+    }
+}

@@ -11,6 +11,7 @@
 //! - [`arc_eager`]: the arc-eager transition system (configurations, legality, transitions);
 //! - [`oracle`]: the static oracle and the dynamic oracle's transition costs;
 //! - [`features`]: Zhang & Nivre (2011) feature templates hashed to 64 bits;
+//! - [`logistic`]: multinomial logistic regression trained with AdaGrad-RDA (L1);
 //! - [`perceptron`]: the averaged perceptron and the read-only weights it produces;
 //! - [`model`]: a trained model in memory, with its provenance;
 //! - [`model_file`]: the immutable, memory-mapped model file and its weight table;
@@ -33,6 +34,7 @@ pub mod features;
 pub mod hash;
 pub mod io;
 pub mod label;
+pub mod logistic;
 pub mod model;
 pub mod model_file;
 pub mod oracle;

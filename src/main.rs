@@ -12,10 +12,11 @@ use spoolparse::bench;
 use spoolparse::corpus::Format;
 use spoolparse::eval::{evaluate_files_calibrated, Calibration, Scores};
 use spoolparse::io::Output;
+use spoolparse::logistic::RdaOptions;
 use spoolparse::model::TrainingInfo;
 use spoolparse::model_file::{ModelFile, Precision, WriteOptions};
 use spoolparse::pipeline::{parse_files_split, Outputs, PipelineOptions};
-use spoolparse::train::{self, OracleKind, Progress, TaggerOptions, TrainOptions};
+use spoolparse::train::{self, LearnerKind, OracleKind, Progress, TaggerOptions, TrainOptions};
 
 #[derive(ClapParser)]
 #[command(name = "spoolparse", version, about = "Fast greedy arc-eager dependency parsing")]
@@ -28,6 +29,12 @@ struct Cli {
 enum OracleArg {
     Static,
     Dynamic,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum LearnerArg {
+    Perceptron,
+    Logistic,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -80,11 +87,24 @@ enum Command {
         output: PathBuf,
         #[arg(long, value_enum, default_value = "dynamic")]
         oracle: OracleArg,
+        /// Averaged perceptron, or logistic regression with AdaGrad-RDA (calibrated, sparse).
+        #[arg(long, value_enum, default_value = "perceptron")]
+        learner: LearnerArg,
+        /// Logistic learner: learning rate α.
+        #[arg(long, default_value_t = 1.0)]
+        rda_alpha: f32,
+        /// Logistic learner: ridge ρ.
+        #[arg(long, default_value_t = 0.01)]
+        rda_rho: f32,
+        /// Logistic learner: L1 penalty λ (default 1/(20·training tokens)).
+        #[arg(long)]
+        rda_lambda: Option<f32>,
         #[arg(long, default_value_t = 15)]
         epochs: u32,
-        /// Exploration starts after this many epochs (CHOOSE_NEXT_EXP's k).
-        #[arg(long, default_value_t = 2)]
-        explore_k: u32,
+        /// Exploration starts after this many epochs (default 2 for the perceptron, 1 for the
+        /// logistic learner).
+        #[arg(long)]
+        explore_k: Option<u32>,
         /// Probability of following a zero-cost transition instead of the prediction.
         #[arg(long, default_value_t = 0.1)]
         explore_p: f64,
@@ -185,6 +205,10 @@ fn run(cli: Cli) -> Result<()> {
             dev,
             output,
             oracle,
+            learner,
+            rda_alpha,
+            rda_rho,
+            rda_lambda,
             epochs,
             explore_k,
             explore_p,
@@ -202,7 +226,20 @@ fn run(cli: Cli) -> Result<()> {
                 OracleArg::Static => OracleKind::Static,
                 OracleArg::Dynamic => OracleKind::Dynamic,
             };
-            let opts = TrainOptions { oracle, epochs, explore_k, explore_p, seed };
+            let (learner, default_k) = match learner {
+                LearnerArg::Perceptron => (LearnerKind::Perceptron, 2),
+                LearnerArg::Logistic => (LearnerKind::Logistic, 1),
+            };
+            let rda = RdaOptions { alpha: rda_alpha, rho: rda_rho, lambda: rda_lambda };
+            let opts = TrainOptions {
+                learner,
+                oracle,
+                epochs,
+                explore_k: explore_k.unwrap_or(default_k),
+                explore_p,
+                seed,
+                rda,
+            };
             let write = WriteOptions { precision: quantize.into(), prune_below: prune };
             let tagger = tagger.then_some(TaggerOptions { epochs: tagger_epochs, jackknife });
             run_train(&train, dev.as_deref(), &output, &opts, write, tagger)

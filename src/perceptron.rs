@@ -35,6 +35,20 @@ impl Weights {
         self.rows.len()
     }
 
+    /// Weights from rows of `(class, weight)` per feature (empty rows are dropped).
+    pub fn from_rows(classes: usize, rows: impl Iterator<Item = (u64, Vec<(u16, f32)>)>) -> Weights {
+        let mut w = Weights { classes, rows: HashMap::default(), entries: Vec::new() };
+        for (f, row) in rows {
+            if row.is_empty() {
+                continue;
+            }
+            let start = w.entries.len() as u32;
+            w.entries.extend(row);
+            w.rows.insert(f, (start, w.entries.len() as u32 - start));
+        }
+        w
+    }
+
     /// Every feature with its row of `(class, weight)`.
     pub fn rows(&self) -> impl ExactSizeIterator<Item = (u64, &[(u16, f32)])> + '_ {
         self.rows.iter().map(|(&f, &(start, len))| (f, &self.entries[start as usize..(start + len) as usize]))

@@ -22,6 +22,7 @@ use crate::eval::{universal, Counts, Scores};
 use crate::features::{encode_sentence, Extractor, TokenAttrs, FEATURE_SET};
 use crate::hash::{combine, hash_str};
 use crate::label::{Label, LabelSet};
+use crate::logistic::{self, AdaGradRda, RdaOptions};
 use crate::model::{Model, TrainingInfo};
 use crate::oracle::{cost, static_oracle, GoldTree};
 use crate::parser::Parser;
@@ -51,6 +52,7 @@ impl OracleKind {
 /// Training hyperparameters.
 #[derive(Debug, Clone)]
 pub struct TrainOptions {
+    pub learner: LearnerKind,
     pub oracle: OracleKind,
     pub epochs: u32,
     /// `CHOOSE_NEXT_EXP`: explore only after this many epochs.
@@ -58,12 +60,32 @@ pub struct TrainOptions {
     /// `CHOOSE_NEXT_EXP`: probability of falling back on a zero-cost transition.
     pub explore_p: f64,
     pub seed: u64,
+    /// AdaGrad-RDA settings for the logistic learner.
+    pub rda: RdaOptions,
+}
+
+/// Which learner fits the weights.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LearnerKind {
+    /// Averaged perceptron, updated when the prediction is not zero-cost (Goldberg & Nivre 2012).
+    Perceptron,
+    /// Multinomial logistic regression with AdaGrad-RDA and L1, exploring by sampling from the
+    /// model after `explore_k` epochs (Goldberg 2013, Algorithms 2 and 3).
+    Logistic,
 }
 
 impl Default for TrainOptions {
     /// The settings of the paper's experiments: 15 epochs, k = 2, p = 0.1.
     fn default() -> Self {
-        TrainOptions { oracle: OracleKind::Dynamic, epochs: 15, explore_k: 2, explore_p: 0.1, seed: 1 }
+        TrainOptions {
+            learner: LearnerKind::Perceptron,
+            oracle: OracleKind::Dynamic,
+            epochs: 15,
+            explore_k: 2,
+            explore_p: 0.1,
+            seed: 1,
+            rda: RdaOptions::default(),
+        }
     }
 }
 
@@ -271,6 +293,50 @@ fn fallback_label(set: &TrainingSet, labels: &LabelSet) -> Label {
     Label::from_index(best)
 }
 
+/// A learner being trained.
+enum Learner {
+    Perceptron(Perceptron),
+    /// The optimiser and per-class scratch: legal and zero-cost masks, probabilities, gradient.
+    Logistic {
+        rda: AdaGradRda,
+        legal: Vec<bool>,
+        zero: Vec<bool>,
+        probs: Vec<f32>,
+        gradient: Vec<f32>,
+    },
+}
+
+impl Learner {
+    fn score(&self, features: &[u64], scores: &mut [f32]) {
+        match self {
+            Learner::Perceptron(p) => p.score(features, scores),
+            Learner::Logistic { rda, .. } => rda.score(features, scores),
+        }
+    }
+
+    /// The weights to parse with: averaged for the perceptron, current for AdaGrad-RDA.
+    fn weights(&self) -> Weights {
+        match self {
+            Learner::Perceptron(p) => p.averaged(),
+            Learner::Logistic { rda, .. } => rda.weights(),
+        }
+    }
+}
+
+/// Samples a class from a distribution (Goldberg 2013, Algorithm 3, line 9).
+fn sample(probs: &[f32], rng: &mut ChaCha8Rng) -> Option<usize> {
+    let mut r = rng.gen::<f32>();
+    for (c, &p) in probs.iter().enumerate() {
+        if p > 0.0 {
+            if r < p {
+                return Some(c);
+            }
+            r -= p;
+        }
+    }
+    probs.iter().rposition(|&p| p > 0.0)
+}
+
 /// `CHOOSE_NEXT_EXP` (Goldberg & Nivre 2012, Algorithm 3): after `k` epochs follow the
 /// prediction with probability `1 − p`; otherwise `CHOOSE_NEXT_AMB`: the prediction if it has
 /// zero cost, else a random zero-cost transition.
@@ -297,7 +363,16 @@ pub fn train(
     let labels = set.labels.clone().unwrap_or_else(|| LabelSet::new("root"));
     let fallback = fallback_label(set, &labels);
     let classes = Transition::count(labels.len());
-    let mut perceptron = Perceptron::new(classes);
+    let mut learner = match opts.learner {
+        LearnerKind::Perceptron => Learner::Perceptron(Perceptron::new(classes)),
+        LearnerKind::Logistic => Learner::Logistic {
+            rda: AdaGradRda::new(classes, opts.rda, set.words),
+            legal: vec![false; classes],
+            zero: vec![false; classes],
+            probs: vec![0.0; classes],
+            gradient: vec![0.0; classes],
+        },
+    };
     let mut rng = ChaCha8Rng::seed_from_u64(opts.seed);
     let mut order: Vec<usize> = (0..set.sentences.len()).collect();
     let mut config = Configuration::new(0);
@@ -315,21 +390,19 @@ pub fn train(
             config.reset(sent.gold.len());
             while !config.is_terminal() {
                 let feats = extractor.extract(&config, &sent.attrs);
-                perceptron.score(feats, &mut scores);
+                learner.score(feats, &mut scores);
                 let legal = config.legal();
                 let predicted = argmax(&scores, |c| legal.allows_index(c)).unwrap_or(0);
-                let next = match opts.oracle {
+                // The set of correct transitions: the static oracle's one, or the zero-cost set.
+                zero.clear();
+                let mut predicted_cost = 0;
+                match opts.oracle {
                     OracleKind::Static => {
                         let gold = static_oracle(&config, &sent.gold).unwrap_or(Transition::Shift).index();
-                        if predicted != gold {
-                            perceptron.update(feats, gold, predicted);
-                            errors += 1;
-                        }
-                        gold
+                        zero.push(gold);
+                        predicted_cost = u32::from(predicted != gold);
                     }
                     OracleKind::Dynamic => {
-                        zero.clear();
-                        let mut predicted_cost = 0;
                         for c in (0..classes).filter(|&c| legal.allows_index(c)) {
                             let k = cost(&config, &sent.gold, Transition::from_index(c));
                             if k == 0 {
@@ -339,16 +412,36 @@ pub fn train(
                                 predicted_cost = k;
                             }
                         }
-                        debug_assert!(!zero.is_empty(), "the zero-cost set is never empty");
+                    }
+                }
+                debug_assert!(!zero.is_empty(), "the zero-cost set is never empty");
+                errors += usize::from(predicted_cost > 0);
+                let best_zero = argmax(&scores, |c| zero.contains(&c)).unwrap_or(zero[0]);
+                let next = match &mut learner {
+                    Learner::Perceptron(p) => {
                         if predicted_cost > 0 {
-                            let best_zero = argmax(&scores, |c| zero.contains(&c)).unwrap_or(zero[0]);
-                            perceptron.update(feats, best_zero, predicted);
-                            errors += 1;
+                            p.update(feats, best_zero, predicted);
                         }
-                        choose_next(epoch, opts, predicted, &zero, &mut rng)
+                        p.tick();
+                        match opts.oracle {
+                            OracleKind::Static => best_zero,
+                            OracleKind::Dynamic => choose_next(epoch, opts, predicted, &zero, &mut rng),
+                        }
+                    }
+                    Learner::Logistic { rda, legal: legal_mask, zero: zero_mask, probs, gradient: grad } => {
+                        for c in 0..classes {
+                            legal_mask[c] = legal.allows_index(c);
+                            zero_mask[c] = zero.contains(&c);
+                        }
+                        logistic::gradient(&scores, legal_mask, zero_mask, probs, grad);
+                        rda.update(feats, grad);
+                        if opts.oracle == OracleKind::Static || epoch <= opts.explore_k {
+                            best_zero
+                        } else {
+                            sample(probs, &mut rng).unwrap_or(predicted)
+                        }
                     }
                 };
-                perceptron.tick();
                 transitions += 1;
                 config.apply(Transition::from_index(next));
             }
@@ -358,7 +451,7 @@ pub fn train(
         }
         progress(Progress::Sentences { epoch, done: order.len(), total: order.len() });
         let train_seconds = started.elapsed().as_secs_f64();
-        let weights = perceptron.averaged();
+        let weights = learner.weights();
         let dev_scores = dev.map(|d| evaluate_dev(d, &weights, &labels, fallback));
         let report =
             EpochReport { epoch, words: set.words, seconds: train_seconds, errors, transitions, dev: dev_scores };
@@ -369,8 +462,7 @@ pub fn train(
         }
     }
 
-    let (_, best_epoch, weights, dev_scores) =
-        best.unwrap_or_else(|| (0.0, 0, perceptron.averaged(), Scores::default()));
+    let (_, best_epoch, weights, dev_scores) = best.unwrap_or_else(|| (0.0, 0, learner.weights(), Scores::default()));
     let temperature = dev.map_or(1.0, |d| fit_temperature(&dev_decisions(d, &weights, &labels)));
     info.oracle = opts.oracle.name().to_string();
     info.epochs = opts.epochs;

@@ -46,7 +46,9 @@ impl<'m> Annotator<'m> {
         let tagger = model.tagger().map(|(meta, first, second)| Tagger::new(first, second, &meta.tags, &meta.dict));
         let mut parser = Parser::new(model);
         if confidence {
-            parser = parser.with_confidence(model.meta().temperature);
+            parser = parser
+                .with_confidence(model.meta().temperature)
+                .with_calibration(model.meta().arc_calibration.as_ref());
         }
         Annotator { parser, tagger, confidence }
     }

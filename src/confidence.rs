@@ -186,3 +186,97 @@ mod tests {
         assert_eq!(r.bins()[9].count, 100);
     }
 }
+
+/// A monotone map from raw to calibrated probability, fitted by isotonic regression (pool
+/// adjacent violators) of outcomes on predictions and applied by linear interpolation between
+/// the fitted blocks' centres.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Isotonic {
+    /// Block centres (increasing).
+    xs: Vec<f32>,
+    /// Calibrated values at the centres (non-decreasing).
+    ys: Vec<f32>,
+}
+
+/// At most this many blocks are kept (neighbours are merged beyond it).
+const MAX_KNOTS: usize = 200;
+
+impl Isotonic {
+    /// Fits the map to `(prediction, outcome)` pairs (outcomes in 0..=1); `None` without data.
+    pub fn fit(pairs: &mut [(f32, f32)]) -> Option<Isotonic> {
+        if pairs.is_empty() {
+            return None;
+        }
+        pairs.sort_by(|a, b| a.0.total_cmp(&b.0));
+        // Blocks of (sum x, sum y, count), merged while they violate monotonicity.
+        let mut blocks: Vec<(f64, f64, f64)> = Vec::new();
+        for group in pairs.chunk_by(|a, b| a.0 == b.0) {
+            // Equal predictions form one block: pooling must not depend on their order.
+            let n = group.len() as f64;
+            let y: f64 = group.iter().map(|p| f64::from(p.1)).sum();
+            blocks.push((f64::from(group[0].0) * n, y, n));
+            while blocks.len() > 1 {
+                let (b, a) = (blocks[blocks.len() - 1], blocks[blocks.len() - 2]);
+                if a.1 / a.2 < b.1 / b.2 {
+                    break;
+                }
+                blocks.pop();
+                let last = blocks.len() - 1;
+                blocks[last] = (a.0 + b.0, a.1 + b.1, a.2 + b.2);
+            }
+        }
+        // Merge neighbours (monotonicity is kept) until few enough knots remain.
+        while blocks.len() > MAX_KNOTS {
+            let merged: Vec<_> = blocks
+                .chunks(2)
+                .map(|c| c.iter().fold((0.0, 0.0, 0.0), |s, b| (s.0 + b.0, s.1 + b.1, s.2 + b.2)))
+                .collect();
+            blocks = merged;
+        }
+        let xs = blocks.iter().map(|b| (b.0 / b.2) as f32).collect();
+        let ys = blocks.iter().map(|b| (b.1 / b.2) as f32).collect();
+        Some(Isotonic { xs, ys })
+    }
+
+    /// The calibrated probability for a raw one.
+    pub fn apply(&self, x: f32) -> f32 {
+        let (xs, ys) = (&self.xs, &self.ys);
+        let Some(&last) = ys.last() else { return x };
+        let i = xs.partition_point(|&k| k <= x);
+        if i == 0 {
+            return ys[0];
+        }
+        if i == xs.len() {
+            return last;
+        }
+        let (x0, x1, y0, y1) = (xs[i - 1], xs[i], ys[i - 1], ys[i]);
+        if x1 <= x0 {
+            return y1;
+        }
+        y0 + (y1 - y0) * (x - x0) / (x1 - x0)
+    }
+}
+
+#[cfg(test)]
+mod isotonic_tests {
+    use super::*;
+
+    #[test]
+    fn isotonic_map_is_monotone_and_fixes_overconfidence() {
+        // Predictions of 0.95 that are right 80% of the time, 0.5 right 50% of the time.
+        let mut pairs = Vec::new();
+        for i in 0..1000 {
+            pairs.push((0.95f32, if i % 5 == 0 { 0.0 } else { 1.0 }));
+            pairs.push((0.5f32, if i % 2 == 0 { 0.0 } else { 1.0 }));
+        }
+        let iso = Isotonic::fit(&mut pairs).unwrap();
+        assert!((iso.apply(0.95) - 0.8).abs() < 1e-3);
+        assert!((iso.apply(0.5) - 0.5).abs() < 1e-3);
+        let mut prev = 0.0;
+        for k in 0..=100 {
+            let y = iso.apply(k as f32 / 100.0);
+            assert!(y >= prev - 1e-6);
+            prev = y;
+        }
+    }
+}

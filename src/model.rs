@@ -5,6 +5,7 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
+use crate::confidence::Isotonic;
 use crate::label::{Label, LabelSet};
 use crate::model_file::{Metadata, ModelError, WriteOptions};
 use crate::perceptron::Weights;
@@ -39,6 +40,10 @@ pub struct TrainingInfo {
     /// Tagger accuracy on the dev file (0 without a tagger).
     pub dev_upos: f64,
     pub dev_xpos: f64,
+    /// Arc-level expected calibration error on dev: raw confidences, and isotonic-calibrated
+    /// ones estimated by 2-fold cross-fitting.
+    pub dev_arc_ece_raw: f64,
+    pub dev_arc_ece_crossfit: f64,
 }
 
 /// A trained parser model.
@@ -61,6 +66,8 @@ pub struct Model {
     /// Softmax temperature that turns scores into calibrated transition probabilities (fitted
     /// on dev; 1 without dev data).
     pub temperature: f32,
+    /// Post-hoc map from raw to calibrated arc confidence, fitted on dev.
+    pub arc_calibration: Option<Isotonic>,
 }
 
 impl Model {

@@ -4,7 +4,7 @@
 //! model; it does not train one.
 
 use crate::arc_eager::{Configuration, Transition};
-use crate::confidence::probability_of;
+use crate::confidence::{probability_of, Isotonic};
 use crate::corpus::Sentence;
 use crate::features::{encode_sentence, Extractor, TokenAttrs};
 use crate::label::{Label, LabelSet};
@@ -20,6 +20,8 @@ pub struct Parser<'m, S: Scorer> {
     morphology: bool,
     /// Softmax temperature for probabilities; `None` skips computing them.
     temperature: Option<f32>,
+    /// Post-hoc calibration of arc confidences.
+    calibration: Option<&'m Isotonic>,
     config: Configuration,
     extractor: Extractor,
     scores: Vec<f32>,
@@ -49,6 +51,7 @@ impl<'m, S: Scorer> Parser<'m, S> {
             fallback,
             morphology: true,
             temperature: None,
+            calibration: None,
             config: Configuration::new(0),
             extractor: Extractor::new(),
             scores: vec![0.0; weights.classes()],
@@ -73,6 +76,12 @@ impl<'m, S: Scorer> Parser<'m, S> {
     /// from them arc and sentence confidences; off by default, as it costs time.
     pub fn with_confidence(mut self, temperature: f32) -> Self {
         self.temperature = Some(temperature);
+        self
+    }
+
+    /// Maps arc confidences through `calibration` (see [`crate::confidence::Isotonic`]).
+    pub fn with_calibration(mut self, calibration: Option<&'m Isotonic>) -> Self {
+        self.calibration = calibration;
         self
     }
 
@@ -105,7 +114,13 @@ impl<'m, S: Scorer> Parser<'m, S> {
             }
             self.config.apply(t);
         }
-        // Words attached by `finish` keep confidence 0: no transition vouched for them.
+        if let Some(iso) = self.calibration {
+            for c in self.arc_confidence.iter_mut().skip(1) {
+                *c = iso.apply(*c);
+            }
+        }
+        // Words attached by `finish` below have raw confidence 0 (no transition vouched for
+        // them); the calibrator above maps that to how often such words are right.
         self.repaired += self.config.finish(self.fallback, &mut self.heads, &mut self.arc_labels);
     }
 

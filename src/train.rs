@@ -15,7 +15,7 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
 use crate::arc_eager::{Configuration, Transition};
-use crate::confidence::{fit_temperature, Decision};
+use crate::confidence::{fit_temperature, Decision, Isotonic, Reliability};
 use crate::corpus::tree::{gold_heads, is_projective, root_count};
 use crate::corpus::{Column, CorpusError, Format, Reader, Sentence};
 use crate::eval::{universal, Counts, Scores};
@@ -256,6 +256,50 @@ pub fn dev_decisions(dev: &[DevSentence], weights: &Weights, labels: &LabelSet) 
     out
 }
 
+/// Per dev sentence, per word: the raw confidence of its arc (the probability of the transition
+/// that attached it at `temperature`) and whether the arc is right (head and universal label).
+pub fn dev_arc_pairs(
+    dev: &[DevSentence],
+    weights: &Weights,
+    labels: &LabelSet,
+    fallback: Label,
+    temperature: f32,
+) -> Vec<Vec<(f32, f32)>> {
+    let mut parser = Parser::from_parts(weights, labels, fallback).with_confidence(temperature);
+    dev.iter()
+        .map(|s| {
+            parser.parse_attrs(&s.attrs);
+            (0..s.heads.len())
+                .map(|i| {
+                    let w = i + 1;
+                    let right = parser.heads()[w] as usize == s.heads[i]
+                        && universal(labels.name(parser.labels()[w])) == universal(&s.deprels[i]);
+                    (parser.arc_confidence()[w], f32::from(u8::from(right)))
+                })
+                .collect()
+        })
+        .collect()
+}
+
+/// Arc-level ECE of raw confidences, and of isotonic-calibrated ones estimated honestly by
+/// 2-fold cross-fitting (calibrator fitted on even sentences, measured on odd ones, and back).
+pub fn arc_ece(pairs: &[Vec<(f32, f32)>]) -> (f64, f64) {
+    let mut raw = Reliability::default();
+    let mut cross = Reliability::default();
+    for half in 0..2 {
+        let mut fit_on: Vec<(f32, f32)> =
+            pairs.iter().enumerate().filter(|(i, _)| i % 2 != half).flat_map(|(_, p)| p.iter().copied()).collect();
+        let Some(iso) = Isotonic::fit(&mut fit_on) else { continue };
+        for (_, sent) in pairs.iter().enumerate().filter(|(i, _)| i % 2 == half) {
+            for &(c, y) in sent {
+                raw.add(f64::from(c), f64::from(y));
+                cross.add(f64::from(iso.apply(c)), f64::from(y));
+            }
+        }
+    }
+    (raw.ece(), cross.ece())
+}
+
 /// What happened in one epoch.
 #[derive(Debug, Clone)]
 pub struct EpochReport {
@@ -464,6 +508,13 @@ pub fn train(
 
     let (_, best_epoch, weights, dev_scores) = best.unwrap_or_else(|| (0.0, 0, learner.weights(), Scores::default()));
     let temperature = dev.map_or(1.0, |d| fit_temperature(&dev_decisions(d, &weights, &labels)));
+    let arc_calibration = dev.and_then(|d| {
+        let pairs = dev_arc_pairs(d, &weights, &labels, fallback, temperature);
+        let (raw, cross) = arc_ece(&pairs);
+        info.dev_arc_ece_raw = raw;
+        info.dev_arc_ece_crossfit = cross;
+        Isotonic::fit(&mut pairs.into_iter().flatten().collect::<Vec<_>>())
+    });
     info.oracle = opts.oracle.name().to_string();
     info.epochs = opts.epochs;
     info.best_epoch = best_epoch;
@@ -486,6 +537,7 @@ pub fn train(
         morphology: set.morphology,
         tagger: None,
         temperature,
+        arc_calibration,
     }
 }
 

@@ -60,4 +60,8 @@ fn logistic_learner_learns_and_is_sparser_than_the_perceptron() {
     assert!(logistic.weights.nonzero() * 3 < perceptron.weights.nonzero() * 2, "L1 must make the model sparser");
     // A temperature was fitted on dev, and it is sane.
     assert!(logistic.temperature > 0.1 && logistic.temperature < 10.0, "T = {}", logistic.temperature);
+    // The post-hoc calibrator helps on dev sentences it was not fitted on (2-fold cross-fitting).
+    let (raw, calibrated) = (logistic.info.dev_arc_ece_raw, logistic.info.dev_arc_ece_crossfit);
+    eprintln!("hu_szeged arc ECE: raw {raw:.4}, isotonic (cross-fitted) {calibrated:.4}");
+    assert!(calibrated < raw && calibrated < 0.03, "ECE raw {raw:.4}, calibrated {calibrated:.4}");
 }

@@ -42,7 +42,7 @@ pub use table::{Precision, TableLayout, TableView};
 /// First bytes of every model file.
 pub const MAGIC: [u8; 8] = *b"SPOOLPM\0";
 /// Version of the layout described above; bump on any incompatible change.
-pub const FORMAT_VERSION: u32 = 4;
+pub const FORMAT_VERSION: u32 = 5;
 /// Identifies the transition system and its class numbering.
 pub const TRANSITION_SYSTEM: &str = "arc-eager+single-root/1";
 const ENDIAN_MARK: u32 = 0x0102_0304;
@@ -194,6 +194,8 @@ pub struct Metadata {
     pub morphology: bool,
     /// Softmax temperature for transition probabilities (calibration, fitted on dev).
     pub temperature: f32,
+    /// Post-hoc map from raw to calibrated arc confidence (isotonic, fitted on dev).
+    pub arc_calibration: Option<crate::confidence::Isotonic>,
 }
 
 /// The tagger's metadata.
@@ -246,6 +248,7 @@ pub fn write(model: &Model, path: &Path, opts: WriteOptions) -> Result<Metadata,
         info: model.info.clone(),
         morphology: model.morphology,
         temperature: model.temperature,
+        arc_calibration: model.arc_calibration.clone(),
     };
     let io_err = |e| ModelError::Io { path: path.to_path_buf(), error: io::Error::other(e) };
     let meta_bytes = bincode::serialize(&meta).map_err(io_err)?;

@@ -132,6 +132,17 @@ pub struct Coverage {
 }
 
 impl Calibration {
+    /// LAS of the `share` (0–1) most confident sentences, and the share (percent) of words
+    /// they hold.
+    pub fn top_sentences(&self, share: f64) -> (f64, f64) {
+        let mut sorted = self.per_sentence.clone();
+        sorted.sort_by(|a, b| b.0.total_cmp(&a.0));
+        let k = (share * sorted.len() as f64).round() as usize;
+        let (right, words) = sorted[..k.min(sorted.len())].iter().fold((0, 0), |(r, w), s| (r + s.1, w + s.2));
+        let all: u64 = sorted.iter().map(|s| s.2).sum();
+        (pct(right, words), pct(words, all))
+    }
+
     /// Sentences kept and their LAS for each threshold.
     pub fn coverage(&self, thresholds: &[f64]) -> Vec<Coverage> {
         thresholds

@@ -307,6 +307,11 @@ fn print_calibration(cal: &Calibration) {
     for c in cal.coverage(&[0.0, 0.5, 0.6, 0.7, 0.8, 0.85, 0.9, 0.95]) {
         println!("{:9.2} | {:16.2} | {:6.2}", c.threshold, c.kept, c.las);
     }
+    println!("\nMost confident sentences kept | % of words | LAS of kept");
+    for share in [0.5, 0.7, 0.8, 0.9, 0.95] {
+        let (las, words) = cal.top_sentences(share);
+        println!("{:29.0}% | {:10.1} | {:6.2}", share * 100.0, words, las);
+    }
 }
 
 fn print_scores(s: &Scores) {

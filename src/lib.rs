@@ -17,6 +17,7 @@
 //! - [`model_file`]: the immutable, memory-mapped model file and its weight table;
 //! - [`scorer`]: the scoring interface both weight stores implement;
 //! - [`parser`]: greedy parsing of sentences with a model;
+//! - [`plot`]: SVG charts of calibration;
 //! - [`pipeline`]: streaming, multi-threaded, order-preserving parsing of files;
 //! - [`tagger`]: the part-of-speech tagger for tokenized text;
 //! - [`annotate`]: tagging and parsing of one sentence, as a model file says;
@@ -41,6 +42,7 @@ pub mod oracle;
 pub mod parser;
 pub mod perceptron;
 pub mod pipeline;
+pub mod plot;
 pub mod scorer;
 pub mod tagger;
 pub mod train;

@@ -9,8 +9,9 @@ use clap::{Parser as ClapParser, Subcommand, ValueEnum};
 use indicatif::{ProgressBar, ProgressStyle};
 
 use spoolparse::bench;
+use spoolparse::confidence::Reliability;
 use spoolparse::corpus::Format;
-use spoolparse::eval::{evaluate_files_calibrated, Calibration, Scores};
+use spoolparse::eval::{evaluate_files_calibrated, transition_calibration, Calibration, Scores};
 use spoolparse::io::Output;
 use spoolparse::logistic::RdaOptions;
 use spoolparse::model::TrainingInfo;
@@ -188,6 +189,13 @@ enum Command {
         /// coverage).
         #[arg(long)]
         calibration: bool,
+        /// With --calibration: also the calibration of transitions, re-parsing GOLD with this
+        /// model.
+        #[arg(long, requires = "calibration")]
+        model: Option<PathBuf>,
+        /// With --calibration: draw the reliability diagram and coverage curve into this SVG.
+        #[arg(long, requires = "calibration")]
+        plot: Option<PathBuf>,
     },
 }
 
@@ -272,7 +280,7 @@ fn run(cli: Cli) -> Result<()> {
             );
             Ok(())
         }
-        Command::Eval { gold, system, json, calibration } => {
+        Command::Eval { gold, system, json, calibration, model, plot } => {
             let (counts, cal) = evaluate_files_calibrated(&gold, &system)?;
             let s = counts.scores();
             if json {
@@ -281,28 +289,38 @@ fn run(cli: Cli) -> Result<()> {
                 print_scores(&s);
             }
             if calibration {
+                if let Some(model) = model {
+                    let model = ModelFile::open(&model)?;
+                    print_reliability("transitions (zero-cost)", &transition_calibration(&model, &gold)?);
+                }
                 print_calibration(&cal);
+                if let Some(plot) = plot {
+                    spoolparse::plot::calibration_svg(&plot, &cal)?;
+                }
             }
             Ok(())
         }
     }
 }
 
-fn print_calibration(cal: &Calibration) {
-    for (name, r) in [("arcs (labeled attachment)", &cal.arcs), ("sentences (LAS)", &cal.sentences)] {
-        println!("\nCalibration of {name}: ECE {:.4}", r.ece());
-        println!("bin       | count  | mean conf | % correct");
-        for b in r.bins() {
-            println!(
-                "{:.1}-{:.1}   | {:6} | {:9.3} | {:9.2}",
-                b.lower,
-                b.upper,
-                b.count,
-                b.mean_confidence,
-                100.0 * b.accuracy
-            );
-        }
+fn print_reliability(name: &str, r: &Reliability) {
+    println!("\nCalibration of {name}: ECE {:.4}", r.ece());
+    println!("bin       | count  | mean conf | % correct");
+    for b in r.bins() {
+        println!(
+            "{:.1}-{:.1}   | {:6} | {:9.3} | {:9.2}",
+            b.lower,
+            b.upper,
+            b.count,
+            b.mean_confidence,
+            100.0 * b.accuracy
+        );
     }
+}
+
+fn print_calibration(cal: &Calibration) {
+    print_reliability("arcs (labeled attachment)", &cal.arcs);
+    print_reliability("sentences (LAS)", &cal.sentences);
     println!("\nCoverage: threshold | % sentences kept | LAS of kept");
     for c in cal.coverage(&[0.0, 0.5, 0.6, 0.7, 0.8, 0.85, 0.9, 0.95]) {
         println!("{:9.2} | {:16.2} | {:6.2}", c.threshold, c.kept, c.las);

@@ -219,7 +219,7 @@ pub fn evaluate_dev<S: Scorer>(dev: &[DevSentence], weights: S, labels: &LabelSe
 /// The greedy decisions of `weights` on the dev sentences whose gold tree the dynamic oracle
 /// handles (projective, one root word), each with its legal scores and zero-cost set: the data a
 /// temperature is fitted on.
-pub fn dev_decisions(dev: &[DevSentence], weights: &Weights, labels: &LabelSet) -> Vec<Decision> {
+pub fn dev_decisions<S: Scorer>(dev: &[DevSentence], weights: S, labels: &LabelSet) -> Vec<Decision> {
     // A label the model does not know can never be predicted: map it beyond the inventory.
     let unknown = Label::from_index(labels.len());
     let mut out = Vec::new();

@@ -264,3 +264,42 @@ fn confidence_is_written_and_filtering_loses_and_duplicates_nothing() {
         assert_eq!(both, (0..60).collect::<Vec<_>>());
     }
 }
+
+#[test]
+fn calibration_report_and_plot() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = fixture_model(dir.path());
+    let gold = common::fixture("special.conllu");
+    let parsed = dir.path().join("parsed.conllu");
+    ok(spoolparse(&[
+        "parse",
+        "--model",
+        model.to_str().unwrap(),
+        gold.to_str().unwrap(),
+        "--output",
+        parsed.to_str().unwrap(),
+    ]));
+    let svg = dir.path().join("cal.svg");
+    let out = ok(spoolparse(&[
+        "eval",
+        gold.to_str().unwrap(),
+        parsed.to_str().unwrap(),
+        "--calibration",
+        "--model",
+        model.to_str().unwrap(),
+        "--plot",
+        svg.to_str().unwrap(),
+    ]));
+    let report = String::from_utf8(out.stdout).unwrap();
+    for section in
+        ["Calibration of transitions", "Calibration of arcs", "Calibration of sentences", "Coverage", "Most confident"]
+    {
+        assert!(report.contains(section), "{section} missing from:\n{report}");
+    }
+    // 13 arcs in the fixture: the arc table's counts add up to them.
+    let arcs = report.split("Calibration of arcs").nth(1).unwrap().split("Calibration of sentences").next().unwrap();
+    let counted: u64 = arcs.lines().filter_map(|l| l.split('|').nth(1)?.trim().parse::<u64>().ok()).sum();
+    assert_eq!(counted, 13);
+    let svg = std::fs::read_to_string(svg).unwrap();
+    assert!(svg.starts_with("<svg") && svg.contains("Reliability") && svg.contains("Coverage"));
+}

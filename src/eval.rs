@@ -144,6 +144,19 @@ impl Calibration {
         (pct(right, words), pct(words, all))
     }
 
+    /// Per confidence bin (tenths), the share (percent) of its sentences whose LAS falls in the
+    /// same bin: the reading of sentence calibration, beside the mean LAS per bin.
+    pub fn sentence_bin_agreement(&self) -> [f64; 10] {
+        let bin = |x: f64| ((x * 10.0).floor() as usize).min(9);
+        let (mut agree, mut total) = ([0u64; 10], [0u64; 10]);
+        for &(conf, right, words) in &self.per_sentence {
+            let b = bin(conf);
+            total[b] += 1;
+            agree[b] += u64::from(bin(right as f64 / words.max(1) as f64) == b);
+        }
+        std::array::from_fn(|b| pct(agree[b], total[b]))
+    }
+
     /// Sentences kept and their LAS for each threshold.
     pub fn coverage(&self, thresholds: &[f64]) -> Vec<Coverage> {
         thresholds

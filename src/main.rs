@@ -321,6 +321,10 @@ fn print_reliability(name: &str, r: &Reliability) {
 fn print_calibration(cal: &Calibration) {
     print_reliability("arcs (labeled attachment)", &cal.arcs);
     print_reliability("sentences (LAS)", &cal.sentences);
+    println!("bin       | % of sentences whose LAS is in the same bin");
+    for (b, share) in cal.sentence_bin_agreement().iter().enumerate() {
+        println!("{:.1}-{:.1}   | {:6.2}", b as f64 / 10.0, (b + 1) as f64 / 10.0, share);
+    }
     println!("\nCoverage: threshold | % sentences kept | LAS of kept");
     for c in cal.coverage(&[0.0, 0.5, 0.6, 0.7, 0.8, 0.85, 0.9, 0.95]) {
         println!("{:9.2} | {:16.2} | {:6.2}", c.threshold, c.kept, c.las);

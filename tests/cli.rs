@@ -60,15 +60,7 @@ fn parse_fills_head_and_deprel_and_keeps_every_other_byte() {
     let input = dir.path().join("in.conllu");
     blank(&gold, &input);
     let output = dir.path().join("out.conllu.zst");
-    ok(spoolparse(&[
-        "parse",
-        "--model",
-        model.to_str().unwrap(),
-        input.to_str().unwrap(),
-        "--output",
-        output.to_str().unwrap(),
-        "--no-confidence",
-    ]));
+    ok(common::parse(&model, &input, &output, &["--no-confidence"]));
     let parsed = read(&output);
     assert_eq!(parsed.len(), gold.len());
     assert_single_rooted_trees(&parsed);
@@ -208,14 +200,7 @@ fn confidence_is_written_and_filtering_loses_and_duplicates_nothing() {
     }
     std::fs::write(&input, text).unwrap();
     let all = dir.path().join("all.conllu");
-    ok(spoolparse(&[
-        "parse",
-        "--model",
-        model.to_str().unwrap(),
-        input.to_str().unwrap(),
-        "--output",
-        all.to_str().unwrap(),
-    ]));
+    ok(common::parse(&model, &input, &all, &[]));
     let all = read(&all);
     let confidence = |s: &Sentence| -> f64 {
         s.comments.iter().find_map(|c| c.strip_prefix("# confidence = ")?.parse().ok()).expect("confidence comment")
@@ -235,20 +220,19 @@ fn confidence_is_written_and_filtering_loses_and_duplicates_nothing() {
     let threshold = confs[confs.len() / 2];
     for threads in ["1", "2"] {
         let (kept, rejected) = (dir.path().join("kept.conllu"), dir.path().join("rejected.conllu.zst"));
-        ok(spoolparse(&[
-            "parse",
-            "--model",
-            model.to_str().unwrap(),
-            input.to_str().unwrap(),
-            "--output",
-            kept.to_str().unwrap(),
-            "--min-confidence",
-            &threshold.to_string(),
-            "--rejected",
-            rejected.to_str().unwrap(),
-            "--threads",
-            threads,
-        ]));
+        ok(common::parse(
+            &model,
+            &input,
+            &kept,
+            &[
+                "--min-confidence",
+                &threshold.to_string(),
+                "--rejected",
+                rejected.to_str().unwrap(),
+                "--threads",
+                threads,
+            ],
+        ));
         let (kept, rejected) = (read(&kept), read(&rejected));
         assert!(!kept.is_empty() && !rejected.is_empty());
         assert!(kept.iter().all(|s| confidence(s) >= threshold) && rejected.iter().all(|s| confidence(s) < threshold));
@@ -271,14 +255,7 @@ fn calibration_report_and_plot() {
     let model = fixture_model(dir.path());
     let gold = common::fixture("special.conllu");
     let parsed = dir.path().join("parsed.conllu");
-    ok(spoolparse(&[
-        "parse",
-        "--model",
-        model.to_str().unwrap(),
-        gold.to_str().unwrap(),
-        "--output",
-        parsed.to_str().unwrap(),
-    ]));
+    ok(common::parse(&model, &gold, &parsed, &[]));
     let svg = dir.path().join("cal.svg");
     let out = ok(spoolparse(&[
         "eval",

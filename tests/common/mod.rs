@@ -46,3 +46,22 @@ pub fn train(train: &std::path::Path, model: &std::path::Path, args: &[&str]) ->
     all.extend_from_slice(args);
     spoolparse(&all)
 }
+
+/// Runs `spoolparse parse --model MODEL INPUT --output OUTPUT ARGS...`.
+pub fn parse(
+    model: &std::path::Path,
+    input: &std::path::Path,
+    output: &std::path::Path,
+    args: &[&str],
+) -> std::process::Output {
+    let mut all = vec![
+        "parse",
+        "--model",
+        model.to_str().unwrap(),
+        input.to_str().unwrap(),
+        "--output",
+        output.to_str().unwrap(),
+    ];
+    all.extend_from_slice(args);
+    spoolparse(&all)
+}

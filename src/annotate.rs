@@ -12,6 +12,8 @@ pub struct Annotator<'m> {
     parser: Parser<'m, TableView<'m>>,
     tagger: Option<Tagger<'m, TableView<'m>>>,
     confidence: bool,
+    /// Reused buffer for formatting.
+    scratch: String,
 }
 
 /// What to do with a sentence besides parsing it.
@@ -50,7 +52,7 @@ impl<'m> Annotator<'m> {
                 .with_confidence(model.meta().temperature)
                 .with_calibration(model.meta().arc_calibration.as_ref());
         }
-        Annotator { parser, tagger, confidence }
+        Annotator { parser, tagger, confidence, scratch: String::new() }
     }
 
     /// The last sentence's confidence (mean arc confidence) and tree probability.
@@ -78,7 +80,10 @@ impl<'m> Annotator<'m> {
             }
             let (mean, tree) = self.parser.sentence_confidence();
             sent.set_comment("confidence", format_probability(mean as f32, &mut buf));
-            sent.set_comment("tree_prob", &format!("{tree:.4e}"));
+            use std::fmt::Write;
+            self.scratch.clear();
+            let _ = write!(self.scratch, "{tree:.4e}");
+            sent.set_comment("tree_prob", &self.scratch);
         }
         Ok(())
     }

@@ -9,8 +9,10 @@ use std::io::Cursor;
 use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+use spoolparse::annotate::{Annotator, Steps};
 use spoolparse::corpus::{Format, Reader, Sentence};
 use spoolparse::model::TrainingInfo;
+use spoolparse::model_file::{ModelFile, WriteOptions};
 use spoolparse::parser::Parser;
 use spoolparse::train::{load_training, train, TrainOptions};
 
@@ -48,17 +50,11 @@ unsafe impl GlobalAlloc for Counting {
 #[global_allocator]
 static GLOBAL: Counting = Counting;
 
-#[test]
-fn steady_state_parsing_does_not_allocate() {
-    let fixture = common::fixture("special.conllu");
-    let set = load_training(std::slice::from_ref(&fixture)).unwrap();
-    let model =
-        train(&set, None, &TrainOptions { epochs: 2, ..TrainOptions::default() }, TrainingInfo::default(), &mut |_| {});
-    let text = std::fs::read(&fixture).unwrap();
-    let mut parser = Parser::from_parts(&model.weights, &model.labels, model.fallback);
+/// Allocations of read-annotate-write passes over `reps` copies of `text`, for 50 and 200
+/// copies after a warm-up pass, and the words of the larger pass.
+fn allocations(text: &[u8], mut annotate: impl FnMut(&mut Sentence)) -> (usize, usize, usize) {
     let mut sent = Sentence::default();
     let mut out = Vec::new();
-    // Allocations of one read-parse-write pass over `reps` copies of the fixture.
     let mut pass = |reps: usize| -> (usize, usize) {
         let input = text.repeat(reps);
         out.clear();
@@ -69,7 +65,7 @@ fn steady_state_parsing_does_not_allocate() {
         let mut words = 0;
         while let Some(r) = reader.read_next(&mut sent) {
             r.unwrap();
-            parser.parse(&mut sent);
+            annotate(&mut sent);
             sent.write_to(&mut out).unwrap();
             words += sent.len();
         }
@@ -80,8 +76,31 @@ fn steady_state_parsing_does_not_allocate() {
     pass(50);
     let (small, _) = pass(50);
     let (large, words) = pass(200);
-    assert!(words > 2000);
-    // Only per-file setup (the reader and its line buffer) may allocate, never per sentence.
-    assert_eq!(small, large, "allocations grow with the input: {small} for 50 copies, {large} for 200");
-    assert!(large <= 4, "{large} allocations for one file");
+    (small, large, words)
+}
+
+#[test]
+fn steady_state_parsing_does_not_allocate() {
+    let fixture = common::fixture("special.conllu");
+    let set = load_training(std::slice::from_ref(&fixture)).unwrap();
+    let model =
+        train(&set, None, &TrainOptions { epochs: 2, ..TrainOptions::default() }, TrainingInfo::default(), &mut |_| {});
+    let text = std::fs::read(&fixture).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("m.model");
+    model.save(&path, WriteOptions::default()).unwrap();
+    let file = ModelFile::open(&path).unwrap();
+
+    let mut parser = Parser::from_parts(&model.weights, &model.labels, model.fallback);
+    let bare = allocations(&text, |s| parser.parse(s));
+    // The default path of `spoolparse parse`: mapped model, confidence computed and written.
+    let mut annotator = Annotator::new(&file, true);
+    let steps = Steps { tag: false, write_confidence: true };
+    let default = allocations(&text, |s| annotator.annotate(s, steps).unwrap());
+    for (name, (small, large, words)) in [("parser", bare), ("annotator with confidence", default)] {
+        assert!(words > 2000);
+        // Only per-file setup (the reader and its line buffer) may allocate, never per sentence.
+        assert_eq!(small, large, "{name}: allocations grow with the input: {small} for 50 copies, {large} for 200");
+        assert!(large <= 4, "{name}: {large} allocations for one file");
+    }
 }

@@ -159,6 +159,8 @@ pub struct Sentence {
     /// Token lines of earlier contents, kept for their allocations.
     spare_tokens: Vec<TokenLine>,
     spare_comments: Vec<String>,
+    /// Reused buffer for building column and comment values.
+    scratch: String,
 }
 
 impl PartialEq for Sentence {
@@ -245,7 +247,8 @@ impl Sentence {
     pub fn set_misc(&mut self, id: usize, key: &str, value: &str) {
         let line = &mut self.tokens[self.words[id - 1] as usize];
         let misc = line.get(Column::Misc);
-        let mut updated = String::with_capacity(misc.len() + key.len() + value.len() + 2);
+        let mut updated = std::mem::take(&mut self.scratch);
+        updated.clear();
         if misc != "_" && !misc.is_empty() {
             for entry in misc.split('|').filter(|e| e.split_once('=').map_or(*e, |(k, _)| k) != key) {
                 updated.push_str(entry);
@@ -256,16 +259,27 @@ impl Sentence {
         updated.push('=');
         updated.push_str(value);
         line.set(Column::Misc, &updated);
+        self.scratch = updated;
     }
 
     /// Sets the comment `# key = value`, replacing an earlier one with the same key.
     pub fn set_comment(&mut self, key: &str, value: &str) {
-        let text = format!("# {key} = {value}");
-        let prefix = format!("# {key} =");
-        match self.comments.iter_mut().find(|c| c.starts_with(&prefix)) {
-            Some(c) => *c = text,
-            None => self.comments.push(text),
-        }
+        let is_key =
+            |c: &str| c.strip_prefix("# ").and_then(|r| r.strip_prefix(key)).is_some_and(|r| r.starts_with(" ="));
+        let slot = match self.comments.iter().position(|c| is_key(c)) {
+            Some(i) => i,
+            None => {
+                let c = self.spare_comments.pop().unwrap_or_default();
+                self.comments.push(c);
+                self.comments.len() - 1
+            }
+        };
+        let c = &mut self.comments[slot];
+        c.clear();
+        c.push_str("# ");
+        c.push_str(key);
+        c.push_str(" = ");
+        c.push_str(value);
     }
 
     /// Writes UPOS and XPOS of word `id`.

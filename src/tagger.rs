@@ -1,9 +1,9 @@
 //! Part-of-speech tagging, so that tokenized text can be parsed: a greedy averaged-perceptron
 //! tagger (Collins 2002) predicting UPOS and XPOS together as one joint tag, left to right,
-//! each decision seeing the two previous predicted tags. A second pass sees, besides, the first
-//! pass's tags of the next two words (right context, which a greedy left-to-right tagger lacks);
-//! it is trained on jackknifed first-pass tags, so that it learns from tags as noisy as it will
-//! get.
+//! each decision seeing the two previous predicted tags. A first pass runs right to left; the
+//! second, left to right, sees besides its own previous tags the first pass's tags of the next
+//! two words (right context, which a greedy left-to-right tagger lacks). The second pass is
+//! trained on jackknifed first-pass tags, so that it learns from tags as noisy as it will get.
 //!
 //! Features: the word, its lowercase form, prefixes and suffixes of up to 4 characters, its
 //! shape, the words at ±1 and ±2, suffixes of the neighbours, the previous tag and the previous
@@ -277,6 +277,14 @@ pub struct TagSentence {
 }
 
 impl TagSentence {
+    /// The sentence read right to left.
+    fn reversed(&self) -> TagSentence {
+        TagSentence {
+            words: self.words.iter().rev().copied().collect(),
+            tags: self.tags.iter().rev().copied().collect(),
+        }
+    }
+
     /// The words and gold (UPOS, XPOS) of `sent`, tags interned into `tags`.
     pub fn from_sentence(sent: &Sentence, tags: &mut TagSet) -> TagSentence {
         TagSentence {
@@ -371,18 +379,22 @@ fn train_pass(
 pub fn train_tagger(sentences: &[TagSentence], tags: &TagSet, epochs: u32, seed: u64) -> TaggerModel {
     let dict = TagDict::build(sentences);
     let classes = tags.len().max(1);
-    let first = train_pass(sentences, None, &dict, classes, epochs, seed);
+    // The first pass runs right to left, so the tags it hands the second pass were themselves
+    // predicted with their right context.
+    let reversed: Vec<TagSentence> = sentences.iter().map(TagSentence::reversed).collect();
+    let first = train_pass(&reversed, None, &dict, classes, epochs, seed);
     // First-pass tags of the training data, each from a first pass that did not see it.
     let k = SECOND_PASS_FOLDS;
     let mut right = vec![Vec::new(); sentences.len()];
     let (mut feats, mut scores) = (Vec::new(), vec![0.0f32; classes]);
     for fold in 0..k {
         let train: Vec<TagSentence> =
-            sentences.iter().enumerate().filter(|(i, _)| i % k != fold).map(|(_, s)| s.clone()).collect();
+            reversed.iter().enumerate().filter(|(i, _)| i % k != fold).map(|(_, s)| s.clone()).collect();
         let fold_dict = TagDict::build(&train);
         let weights = train_pass(&train, None, &fold_dict, classes, epochs, seed.wrapping_add(fold as u64 + 1));
-        for (i, s) in sentences.iter().enumerate().filter(|(i, _)| i % k == fold) {
+        for (i, s) in reversed.iter().enumerate().filter(|(i, _)| i % k == fold) {
             tag_pass(&&weights, &fold_dict, &s.words, None, &mut feats, &mut scores, &mut right[i]);
+            right[i].reverse();
         }
     }
     let second = train_pass(sentences, Some(&right), &dict, classes, epochs, seed.wrapping_add(100));
@@ -399,6 +411,8 @@ pub struct Tagger<'m, S: Scorer> {
     feats: Vec<u64>,
     scores: Vec<f32>,
     first_out: Vec<u16>,
+    /// The words right to left, for the first pass.
+    reversed: Vec<WordAttrs>,
     out: Vec<u16>,
 }
 
@@ -422,6 +436,7 @@ impl<'m, S: Scorer> Tagger<'m, S> {
             feats: Vec::new(),
             scores: vec![0.0; classes],
             first_out: Vec::new(),
+            reversed: Vec::new(),
             out: Vec::new(),
         }
     }
@@ -429,7 +444,10 @@ impl<'m, S: Scorer> Tagger<'m, S> {
     /// Tags words given by their attributes; returns one tag per word.
     pub fn tag_words(&mut self, words: &[WordAttrs]) -> &[u16] {
         let (feats, scores) = (&mut self.feats, &mut self.scores);
-        tag_pass(&self.first, self.dict, words, None, feats, scores, &mut self.first_out);
+        self.reversed.clear();
+        self.reversed.extend(words.iter().rev());
+        tag_pass(&self.first, self.dict, &self.reversed, None, feats, scores, &mut self.first_out);
+        self.first_out.reverse();
         tag_pass(&self.second, self.dict, words, Some(&self.first_out), feats, scores, &mut self.out);
         &self.out
     }

@@ -60,11 +60,6 @@ impl<'m> Annotator<'m> {
         self.parser.sentence_confidence()
     }
 
-    /// Whether the model can tag.
-    pub fn can_tag(&self) -> bool {
-        self.tagger.is_some()
-    }
-
     /// Tags `sent` if asked (writing UPOS and XPOS), parses it, and writes its confidences if
     /// asked (and computed).
     pub fn annotate(&mut self, sent: &mut Sentence, steps: Steps) -> Result<(), NoTagger> {

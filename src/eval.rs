@@ -24,6 +24,13 @@ pub fn universal(deprel: &str) -> &str {
     deprel.split_once(':').map_or(deprel, |(u, _)| u)
 }
 
+/// Whether an attachment is right unlabeled (HEAD) and labeled (HEAD and universal DEPREL).
+#[inline]
+pub fn attachment(gold_head: usize, gold_deprel: &str, head: usize, deprel: &str) -> (bool, bool) {
+    let uas = gold_head == head;
+    (uas, uas && universal(gold_deprel) == universal(deprel))
+}
+
 /// Correct-attachment counts.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
 pub struct Counts {
@@ -60,11 +67,11 @@ fn pct(a: u64, b: u64) -> f64 {
 }
 
 impl Counts {
-    /// Scores one word: gold head/relation/UPOS against the system's head/relation.
+    /// Scores one word: gold head/relation/UPOS against the system's head/relation. Returns
+    /// whether the labeled attachment is right.
     #[inline]
-    pub fn add(&mut self, gold_head: usize, gold_deprel: &str, gold_upos: &str, head: usize, deprel: &str) {
-        let uas = gold_head == head;
-        let las = uas && universal(gold_deprel) == universal(deprel);
+    pub fn add(&mut self, gold_head: usize, gold_deprel: &str, gold_upos: &str, head: usize, deprel: &str) -> bool {
+        let (uas, las) = attachment(gold_head, gold_deprel, head, deprel);
         self.words += 1;
         self.head_correct += u64::from(uas);
         self.label_correct += u64::from(las);
@@ -73,6 +80,7 @@ impl Counts {
             self.head_correct_no_punct += u64::from(uas);
             self.label_correct_no_punct += u64::from(las);
         }
+        las
     }
 
     /// Adds another set of counts.
@@ -242,14 +250,13 @@ pub fn compare_calibrated(
                 format!("form {:?} differs from gold {:?}", s.get(Column::Form), g.get(Column::Form)),
             ));
         }
-        let before = counts.label_correct;
-        counts.add(gold_heads[i], g.get(Column::Deprel), g.get(Column::Upos), heads[i], s.get(Column::Deprel));
+        let right =
+            counts.add(gold_heads[i], g.get(Column::Deprel), g.get(Column::Upos), heads[i], s.get(Column::Deprel));
         counts.upos_correct += u64::from(g.get(Column::Upos) == s.get(Column::Upos));
         counts.xpos_correct += u64::from(g.get(Column::Xpos) == s.get(Column::Xpos));
-        let right = counts.label_correct - before;
-        sentence_right += right;
+        sentence_right += u64::from(right);
         if let Some(conf) = misc_value(s.get(Column::Misc), "Conf").and_then(|v| v.parse::<f64>().ok()) {
-            calibration.arcs.add(conf, right as f64);
+            calibration.arcs.add(conf, f64::from(u8::from(right)));
         }
     }
     let confidence = system.comments.iter().find_map(|c| c.strip_prefix("# confidence = ")?.trim().parse::<f64>().ok());

@@ -153,6 +153,13 @@ pub fn cost(c: &Configuration, gold: &GoldTree, t: Transition) -> u32 {
     }
 }
 
+/// Fills `out` with the legal transition classes of `c` (an inventory of `labels` labels) that
+/// cost nothing: the dynamic oracle's set of correct transitions.
+pub fn zero_cost(c: &Configuration, gold: &GoldTree, labels: usize, out: &mut Vec<usize>) {
+    out.clear();
+    out.extend(c.legal().transitions(labels).filter(|&t| cost(c, gold, t) == 0).map(Transition::index));
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -158,7 +158,7 @@ pub fn parse_files_split(
     mut out: Outputs<'_>,
     opts: PipelineOptions,
 ) -> Result<ParseStats, PipelineError> {
-    if !Annotator::new(model, false).can_tag() && inputs.iter().any(|p| opts.needs_tags(opts.format_of(p))) {
+    if model.tagger().is_none() && inputs.iter().any(|p| opts.needs_tags(opts.format_of(p))) {
         return Err(NoTagger.into());
     }
     if opts.threads <= 1 {

@@ -18,13 +18,13 @@ use crate::arc_eager::{Configuration, Transition};
 use crate::confidence::{fit_temperature, Decision, Isotonic, Reliability};
 use crate::corpus::tree::{gold_heads, is_projective, root_count};
 use crate::corpus::{Column, CorpusError, Format, Reader, Sentence};
-use crate::eval::{universal, Counts, Scores};
+use crate::eval::{attachment, Counts, Scores};
 use crate::features::{encode_sentence, Extractor, TokenAttrs, FEATURE_SET};
 use crate::hash::{combine, hash_str};
 use crate::label::{Label, LabelSet};
 use crate::logistic::{self, AdaGradRda, RdaOptions};
 use crate::model::{Model, TrainingInfo};
-use crate::oracle::{cost, static_oracle, GoldTree};
+use crate::oracle::{static_oracle, zero_cost, GoldTree};
 use crate::parser::Parser;
 use crate::perceptron::{argmax, Perceptron, Weights};
 use crate::scorer::Scorer;
@@ -209,7 +209,7 @@ pub fn evaluate_dev<S: Scorer>(dev: &[DevSentence], weights: S, labels: &LabelSe
         parser.parse_attrs(&s.attrs);
         for i in 0..s.heads.len() {
             let w = i + 1;
-            let label = universal(labels.name(parser.labels()[w]));
+            let label = labels.name(parser.labels()[w]);
             counts.add(s.heads[i], &s.deprels[i], &s.upos[i], parser.heads()[w] as usize, label);
         }
     }
@@ -226,6 +226,7 @@ pub fn dev_decisions<S: Scorer>(dev: &[DevSentence], weights: S, labels: &LabelS
     let mut config = Configuration::new(0);
     let mut extractor = Extractor::new();
     let mut scores = vec![0.0f32; weights.classes()];
+    let mut zero = Vec::new();
     for s in dev {
         if root_count(&s.heads) != 1 || !is_projective(&s.heads) {
             continue;
@@ -241,10 +242,11 @@ pub fn dev_decisions<S: Scorer>(dev: &[DevSentence], weights: S, labels: &LabelS
         while !config.is_terminal() {
             weights.score(extractor.extract(&config, &s.attrs), &mut scores);
             let legal = config.legal();
+            zero_cost(&config, &gold, labels.len(), &mut zero);
             let mut d = Decision::default();
             for c in (0..scores.len()).filter(|&c| legal.allows_index(c)) {
                 d.scores.push(scores[c]);
-                d.zero_cost.push(cost(&config, &gold, Transition::from_index(c)) == 0);
+                d.zero_cost.push(zero.contains(&c));
             }
             if d.zero_cost.contains(&true) {
                 out.push(d);
@@ -272,8 +274,8 @@ pub fn dev_arc_pairs(
             (0..s.heads.len())
                 .map(|i| {
                     let w = i + 1;
-                    let right = parser.heads()[w] as usize == s.heads[i]
-                        && universal(labels.name(parser.labels()[w])) == universal(&s.deprels[i]);
+                    let head = parser.heads()[w] as usize;
+                    let (_, right) = attachment(s.heads[i], &s.deprels[i], head, labels.name(parser.labels()[w]));
                     (parser.arc_confidence()[w], f32::from(u8::from(right)))
                 })
                 .collect()
@@ -438,32 +440,20 @@ pub fn train(
                 let legal = config.legal();
                 let predicted = argmax(&scores, |c| legal.allows_index(c)).unwrap_or(0);
                 // The set of correct transitions: the static oracle's one, or the zero-cost set.
-                zero.clear();
-                let mut predicted_cost = 0;
                 match opts.oracle {
                     OracleKind::Static => {
-                        let gold = static_oracle(&config, &sent.gold).unwrap_or(Transition::Shift).index();
-                        zero.push(gold);
-                        predicted_cost = u32::from(predicted != gold);
+                        zero.clear();
+                        zero.push(static_oracle(&config, &sent.gold).unwrap_or(Transition::Shift).index());
                     }
-                    OracleKind::Dynamic => {
-                        for c in (0..classes).filter(|&c| legal.allows_index(c)) {
-                            let k = cost(&config, &sent.gold, Transition::from_index(c));
-                            if k == 0 {
-                                zero.push(c);
-                            }
-                            if c == predicted {
-                                predicted_cost = k;
-                            }
-                        }
-                    }
+                    OracleKind::Dynamic => zero_cost(&config, &sent.gold, labels.len(), &mut zero),
                 }
                 debug_assert!(!zero.is_empty(), "the zero-cost set is never empty");
-                errors += usize::from(predicted_cost > 0);
+                let wrong = !zero.contains(&predicted);
+                errors += usize::from(wrong);
                 let best_zero = argmax(&scores, |c| zero.contains(&c)).unwrap_or(zero[0]);
                 let next = match &mut learner {
                     Learner::Perceptron(p) => {
-                        if predicted_cost > 0 {
+                        if wrong {
                             p.update(feats, best_zero, predicted);
                         }
                         p.tick();

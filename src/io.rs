@@ -1,8 +1,8 @@
 //! Opening inputs and outputs by path: `-` is stdin/stdout, a path ending in `.zst` is a zstd
-//! stream, anything else a plain file. This module owns byte streams only; it knows nothing of
-//! the formats read from them.
+//! stream, anything else a plain file; and making files durable (fsync, atomic replacement).
+//! This module owns byte streams only; it knows nothing of the formats read from them.
 
-use std::fs::File;
+use std::fs::{self, File};
 use std::io::{self, BufRead, BufReader, BufWriter, Write};
 use std::path::Path;
 
@@ -30,6 +30,10 @@ pub fn open_input(path: &Path) -> io::Result<Box<dyn BufRead + Send>> {
 /// once its epilogue is written, and errors on that last write must not be lost in a `Drop`.
 pub struct Output {
     inner: Sink,
+    /// A second handle on the file, for `fsync` once the stream is complete.
+    file: Option<File>,
+    /// Whether any byte was written (an empty zstd stream still needs one frame).
+    written: bool,
 }
 
 enum Sink {
@@ -43,29 +47,55 @@ const ZSTD_LEVEL: i32 = 3;
 impl Output {
     /// Creates (truncates) `path`, compressing if it ends in `.zst`; `-` is stdout.
     pub fn create(path: &Path) -> io::Result<Output> {
-        let raw: Box<dyn Write + Send> =
-            if path.as_os_str() == STDIO { Box::new(io::stdout()) } else { Box::new(File::create(path)?) };
+        let (raw, file): (Box<dyn Write + Send>, _) = if path.as_os_str() == STDIO {
+            (Box::new(io::stdout()), None)
+        } else {
+            let f = File::create(path)?;
+            let handle = f.try_clone()?;
+            (Box::new(f), Some(handle))
+        };
         let buffered = BufWriter::with_capacity(1 << 16, raw);
         let inner = if path.as_os_str() != STDIO && is_zst(path) {
             Sink::Zstd(zstd::Encoder::new(buffered, ZSTD_LEVEL)?)
         } else {
             Sink::Plain(buffered)
         };
-        Ok(Output { inner })
+        Ok(Output { inner, file, written: false })
     }
 
     /// Completes the stream (zstd epilogue) and flushes everything to the OS.
     pub fn finish(self) -> io::Result<()> {
+        self.finish_inner().map(drop)
+    }
+
+    /// Like [`Output::finish`], then waits until the file's contents are on disk (`fsync`).
+    pub fn finish_durably(self) -> io::Result<()> {
+        if let Some(file) = self.finish_inner()? {
+            file.sync_all()?;
+        }
+        Ok(())
+    }
+
+    fn finish_inner(self) -> io::Result<Option<File>> {
         let mut buffered = match self.inner {
             Sink::Plain(w) => w,
-            Sink::Zstd(enc) => enc.finish()?,
+            Sink::Zstd(enc) => {
+                let mut w = enc.finish()?;
+                if !self.written {
+                    // The encoder writes nothing for no input, which decoders reject.
+                    w.write_all(&zstd::encode_all(io::empty(), ZSTD_LEVEL)?)?;
+                }
+                w
+            }
         };
-        buffered.flush()
+        buffered.flush()?;
+        Ok(self.file)
     }
 }
 
 impl Write for Output {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.written |= !buf.is_empty();
         match &mut self.inner {
             Sink::Plain(w) => w.write(buf),
             Sink::Zstd(w) => w.write(buf),
@@ -78,4 +108,43 @@ impl Write for Output {
             Sink::Zstd(w) => w.flush(),
         }
     }
+}
+
+/// The directory `path` is in (`.` for a bare file name).
+fn parent_dir(path: &Path) -> &Path {
+    path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."))
+}
+
+/// Makes the entries of directory `dir` durable (renames and creations in it).
+pub fn sync_dir(dir: &Path) -> io::Result<()> {
+    File::open(dir)?.sync_all()
+}
+
+/// Renames `from` to `to` and makes the rename durable in both directories.
+pub fn rename_durably(from: &Path, to: &Path) -> io::Result<()> {
+    fs::rename(from, to)?;
+    sync_dir(parent_dir(to))?;
+    if parent_dir(from) != parent_dir(to) {
+        sync_dir(parent_dir(from))?;
+    }
+    Ok(())
+}
+
+/// Writes `bytes` to `path` so that readers see either the old file or the complete new one:
+/// a temporary file in the same directory, fsync, rename, fsync of the directory.
+pub fn write_atomically(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    let mut name = path.file_name().map(|n| n.to_os_string()).unwrap_or_default();
+    name.push(format!(".tmp{}", std::process::id()));
+    let tmp = path.with_file_name(name);
+    let result = (|| {
+        let mut f = File::create(&tmp)?;
+        f.write_all(bytes)?;
+        f.sync_all()?;
+        fs::rename(&tmp, path)?;
+        sync_dir(parent_dir(path))
+    })();
+    if result.is_err() {
+        let _ = fs::remove_file(&tmp);
+    }
+    result
 }

@@ -19,6 +19,7 @@
 //! - [`parser`]: greedy parsing of sentences with a model;
 //! - [`plot`]: SVG charts of calibration;
 //! - [`pipeline`]: streaming, multi-threaded, order-preserving parsing of files;
+//! - [`daemon`]: the long-running spool worker (claiming, outputs, signals, systemd, metrics);
 //! - [`tagger`]: the part-of-speech tagger for tokenized text;
 //! - [`annotate`]: tagging and parsing of one sentence, as a model file says;
 //! - [`train`]: the training loops (static oracle, dynamic oracle with exploration);
@@ -30,6 +31,7 @@ pub mod arc_eager;
 pub mod bench;
 pub mod confidence;
 pub mod corpus;
+pub mod daemon;
 pub mod eval;
 pub mod features;
 pub mod hash;

@@ -164,6 +164,13 @@ enum Command {
         #[arg(long)]
         verify: bool,
     },
+    /// Run the spool daemon: watch a spool directory, parse every file dropped into it, and
+    /// write its sentences split by confidence (see config/spoolparse.toml).
+    Daemon {
+        /// The TOML configuration.
+        #[arg(long, default_value = "config/spoolparse.toml")]
+        config: PathBuf,
+    },
     /// Parse speed in words/s on a file held in memory (no I/O, model load excluded).
     Bench {
         #[arg(long)]
@@ -264,6 +271,7 @@ fn run(cli: Cli) -> Result<()> {
             run_parse(&model, &inputs, &output, rejected.as_deref(), opts)
         }
         Command::Inspect { model, verify } => run_inspect(&model, verify),
+        Command::Daemon { config } => Ok(spoolparse::daemon::run(&config)?),
         Command::Bench { model, file, threads, seconds, tag_only } => {
             let model = ModelFile::open(&model)?;
             let task = if tag_only { bench::BenchTask::Tag } else { bench::BenchTask::Parse };
@@ -441,7 +449,7 @@ fn run_parse(
     opts: PipelineOptions,
 ) -> Result<()> {
     let loading = Instant::now();
-    let model = ModelFile::open(model_path)?;
+    let model = std::sync::Arc::new(ModelFile::open(model_path)?);
     let load_secs = loading.elapsed().as_secs_f64();
     let stdin = [PathBuf::from("-")];
     let inputs = if inputs.is_empty() { &stdin[..] } else { inputs };

@@ -3,22 +3,23 @@
 mod common;
 
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use spoolparse::model::TrainingInfo;
 use spoolparse::model_file::{ModelFile, WriteOptions};
 use spoolparse::pipeline::{parse_files, PipelineOptions};
 use spoolparse::train::{load_training, train, TrainOptions};
 
-fn model(dir: &std::path::Path) -> ModelFile {
+fn model(dir: &std::path::Path) -> Arc<ModelFile> {
     let set = load_training(&[common::fixture("special.conllu")]).unwrap();
     let m =
         train(&set, None, &TrainOptions { epochs: 2, ..TrainOptions::default() }, TrainingInfo::default(), &mut |_| {});
     let path = dir.join("m.model");
     m.save(&path, WriteOptions::default()).unwrap();
-    ModelFile::open(&path).unwrap()
+    Arc::new(ModelFile::open(&path).unwrap())
 }
 
-fn run(model: &ModelFile, inputs: &[PathBuf], threads: usize) -> Result<Vec<u8>, String> {
+fn run(model: &Arc<ModelFile>, inputs: &[PathBuf], threads: usize) -> Result<Vec<u8>, String> {
     let mut out = Vec::new();
     let opts = PipelineOptions { threads, batch_words: 37, ..PipelineOptions::default() };
     parse_files(model, inputs, &mut out, opts).map_err(|e| e.to_string())?;

@@ -33,14 +33,22 @@ impl Format {
     /// Guesses the format from a file name (`.conllx`, `.conll`, `.txt`, optionally `.zst`);
     /// CoNLL-U otherwise.
     pub fn from_path(path: &Path) -> Format {
+        Format::from_extension(path).unwrap_or(Format::Conllu)
+    }
+
+    /// The format a file name's extension names (`.conllu`, `.conllx`, `.conll`, `.txt`,
+    /// each optionally followed by `.zst`), or `None` for any other name.
+    pub fn from_extension(path: &Path) -> Option<Format> {
         let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
         let name = name.strip_suffix(".zst").unwrap_or(name);
         if name.ends_with(".conllx") || name.ends_with(".conll") {
-            Format::Conllx
+            Some(Format::Conllx)
         } else if name.ends_with(".txt") {
-            Format::Text
+            Some(Format::Text)
+        } else if name.ends_with(".conllu") {
+            Some(Format::Conllu)
         } else {
-            Format::Conllu
+            None
         }
     }
 }
@@ -282,6 +290,27 @@ impl Sentence {
         c.push_str(value);
     }
 
+    /// Turns a sentence read as CoNLL-X into CoNLL-U: DEPS becomes `_`, and PHEAD/PDEPREL,
+    /// when given, move into MISC as `PHEAD=…|PDEPREL=…` so that nothing is lost.
+    pub fn conllx_to_conllu(&mut self) {
+        let mut misc = std::mem::take(&mut self.scratch);
+        for t in &mut self.tokens {
+            let (phead, pdeprel) = (t.get(Column::Deps), t.get(Column::Misc));
+            misc.clear();
+            if phead != "_" || pdeprel != "_" {
+                misc.push_str("PHEAD=");
+                misc.push_str(phead);
+                misc.push_str("|PDEPREL=");
+                misc.push_str(pdeprel);
+            } else {
+                misc.push('_');
+            }
+            t.set(Column::Misc, &misc);
+            t.set(Column::Deps, "_");
+        }
+        self.scratch = misc;
+    }
+
     /// Writes UPOS and XPOS of word `id`.
     pub fn set_tags(&mut self, id: usize, upos: &str, xpos: &str) {
         let line = &mut self.tokens[self.words[id - 1] as usize];
@@ -419,6 +448,14 @@ pub enum ErrorKind {
     NoWords,
 }
 
+impl ErrorKind {
+    /// True for errors after which nothing more of the file can be read: the file as a whole
+    /// is unreadable (I/O or decompression failure, invalid UTF-8), not just one sentence.
+    pub fn is_unreadable(&self) -> bool {
+        matches!(self, ErrorKind::Io(_) | ErrorKind::InvalidUtf8)
+    }
+}
+
 impl From<io::Error> for ErrorKind {
     // Not `#[from]`: that would also make the I/O error the `source`, and error chains would
     // print it twice.
@@ -450,6 +487,10 @@ pub struct Reader<R> {
     line_no: u64,
     buf: Vec<u8>,
     done: bool,
+    /// With [`Reader::keep_text`]: the lines of the current sentence as read.
+    text: Option<String>,
+    /// An error met while skipping a bad sentence, reported by the next read.
+    deferred: Option<CorpusError>,
 }
 
 impl Reader<Box<dyn BufRead + Send>> {
@@ -464,7 +505,29 @@ impl Reader<Box<dyn BufRead + Send>> {
 impl<R: BufRead> Reader<R> {
     /// Reads `input`, naming it `path` in errors.
     pub fn new(input: R, path: &Path, format: Format) -> Self {
-        Reader { input, path: path.to_path_buf(), format, line_no: 0, buf: Vec::new(), done: false }
+        Reader {
+            input,
+            path: path.to_path_buf(),
+            format,
+            line_no: 0,
+            buf: Vec::new(),
+            done: false,
+            text: None,
+            deferred: None,
+        }
+    }
+
+    /// Keeps the text of each sentence as read, so that a malformed one can be passed on
+    /// unparsed ([`Reader::sentence_text`]).
+    pub fn keep_text(mut self) -> Self {
+        self.text = Some(String::new());
+        self
+    }
+
+    /// With [`Reader::keep_text`], the lines (each with its newline) of the sentence last
+    /// read, through the end of the bad part after an error; empty otherwise.
+    pub fn sentence_text(&self) -> &str {
+        self.text.as_deref().unwrap_or_default()
     }
 
     /// The file name errors are reported against.
@@ -492,7 +555,15 @@ impl<R: BufRead> Reader<R> {
             self.buf.pop();
         }
         match std::str::from_utf8(&self.buf) {
-            Ok(_) => Ok(true),
+            Ok(line) => {
+                if let Some(text) = &mut self.text {
+                    if !(text.is_empty() && line.trim().is_empty()) {
+                        text.push_str(line);
+                        text.push('\n');
+                    }
+                }
+                Ok(true)
+            }
             Err(_) => Err(self.error(self.line_no, ErrorKind::InvalidUtf8)),
         }
     }
@@ -502,13 +573,17 @@ impl<R: BufRead> Reader<R> {
         std::str::from_utf8(&self.buf).unwrap_or_default()
     }
 
-    /// Skips to just after the next blank line (or end of input).
+    /// Skips to just after the next blank line (or end of input). An error that ends reading
+    /// (I/O, invalid UTF-8) is kept for the next call of [`Reader::read_next`].
     fn resync(&mut self) {
         loop {
             match self.next_line() {
                 Ok(true) if !self.buf.is_empty() => continue,
                 Ok(_) => return,
-                Err(_) => continue,
+                Err(e) => {
+                    self.deferred = Some(e);
+                    return;
+                }
             }
         }
     }
@@ -517,6 +592,9 @@ impl<R: BufRead> Reader<R> {
     /// the input. After an error, `sent` holds an unspecified part of the bad sentence.
     pub fn read_into(&mut self, sent: &mut Sentence) -> Result<bool, CorpusError> {
         sent.clear();
+        if let Some(text) = &mut self.text {
+            text.clear();
+        }
         // Skip blank lines before the sentence (tolerated, not reproduced).
         loop {
             if !self.next_line()? {
@@ -588,6 +666,10 @@ impl<R: BufRead> Reader<R> {
         if self.done {
             return None;
         }
+        if let Some(e) = self.deferred.take() {
+            self.done = true;
+            return Some(Err(e));
+        }
         match self.read_into(sent) {
             Ok(true) => Some(Ok(())),
             Ok(false) => {
@@ -595,11 +677,11 @@ impl<R: BufRead> Reader<R> {
                 None
             }
             Err(e) => {
-                match e.kind {
-                    ErrorKind::UnterminatedSentence | ErrorKind::Io(_) => self.done = true,
+                if e.kind.is_unreadable() || matches!(e.kind, ErrorKind::UnterminatedSentence) {
+                    self.done = true;
+                } else if self.format != Format::Text {
                     // In text, a sentence is one line: the next line starts the next one.
-                    _ if self.format == Format::Text => {}
-                    _ => self.resync(),
+                    self.resync();
                 }
                 Some(Err(e))
             }

@@ -25,8 +25,8 @@
 
 pub mod table;
 
-use std::fs::{self, File};
-use std::io::{self, Write};
+use std::fs::File;
+use std::io;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 
@@ -293,7 +293,8 @@ pub fn write(model: &Model, path: &Path, opts: WriteOptions) -> Result<Metadata,
     file[16..20].copy_from_slice(&(entries.len() as u32).to_le_bytes());
     let table_crc = crc32fast::hash(&file[HEADER_LEN..HEADER_LEN + entries.len() * ENTRY_LEN]);
     file[20..24].copy_from_slice(&table_crc.to_le_bytes());
-    write_atomically(path, &file).map_err(|source| ModelError::Io { path: path.to_path_buf(), error: source })?;
+    crate::io::write_atomically(path, &file)
+        .map_err(|source| ModelError::Io { path: path.to_path_buf(), error: source })?;
     Ok(meta)
 }
 
@@ -304,25 +305,6 @@ fn build_table(weights: &crate::perceptron::Weights, opts: WriteOptions) -> tabl
         .map(|(f, row)| (f, row.iter().copied().filter(|&(_, w)| w.abs() >= opts.prune_below).collect()))
         .collect();
     table::build(pruned.iter().map(|(f, row)| (*f, row.as_slice())), weights.classes(), opts.precision)
-}
-
-/// Writes `bytes` to `path` so that readers see either the old file or the complete new one.
-pub fn write_atomically(path: &Path, bytes: &[u8]) -> io::Result<()> {
-    let mut name = path.file_name().map(|n| n.to_os_string()).unwrap_or_default();
-    name.push(format!(".tmp{}", std::process::id()));
-    let tmp = path.with_file_name(name);
-    let result = (|| {
-        let mut f = File::create(&tmp)?;
-        f.write_all(bytes)?;
-        f.sync_all()?;
-        fs::rename(&tmp, path)?;
-        let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
-        File::open(dir)?.sync_all()
-    })();
-    if result.is_err() {
-        let _ = fs::remove_file(&tmp);
-    }
-    result
 }
 
 /// Byte ranges of a weight table's slots and rows in the file.
@@ -421,6 +403,22 @@ impl ModelFile {
     /// The metadata.
     pub fn meta(&self) -> &Metadata {
         &self.meta
+    }
+
+    /// A short identifier of the model's contents: a CRC-32 over every section's tag and
+    /// checksum, in hex. Two files with the same identifier hold the same model.
+    pub fn fingerprint(&self) -> String {
+        let mut h = crc32fast::Hasher::new();
+        for s in &self.sections {
+            h.update(&s.tag);
+            h.update(&s.crc.to_le_bytes());
+        }
+        format!("{:08x}", h.finalize())
+    }
+
+    /// The path the model was opened from.
+    pub fn path(&self) -> &Path {
+        &self.path
     }
 
     /// The section table.

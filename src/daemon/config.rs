@@ -1,0 +1,227 @@
+//! The daemon's TOML configuration: what it reads, how it is checked, and its defaults. Unknown
+//! keys and out-of-range values are errors that name the key. This module must not act on the
+//! configuration (no directories created, no model opened).
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::Deserialize;
+
+/// The whole configuration file. Relative paths are relative to the working directory.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    pub paths: Paths,
+    #[serde(default)]
+    pub parse: Parse,
+    #[serde(default)]
+    pub queues: Queues,
+    #[serde(default)]
+    pub watch: Watch,
+    #[serde(default)]
+    pub metrics: Metrics,
+    #[serde(default)]
+    pub shutdown: Shutdown,
+}
+
+/// `[paths]`: where everything is.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Paths {
+    /// Holds `incoming/`, `processing/`, `done/` and `failed/` (created if missing).
+    pub spool: PathBuf,
+    /// Holds `accepted/` and `lowconf/` (created if missing).
+    pub output: PathBuf,
+    /// The model file (see `spoolparse train`); re-read on SIGHUP.
+    pub model: PathBuf,
+}
+
+/// `[parse]`: how sentences are parsed and split.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Parse {
+    /// Parsing threads.
+    pub threads: usize,
+    /// Sentences whose confidence (mean calibrated arc confidence) is below this go to
+    /// `lowconf/`; the others to `accepted/`.
+    pub min_confidence: f64,
+    /// Write confidences into the output (`Conf=` in MISC, `# confidence`, `# tree_prob`).
+    pub write_confidence: bool,
+}
+
+impl Default for Parse {
+    fn default() -> Self {
+        Parse { threads: 2, min_confidence: 0.9, write_confidence: true }
+    }
+}
+
+/// `[queues]`: what bounds memory.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Queues {
+    /// Files read at the same time (one reader thread each).
+    pub files_in_flight: usize,
+    /// A batch of sentences is closed once it holds this many words.
+    pub batch_words: usize,
+    /// Batches in circulation per parsing thread.
+    pub batches_per_thread: usize,
+}
+
+impl Default for Queues {
+    fn default() -> Self {
+        Queues { files_in_flight: 2, batch_words: 4096, batches_per_thread: 4 }
+    }
+}
+
+/// `[watch]`: how new files in `incoming/` are noticed.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Watch {
+    /// Be woken by inotify when files arrive.
+    pub inotify: bool,
+    /// Rescan `incoming/` (and `processing/`, for files of dead daemons) this often in any
+    /// case: events can be missed.
+    pub rescan_seconds: f64,
+}
+
+impl Default for Watch {
+    fn default() -> Self {
+        Watch { inotify: true, rescan_seconds: 5.0 }
+    }
+}
+
+/// `[metrics]`: the Prometheus text file for node_exporter's textfile collector.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Metrics {
+    /// Where to write the metrics (atomically); none if absent.
+    pub file: Option<PathBuf>,
+    /// How often to rewrite it.
+    pub interval_seconds: f64,
+}
+
+impl Default for Metrics {
+    fn default() -> Self {
+        Metrics { file: None, interval_seconds: 10.0 }
+    }
+}
+
+/// `[shutdown]`: SIGTERM and SIGINT.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Shutdown {
+    /// Files being parsed may finish for this long; then they are left in `processing/`, to
+    /// be parsed again from the start by the next daemon.
+    pub grace_seconds: f64,
+}
+
+impl Default for Shutdown {
+    fn default() -> Self {
+        Shutdown { grace_seconds: 5.0 }
+    }
+}
+
+/// Why a configuration was refused.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("{}: {error}", path.display())]
+    Read { path: PathBuf, error: std::io::Error },
+    #[error("{}: {message}", path.display())]
+    Syntax { path: PathBuf, message: String },
+    #[error("{}: {key}: {problem}", path.display())]
+    Value { path: PathBuf, key: &'static str, problem: String },
+}
+
+impl Config {
+    /// Reads and checks the configuration at `path`.
+    pub fn load(path: &Path) -> Result<Config, ConfigError> {
+        let text =
+            std::fs::read_to_string(path).map_err(|error| ConfigError::Read { path: path.to_path_buf(), error })?;
+        Config::parse(&text, path)
+    }
+
+    /// Parses and checks configuration `text`, naming `path` in errors.
+    pub fn parse(text: &str, path: &Path) -> Result<Config, ConfigError> {
+        let config: Config = toml::from_str(text)
+            .map_err(|e| ConfigError::Syntax { path: path.to_path_buf(), message: e.to_string().trim_end().into() })?;
+        config.check().map_err(|(key, problem)| ConfigError::Value { path: path.to_path_buf(), key, problem })?;
+        Ok(config)
+    }
+
+    fn check(&self) -> Result<(), (&'static str, String)> {
+        let at_least_one = |key: &'static str, v: usize| {
+            if v == 0 {
+                Err((key, "must be at least 1 (got 0)".to_string()))
+            } else {
+                Ok(())
+            }
+        };
+        let positive_seconds = |key: &'static str, v: f64| {
+            if v.is_finite() && v > 0.0 && v < 1e6 {
+                Ok(())
+            } else {
+                Err((key, format!("must be a number of seconds above 0 (got {v})")))
+            }
+        };
+        at_least_one("parse.threads", self.parse.threads)?;
+        at_least_one("queues.files_in_flight", self.queues.files_in_flight)?;
+        at_least_one("queues.batch_words", self.queues.batch_words)?;
+        at_least_one("queues.batches_per_thread", self.queues.batches_per_thread)?;
+        if !(0.0..=1.0).contains(&self.parse.min_confidence) {
+            return Err(("parse.min_confidence", format!("must be within 0..1 (got {})", self.parse.min_confidence)));
+        }
+        positive_seconds("watch.rescan_seconds", self.watch.rescan_seconds)?;
+        positive_seconds("metrics.interval_seconds", self.metrics.interval_seconds)?;
+        if !(self.shutdown.grace_seconds.is_finite() && (0.0..1e6).contains(&self.shutdown.grace_seconds)) {
+            return Err(("shutdown.grace_seconds", format!("must be 0 or more (got {})", self.shutdown.grace_seconds)));
+        }
+        for (key, p) in [("paths.spool", &self.paths.spool), ("paths.output", &self.paths.output)] {
+            if p.as_os_str().is_empty() {
+                return Err((key, "must not be empty".to_string()));
+            }
+        }
+        Ok(())
+    }
+
+    /// How often `incoming/` is rescanned.
+    pub fn rescan(&self) -> Duration {
+        Duration::from_secs_f64(self.watch.rescan_seconds)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MINIMAL: &str = "[paths]\nspool = \"s\"\noutput = \"o\"\nmodel = \"m\"\n";
+
+    fn parse(text: &str) -> Result<Config, String> {
+        Config::parse(text, Path::new("x.toml")).map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn defaults_fill_what_is_left_out() {
+        let c = parse(MINIMAL).unwrap();
+        assert_eq!(c.parse.threads, 2);
+        assert_eq!(c.queues.files_in_flight, 2);
+        assert!(c.metrics.file.is_none());
+    }
+
+    #[test]
+    fn unknown_keys_and_bad_values_name_the_key() {
+        let e = parse(&format!("{MINIMAL}[parse]\nthread = 3\n")).unwrap_err();
+        assert!(e.contains("x.toml") && e.contains("unknown field `thread`"), "{e}");
+        let e = parse(&format!("{MINIMAL}[parse]\nthreads = 0\n")).unwrap_err();
+        assert!(e.contains("parse.threads: must be at least 1"), "{e}");
+        let e = parse(&format!("{MINIMAL}[parse]\nmin_confidence = 1.5\n")).unwrap_err();
+        assert!(e.contains("parse.min_confidence"), "{e}");
+        let e = parse(&format!("{MINIMAL}[parse]\nthreads = \"two\"\n")).unwrap_err();
+        assert!(e.contains("threads") && e.contains("invalid type"), "{e}");
+        let e = parse(&format!("{MINIMAL}[watch]\nrescan_seconds = 0\n")).unwrap_err();
+        assert!(e.contains("watch.rescan_seconds"), "{e}");
+        let e = parse("[paths]\nspool = \"s\"\n").unwrap_err();
+        assert!(e.contains("missing field `output`"), "{e}");
+        let e = parse(&format!("{MINIMAL}[extra]\n")).unwrap_err();
+        assert!(e.contains("unknown field `extra`"), "{e}");
+    }
+}

@@ -1,0 +1,367 @@
+//! `spoolparse daemon`: the long-running worker. It watches a spool directory, claims files,
+//! feeds them to the parsing pipeline ([`crate::pipeline`]) and publishes their outputs split
+//! by confidence; it reacts to signals and keeps systemd and the metrics file informed.
+//!
+//! This module owns scheduling (which file, when, with which model) and the daemon's life
+//! cycle. The on-disk protocol is [`spool`]'s, output contents [`sink`]'s, configuration
+//! [`config`]'s; it must not parse or write corpus data itself.
+//!
+//! Life cycle: load the configuration and open and verify the model; re-claim files left in
+//! `processing/` by dead daemons; then claim files from `incoming/` (woken by inotify, and by
+//! a periodic rescan since events can be missed) while at most `files_in_flight + 1` are
+//! claimed. SIGTERM/SIGINT: stop claiming, let files in flight finish for the grace period,
+//! then give up the rest (they stay in `processing/`) and exit. SIGHUP: stop claiming, let
+//! every file in flight finish, reload configuration and model, go on: a model swap happens
+//! between files, and each output file names its model in a `# model = …` line.
+
+pub mod config;
+pub mod metrics;
+pub mod sink;
+pub mod spool;
+pub mod systemd;
+
+use std::collections::VecDeque;
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use crossbeam_channel::{bounded, select, tick, unbounded, Receiver, Sender};
+use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+
+use crate::model_file::{ModelError, ModelFile};
+use crate::pipeline::{self, Job, PipelineOptions, RunError};
+use config::{Config, ConfigError};
+use metrics::Metrics;
+use sink::{model_label, Claims, Fate, Finished, SpoolSink};
+use spool::{Claim, Spool};
+
+/// Why the daemon could not start or had to stop.
+#[derive(Debug, thiserror::Error)]
+pub enum DaemonError {
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    #[error(transparent)]
+    Model(#[from] ModelError),
+    #[error("{what}: {error}")]
+    Io { what: String, error: std::io::Error },
+    #[error("the parsing pipeline stopped: {0}")]
+    Pipeline(String),
+}
+
+fn io_error(what: impl Into<String>) -> impl FnOnce(std::io::Error) -> DaemonError {
+    let what = what.into();
+    move |error| DaemonError::Io { what, error }
+}
+
+/// Writes a line to the log (stderr: the journal, under systemd).
+pub fn log(message: &str) {
+    eprintln!("spoolparse: {message}");
+}
+
+/// A configuration and the model it names, ready to use.
+struct Setup {
+    config: Config,
+    model: Arc<ModelFile>,
+    label: String,
+}
+
+impl Setup {
+    /// Reads the configuration, then opens the model and checks every checksum (a model is
+    /// verified in full when it is promoted to serve, not at each parse).
+    fn load(path: &Path) -> Result<Setup, DaemonError> {
+        let config = Config::load(path)?;
+        let model = ModelFile::open(&config.paths.model)?;
+        model.verify()?;
+        let label = model_label(&model);
+        Ok(Setup { config, model: Arc::new(model), label })
+    }
+
+    fn spool(&self) -> Spool {
+        Spool::new(&self.config.paths.spool, &self.config.paths.output)
+    }
+
+    fn pipeline_options(&self) -> PipelineOptions {
+        let c = &self.config;
+        PipelineOptions {
+            threads: c.parse.threads,
+            readers: c.queues.files_in_flight,
+            batch_words: c.queues.batch_words,
+            batches_per_thread: c.queues.batches_per_thread,
+            format: None,
+            retag: false,
+            confidence: c.parse.write_confidence,
+            min_confidence: Some(c.parse.min_confidence),
+            conllx_as_conllu: true,
+            keep_malformed: true,
+        }
+    }
+}
+
+/// What the daemon was asked to do by a signal.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Request {
+    Stop,
+    Reload,
+}
+
+/// Forwards SIGTERM/SIGINT/SIGHUP to a channel.
+fn signals() -> Result<(Receiver<Request>, signal_hook::iterator::Handle), DaemonError> {
+    let mut signals = signal_hook::iterator::Signals::new([SIGTERM, SIGINT, SIGHUP])
+        .map_err(io_error("installing signal handlers"))?;
+    let handle = signals.handle();
+    let (tx, rx) = unbounded();
+    std::thread::Builder::new()
+        .name("spoolparse-signals".into())
+        .spawn(move || {
+            for signal in signals.forever() {
+                let request = if signal == SIGHUP { Request::Reload } else { Request::Stop };
+                if tx.send(request).is_err() {
+                    return;
+                }
+            }
+        })
+        .map_err(io_error("starting the signal thread"))?;
+    Ok((rx, handle))
+}
+
+/// Wakes the scheduler when something happens in `incoming/`; `None` (rescans only) if inotify
+/// is off or unavailable. The watcher must be kept alive.
+fn watch(dir: &Path, enabled: bool) -> (Option<notify::RecommendedWatcher>, Receiver<()>) {
+    use notify::Watcher;
+    let (tx, rx) = bounded(1);
+    if !enabled {
+        return (None, rx);
+    }
+    let watcher = notify::recommended_watcher(move |_: notify::Result<notify::Event>| {
+        // One pending wake-up is enough: the scheduler rescans the directory.
+        let _ = tx.try_send(());
+    })
+    .and_then(|mut w| w.watch(dir, notify::RecursiveMode::NonRecursive).map(|()| w));
+    match watcher {
+        Ok(w) => (Some(w), rx),
+        Err(e) => {
+            log(&format!("inotify unavailable ({e}); relying on rescans"));
+            (None, rx)
+        }
+    }
+}
+
+/// Runs the daemon with the configuration at `config_path` until SIGTERM or SIGINT.
+pub fn run(config_path: &Path) -> Result<(), DaemonError> {
+    let (requests, signal_handle) = signals()?;
+    let metrics = Arc::new(Metrics::default());
+    let mut setup = Setup::load(config_path)?;
+    let result = loop {
+        match serve(&setup, &requests, &metrics) {
+            Ok(Request::Stop) => break Ok(()),
+            Ok(Request::Reload) => match Setup::load(config_path) {
+                Ok(new) => {
+                    log(&format!("reloaded {}; model {}", config_path.display(), new.label));
+                    setup = new;
+                }
+                Err(e) => log(&format!("reload failed, keeping the previous configuration and model: {e}")),
+            },
+            Err(e) => break Err(e),
+        }
+    };
+    if let Some(path) = &setup.config.metrics.file {
+        let _ = metrics.write(path);
+    }
+    signal_handle.close();
+    result
+}
+
+/// The scheduler's state while serving one setup.
+struct Scheduler<'a> {
+    setup: &'a Setup,
+    spool: Spool,
+    claims: Claims,
+    jobs: Option<Sender<Arc<Job>>>,
+    next_id: u64,
+    in_flight: usize,
+    /// Names seen in `incoming/` and not yet tried.
+    backlog: VecDeque<String>,
+    /// `incoming/` (and `processing/`) must be scanned again.
+    rescan: bool,
+    metrics: &'a Metrics,
+}
+
+impl Scheduler<'_> {
+    /// Claims files while there is room in the pipeline.
+    fn fill(&mut self) -> Result<(), DaemonError> {
+        let room = self.setup.config.queues.files_in_flight + 1;
+        if self.rescan && self.in_flight < room {
+            self.rescan = false;
+            for claim in self.spool.orphans().map_err(io_error(self.spool.processing.display().to_string()))? {
+                log(&format!("re-queued {} (left in processing/)", claim.name));
+                self.dispatch(claim)?;
+            }
+            let waiting = self.spool.waiting().map_err(io_error(self.spool.incoming.display().to_string()))?;
+            self.backlog = waiting.into();
+        }
+        while self.in_flight < room {
+            let Some(name) = self.backlog.pop_front() else { break };
+            match self.spool.claim(&name) {
+                Ok(Some(claim)) => self.dispatch(claim)?,
+                Ok(None) => {}
+                Err(e) => log(&format!("could not claim {name}: {e}")),
+            }
+        }
+        Ok(())
+    }
+
+    /// Hands a claimed file to the pipeline, or fails it at once if it cannot be parsed.
+    fn dispatch(&mut self, claim: Claim) -> Result<(), DaemonError> {
+        let Some(format) = spool::format_of(&claim.name) else {
+            let why = format!(
+                "{}: unknown extension (expected .conllu, .conllx, .conll or .txt, each optionally .zst)",
+                claim.name
+            );
+            log(&format!("failed {why}"));
+            Metrics::add(&self.metrics.files_failed, 1);
+            return self.spool.fail(claim, &why).map_err(io_error("moving a file to failed/"));
+        };
+        let Some(jobs) = &self.jobs else { return Ok(()) };
+        let id = self.next_id;
+        self.next_id += 1;
+        let job = Arc::new(Job { id, path: claim.path.clone(), format, model: Arc::clone(&self.setup.model) });
+        if let Ok(mut claims) = self.claims.lock() {
+            claims.insert(id, claim);
+        }
+        self.in_flight += 1;
+        // The pipeline outlives this sender, unless it has failed (reported separately).
+        let _ = jobs.send(job);
+        Ok(())
+    }
+
+    fn finished(&mut self, f: Finished) {
+        self.in_flight = self.in_flight.saturating_sub(1);
+        match f.fate {
+            Fate::Done { sentences, words, lowconf, malformed, seconds } => log(&format!(
+                "done {}: {sentences} sentences, {words} words, {lowconf} lowconf ({malformed} malformed) in {seconds:.2} s",
+                f.name
+            )),
+            Fate::Failed(why) => log(&format!("failed {why}")),
+            Fate::Abandoned => log(&format!("left {} in processing/ for the next start", f.name)),
+        }
+        // A slot is free: look again (files that arrived while we were full).
+        if self.backlog.is_empty() {
+            self.rescan = true;
+        }
+    }
+}
+
+/// Serves with `setup` until a stop or reload request, once every file in flight is finished
+/// (or given up, on stop).
+fn serve(setup: &Setup, requests: &Receiver<Request>, metrics: &Arc<Metrics>) -> Result<Request, DaemonError> {
+    let spool = setup.spool();
+    spool.create().map_err(io_error("creating the spool directories"))?;
+    metrics.set_model(&setup.label);
+    let (jobs_tx, jobs_rx) = unbounded::<Arc<Job>>();
+    let (finished_tx, finished_rx) = unbounded::<Finished>();
+    let (engine_tx, engine_rx) = bounded::<Result<(), String>>(1);
+    let claims: Claims = Arc::new(Mutex::new(Default::default()));
+    let abandon = Arc::new(AtomicBool::new(false));
+    let engine = {
+        let mut sink = SpoolSink::new(
+            spool.clone(),
+            claims.clone(),
+            setup.config.parse.min_confidence,
+            metrics.clone(),
+            finished_tx,
+        );
+        let (opts, abandon) = (setup.pipeline_options(), abandon.clone());
+        std::thread::Builder::new()
+            .name("spoolparse-pipeline".into())
+            .spawn(move || {
+                let result = pipeline::run(&jobs_rx, &mut sink, &opts, &abandon).map_err(|e| match e {
+                    RunError::Pool(e) => e,
+                    RunError::Sink(e) => e.to_string(),
+                });
+                let _ = engine_tx.send(result);
+            })
+            .map_err(io_error("starting the pipeline"))?
+    };
+    let (_watcher, woken) = watch(&spool.incoming, setup.config.watch.inotify);
+    let mut s = Scheduler {
+        setup,
+        spool,
+        claims,
+        jobs: Some(jobs_tx),
+        next_id: 0,
+        in_flight: 0,
+        backlog: VecDeque::new(),
+        rescan: true,
+        metrics,
+    };
+    let watchdog = systemd::watchdog_timeout();
+    let ticker = tick(watchdog.map_or(Duration::from_millis(500), |w| (w / 2).min(Duration::from_millis(500))));
+    let (mut last_rescan, mut last_metrics, mut last_status) = (Instant::now(), Instant::now(), Instant::now());
+    systemd::ready(&format!("serving {} with model {}", s.spool.incoming.display(), setup.label));
+    log(&format!("watching {} with model {}", s.spool.incoming.display(), setup.label));
+    let mut request: Option<Request> = None;
+    let mut deadline: Option<Instant> = None;
+    let mut engine_result: Option<Result<(), String>> = None;
+    while engine_result.is_none() {
+        if request.is_none() {
+            s.fill()?;
+        }
+        select! {
+            recv(requests) -> r => {
+                let Ok(r) = r else { continue };
+                // A stop during a reload wins; a second stop gives up files at once.
+                if r == Request::Stop {
+                    let grace = Duration::from_secs_f64(setup.config.shutdown.grace_seconds);
+                    let now = Instant::now();
+                    deadline = Some(if request == Some(Request::Stop) { now } else { now + grace });
+                    systemd::stopping();
+                    log("stopping: no new files; finishing the files in flight");
+                } else if request.is_none() {
+                    systemd::reloading();
+                    log("reloading: finishing the files in flight first");
+                }
+                if request != Some(Request::Stop) {
+                    request = Some(r);
+                }
+                // No more jobs: the pipeline ends once the files in flight are.
+                s.jobs = None;
+            }
+            recv(woken) -> _ => s.rescan = true,
+            recv(finished_rx) -> f => if let Ok(f) = f { s.finished(f) },
+            recv(engine_rx) -> r => engine_result = Some(r.unwrap_or(Err("the pipeline thread panicked".into()))),
+            recv(ticker) -> _ => {
+                if watchdog.is_some() {
+                    systemd::watchdog();
+                }
+                if last_rescan.elapsed() >= setup.config.rescan() {
+                    last_rescan = Instant::now();
+                    s.rescan = true;
+                }
+                if let Some(path) = &setup.config.metrics.file {
+                    if last_metrics.elapsed().as_secs_f64() >= setup.config.metrics.interval_seconds {
+                        last_metrics = Instant::now();
+                        if let Err(e) = metrics.write(path) {
+                            log(&format!("writing metrics to {}: {e}", path.display()));
+                        }
+                    }
+                }
+                if last_status.elapsed() >= Duration::from_secs(2) {
+                    last_status = Instant::now();
+                    systemd::status(&metrics.status());
+                }
+                if deadline.is_some_and(|d| Instant::now() >= d) && !abandon.swap(true, Ordering::SeqCst) {
+                    log("grace period over: leaving the files in flight for the next start");
+                }
+            }
+        }
+    }
+    while let Ok(f) = finished_rx.try_recv() {
+        s.finished(f);
+    }
+    let _ = engine.join();
+    match engine_result {
+        Some(Err(e)) => Err(DaemonError::Pipeline(e)),
+        _ => Ok(request.unwrap_or(Request::Stop)),
+    }
+}

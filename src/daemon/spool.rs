@@ -1,0 +1,235 @@
+//! The spool protocol on disk: which files may be taken, claiming by atomic rename, and the
+//! moves that acknowledge (to `done/`) or reject (to `failed/`) an input once its fate is
+//! durable. This module owns directory layout and file ownership; it must not read or parse
+//! file contents.
+//!
+//! ```text
+//! spool/incoming/    producers rename complete files in here (dot-files are ignored)
+//! spool/processing/  claimed: renamed here from incoming/ by the daemon that holds its lock
+//! spool/done/        input moved here only after its outputs are durable
+//! spool/failed/      unreadable input, with NAME.error saying why
+//! out/accepted/      NAME.conllu.zst: sentences at or above the confidence threshold
+//! out/lowconf/       NAME.conllu.zst: the rest
+//! ```
+//!
+//! Ownership is an exclusive `flock` on the input file, taken before the rename out of
+//! `incoming/` and held until the file has left `processing/`. The kernel drops it when the
+//! daemon dies, however it dies, so a file in `processing/` whose lock can be taken belongs to
+//! nobody: it is parsed again from the start. Two daemons on one spool thus never work on the
+//! same file at the same time, and a file finished by one is no longer in `processing/`.
+
+use std::fs::{self, File, TryLockError};
+use std::io;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+
+use crate::corpus::Format;
+use crate::io::{rename_durably, write_atomically};
+
+/// The directories of one spool and its outputs.
+#[derive(Debug, Clone)]
+pub struct Spool {
+    pub incoming: PathBuf,
+    pub processing: PathBuf,
+    pub done: PathBuf,
+    pub failed: PathBuf,
+    pub accepted: PathBuf,
+    pub lowconf: PathBuf,
+}
+
+/// An input file this daemon owns, in `processing/`.
+#[derive(Debug)]
+pub struct Claim {
+    /// The file name, the same in every directory.
+    pub name: String,
+    /// Its path in `processing/`.
+    pub path: PathBuf,
+    /// Holds the lock for as long as the claim lives.
+    _lock: File,
+}
+
+/// The names of a claim's outputs, temporary and final.
+#[derive(Debug, Clone)]
+pub struct OutputPaths {
+    pub accepted: PathBuf,
+    pub lowconf: PathBuf,
+    pub accepted_tmp: PathBuf,
+    pub lowconf_tmp: PathBuf,
+}
+
+impl Spool {
+    /// The layout under `spool` and `output`.
+    pub fn new(spool: &Path, output: &Path) -> Spool {
+        Spool {
+            incoming: spool.join("incoming"),
+            processing: spool.join("processing"),
+            done: spool.join("done"),
+            failed: spool.join("failed"),
+            accepted: output.join("accepted"),
+            lowconf: output.join("lowconf"),
+        }
+    }
+
+    /// Creates every directory that is missing.
+    pub fn create(&self) -> io::Result<()> {
+        for d in [&self.incoming, &self.processing, &self.done, &self.failed, &self.accepted, &self.lowconf] {
+            fs::create_dir_all(d).map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", d.display())))?;
+        }
+        Ok(())
+    }
+
+    /// Names of the files waiting in `incoming/`, in name order; dot-files (still being
+    /// written, by convention) and anything but regular files are left alone.
+    pub fn waiting(&self) -> io::Result<Vec<String>> {
+        files_in(&self.incoming)
+    }
+
+    /// Claims `incoming/NAME`: `None` if another daemon has it (or it has gone).
+    pub fn claim(&self, name: &str) -> io::Result<Option<Claim>> {
+        let from = self.incoming.join(name);
+        let Some(lock) = lock(&from)? else { return Ok(None) };
+        // Between our open and our lock, another daemon may have claimed, finished and moved
+        // that file, and a new one with the same name may have arrived: rename only the file
+        // that we hold.
+        match fs::metadata(&from) {
+            Ok(m) if same_file(&m, &lock.metadata()?) => {}
+            Ok(_) => return Ok(None),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(e),
+        }
+        let path = self.processing.join(name);
+        match fs::rename(&from, &path) {
+            Ok(()) => Ok(Some(Claim { name: name.to_string(), path, _lock: lock })),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Claims every file in `processing/` that no live daemon holds: files of a daemon that
+    /// died (or was stopped) while parsing them.
+    pub fn orphans(&self) -> io::Result<Vec<Claim>> {
+        let mut claims = Vec::new();
+        for name in files_in(&self.processing)? {
+            let path = self.processing.join(&name);
+            if let Some(lock) = lock(&path)? {
+                // Still there once locked? (Its owner may have just finished with it.)
+                if fs::metadata(&path).is_ok_and(|m| lock.metadata().is_ok_and(|l| same_file(&m, &l))) {
+                    claims.push(Claim { name, path, _lock: lock });
+                }
+            }
+        }
+        Ok(claims)
+    }
+
+    /// Where the outputs of input `name` go. Inputs that are not CoNLL-U keep their extension
+    /// in the output name (`a.txt` → `a.txt.conllu.zst`), so that `a.conllu` and `a.txt`
+    /// do not overwrite each other's outputs.
+    pub fn outputs(&self, name: &str) -> OutputPaths {
+        let base = name.strip_suffix(".zst").unwrap_or(name);
+        let base = base.strip_suffix(".conllu").unwrap_or(base);
+        let file = format!("{base}.conllu.zst");
+        // Dot-files (ignored by convention), and still `.zst` so that they are compressed.
+        let tmp = format!(".tmp.{file}");
+        OutputPaths {
+            accepted: self.accepted.join(&file),
+            lowconf: self.lowconf.join(&file),
+            accepted_tmp: self.accepted.join(&tmp),
+            lowconf_tmp: self.lowconf.join(&tmp),
+        }
+    }
+
+    /// Publishes a claim's outputs (already written durably to their temporary names) and then
+    /// moves the input to `done/`.
+    pub fn acknowledge(&self, claim: Claim, outputs: &OutputPaths) -> io::Result<()> {
+        rename_durably(&outputs.accepted_tmp, &outputs.accepted)?;
+        rename_durably(&outputs.lowconf_tmp, &outputs.lowconf)?;
+        rename_durably(&claim.path, &self.done.join(&claim.name))
+    }
+
+    /// Moves a claim to `failed/` with `NAME.error` saying `why`; any partial outputs are
+    /// removed.
+    pub fn fail(&self, claim: Claim, why: &str) -> io::Result<()> {
+        self.discard(&self.outputs(&claim.name));
+        write_atomically(&self.failed.join(format!("{}.error", claim.name)), format!("{why}\n").as_bytes())?;
+        rename_durably(&claim.path, &self.failed.join(&claim.name))
+    }
+
+    /// Removes temporary outputs (the input stays in `processing/` for the next daemon).
+    pub fn discard(&self, outputs: &OutputPaths) {
+        let _ = fs::remove_file(&outputs.accepted_tmp);
+        let _ = fs::remove_file(&outputs.lowconf_tmp);
+    }
+}
+
+/// Whether a file name can be parsed at all: `None` if its extension is unknown.
+pub fn format_of(name: &str) -> Option<Format> {
+    Format::from_extension(Path::new(name))
+}
+
+/// Opens `path` and takes its lock without waiting: `None` if someone holds it, or the file
+/// has gone.
+fn lock(path: &Path) -> io::Result<Option<File>> {
+    let file = match File::open(path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(e),
+    };
+    match file.try_lock() {
+        Ok(()) => Ok(Some(file)),
+        Err(TryLockError::WouldBlock) => Ok(None),
+        Err(TryLockError::Error(e)) => Err(e),
+    }
+}
+
+fn same_file(a: &fs::Metadata, b: &fs::Metadata) -> bool {
+    a.dev() == b.dev() && a.ino() == b.ino()
+}
+
+/// Regular, non-dot files in `dir`, sorted by name.
+fn files_in(dir: &Path) -> io::Result<Vec<String>> {
+    let mut names = Vec::new();
+    for entry in fs::read_dir(dir)? {
+        let entry = entry?;
+        let Ok(name) = entry.file_name().into_string() else { continue };
+        if name.starts_with('.') || !entry.file_type().is_ok_and(|t| t.is_file()) {
+            continue;
+        }
+        names.push(name);
+    }
+    names.sort();
+    Ok(names)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_file_is_claimed_once_and_a_dead_owner_releases_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let spool = Spool::new(&dir.path().join("s"), &dir.path().join("o"));
+        spool.create().unwrap();
+        fs::write(spool.incoming.join("a.conllu"), "x").unwrap();
+        fs::write(spool.incoming.join(".b.conllu"), "x").unwrap();
+        assert_eq!(spool.waiting().unwrap(), ["a.conllu"]);
+        let claim = spool.claim("a.conllu").unwrap().expect("claimed");
+        assert!(spool.claim("a.conllu").unwrap().is_none(), "claimed twice");
+        assert!(spool.orphans().unwrap().is_empty(), "a held file is no orphan");
+        drop(claim);
+        let orphans = spool.orphans().unwrap();
+        assert_eq!(orphans.len(), 1);
+        assert!(spool.orphans().unwrap().is_empty(), "an orphan is taken once");
+        spool.fail(orphans.into_iter().next().unwrap(), "because").unwrap();
+        assert_eq!(fs::read_to_string(spool.failed.join("a.conllu.error")).unwrap(), "because\n");
+        assert!(spool.failed.join("a.conllu").exists());
+    }
+
+    #[test]
+    fn output_names_do_not_collide_across_formats() {
+        let spool = Spool::new(Path::new("s"), Path::new("o"));
+        assert_eq!(spool.outputs("a.conllu.zst").accepted, Path::new("o/accepted/a.conllu.zst"));
+        assert_eq!(spool.outputs("a.conllu").lowconf, Path::new("o/lowconf/a.conllu.zst"));
+        assert_eq!(spool.outputs("a.txt").accepted, Path::new("o/accepted/a.txt.conllu.zst"));
+        assert_eq!(spool.outputs("a.conllx.zst").accepted_tmp, Path::new("o/accepted/.tmp.a.conllx.conllu.zst"));
+    }
+}

@@ -1,0 +1,506 @@
+//! The daemon end to end, as a user runs it: the real binary on a real spool directory.
+//! Every sentence of every readable file comes out exactly once, in order; unreadable files
+//! are failed with a reason; `kill -9` at any moment loses and duplicates nothing; SIGTERM
+//! exits cleanly; two daemons on one spool never parse the same file twice.
+
+mod common;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::time::{Duration, Instant};
+
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+const WORDS: [(&str, &str, &str); 10] = [
+    ("the", "DET", "DT"),
+    ("dog", "NOUN", "NN"),
+    ("barks", "VERB", "VBZ"),
+    ("at", "ADP", "IN"),
+    ("cats", "NOUN", "NNS"),
+    ("quickly", "ADV", "RB"),
+    ("big", "ADJ", "JJ"),
+    ("and", "CCONJ", "CC"),
+    ("sees", "VERB", "VBZ"),
+    (".", "PUNCT", "."),
+];
+
+/// A model with a tagger (for tokenized text), trained on the fixtures: enough to parse.
+fn model(dir: &Path) -> PathBuf {
+    let model = dir.join("m.model");
+    let out = common::train(
+        &common::fixture("special.conllu"),
+        &model,
+        &["--epochs", "2", "--tagger", "--jackknife", "0", "--tagger-epochs", "2"],
+    );
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    model
+}
+
+/// One input file: its name, its sentences' ids in order, and its bytes.
+struct Input {
+    name: String,
+    ids: Vec<String>,
+    bytes: Vec<u8>,
+}
+
+/// A file of `n` sentences in the format its name says; each sentence's first word is its
+/// unique id. With `malformed`, sentence 2 has a line with three columns.
+fn input(name: &str, n: usize, rng: &mut ChaCha8Rng, malformed: bool) -> Input {
+    let stem = name.split('.').next().unwrap();
+    let text = name.contains(".txt");
+    let conllu = name.contains(".conllu");
+    let mut out = String::new();
+    let mut ids = Vec::new();
+    for s in 0..n {
+        let id = format!("{stem}s{s}");
+        let len = rng.gen_range(1..12);
+        let words: Vec<(&str, &str, &str)> = std::iter::once((id.as_str(), "PROPN", "NNP"))
+            .chain((0..len).map(|_| WORDS[rng.gen_range(0..WORDS.len())]))
+            .collect();
+        if text {
+            out.push_str(&words.iter().map(|w| w.0).collect::<Vec<_>>().join(" "));
+            out.push('\n');
+        } else {
+            if conllu {
+                out.push_str(&format!("# sent_id = {id}\n"));
+            }
+            for (i, (form, upos, xpos)) in words.iter().enumerate() {
+                if malformed && s == 2 && i == 1 {
+                    out.push_str(&format!("{}\t{form}\t_\n", i + 1));
+                } else {
+                    out.push_str(&format!("{}\t{form}\t_\t{upos}\t{xpos}\t_\t_\t_\t_\t_\n", i + 1));
+                }
+            }
+            out.push('\n');
+        }
+        ids.push(id);
+    }
+    let bytes = if name.ends_with(".zst") { zstd::encode_all(out.as_bytes(), 3).unwrap() } else { out.into_bytes() };
+    Input { name: name.to_string(), ids, bytes }
+}
+
+/// The readable inputs of a mixed spool: CoNLL-U, CoNLL-X and text, compressed and not, one
+/// with a malformed sentence; `n` sentences each.
+fn mixed_inputs(n: usize, seed: u64) -> Vec<Input> {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let mut inputs = Vec::new();
+    let kinds = ["conllu", "conllu", "conllu.zst", "conllx", "conllx.zst", "txt", "txt.zst"];
+    for i in 0..21 {
+        let name = format!("f{i:02}.{}", kinds[i % kinds.len()]);
+        inputs.push(input(&name, n, &mut rng, false));
+    }
+    inputs.push(input("malformed.conllu", n, &mut rng, true));
+    inputs
+}
+
+/// A spool and its daemon's configuration, in a temporary directory.
+struct Setup {
+    dir: tempfile::TempDir,
+    config: PathBuf,
+}
+
+impl Setup {
+    fn new(model: &Path, threads: usize) -> Setup {
+        let dir = tempfile::tempdir().unwrap();
+        let config = dir.path().join("spoolparse.toml");
+        let root = dir.path().display();
+        fs::write(
+            &config,
+            format!(
+                "[paths]\nspool = \"{root}/spool\"\noutput = \"{root}/out\"\nmodel = \"{}\"\n\
+                 [parse]\nthreads = {threads}\nmin_confidence = 0.9\n\
+                 [queues]\nfiles_in_flight = 2\nbatch_words = 500\n\
+                 [watch]\nrescan_seconds = 0.2\n\
+                 [metrics]\nfile = \"{root}/metrics.prom\"\ninterval_seconds = 0.2\n",
+                model.display()
+            ),
+        )
+        .unwrap();
+        for d in ["incoming", "processing", "done", "failed"] {
+            fs::create_dir_all(dir.path().join("spool").join(d)).unwrap();
+        }
+        Setup { dir, config }
+    }
+
+    fn path(&self, rel: &str) -> PathBuf {
+        self.dir.path().join(rel)
+    }
+
+    /// Drops files into incoming/ as producers do: written elsewhere, renamed in.
+    fn drop_files(&self, inputs: &[Input]) {
+        for i in inputs {
+            let tmp = self.path(&format!("spool/incoming/.{}", i.name));
+            fs::write(&tmp, &i.bytes).unwrap();
+            fs::rename(&tmp, self.path(&format!("spool/incoming/{}", i.name))).unwrap();
+        }
+    }
+
+    fn start(&self, log: &str) -> Child {
+        Command::new(env!("CARGO_BIN_EXE_spoolparse"))
+            .args(["daemon", "--config", self.config.to_str().unwrap()])
+            .stdout(Stdio::null())
+            .stderr(fs::File::create(self.path(log)).unwrap())
+            .spawn()
+            .unwrap()
+    }
+
+    fn names(&self, rel: &str) -> BTreeSet<String> {
+        fs::read_dir(self.path(rel))
+            .map_or_else(|_| BTreeSet::new(), |d| d.map(|e| e.unwrap().file_name().into_string().unwrap()).collect())
+    }
+
+    /// Waits until `expected` files are in done/ or failed/ and nothing is being processed.
+    fn wait_until_finished(&self, expected: usize, child: &mut Child) {
+        let deadline = Instant::now() + Duration::from_secs(120);
+        loop {
+            let finished = self.names("spool/done").len()
+                + self.names("spool/failed").iter().filter(|n| !n.ends_with(".error")).count();
+            if finished == expected && self.names("spool/processing").is_empty() {
+                return;
+            }
+            if let Some(status) = child.try_wait().unwrap() {
+                panic!("the daemon exited early ({status}): {}", self.log("daemon.log"));
+            }
+            assert!(Instant::now() < deadline, "not finished in time; {finished} of {expected} files");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    fn log(&self, name: &str) -> String {
+        fs::read_to_string(self.path(name)).unwrap_or_default()
+    }
+
+    /// Decompressed text of an output, if it exists.
+    fn output(&self, dir: &str, name: &str) -> Option<String> {
+        let base = name.strip_suffix(".zst").unwrap_or(name);
+        let base = base.strip_suffix(".conllu").unwrap_or(base);
+        let bytes = fs::read(self.path(&format!("out/{dir}/{base}.conllu.zst"))).ok()?;
+        Some(
+            String::from_utf8(zstd::decode_all(&bytes[..]).expect("a published output is a complete zstd stream"))
+                .unwrap(),
+        )
+    }
+
+    /// Every published output, decompressed, by path.
+    fn all_outputs(&self) -> BTreeMap<String, String> {
+        let mut all = BTreeMap::new();
+        for dir in ["accepted", "lowconf"] {
+            for name in self.names(&format!("out/{dir}")) {
+                if name.starts_with('.') {
+                    continue;
+                }
+                let bytes = fs::read(self.path(&format!("out/{dir}/{name}"))).unwrap();
+                let text = zstd::decode_all(&bytes[..]).unwrap_or_else(|e| panic!("{dir}/{name} truncated: {e}"));
+                all.insert(format!("{dir}/{name}"), String::from_utf8(text).unwrap());
+            }
+        }
+        all
+    }
+}
+
+/// Sends SIGTERM and waits for the exit, at most `limit`.
+fn terminate(child: &mut Child, limit: Duration) -> (ExitStatus, Duration) {
+    let started = Instant::now();
+    let ok = Command::new("kill").args(["-TERM", &child.id().to_string()]).status().unwrap();
+    assert!(ok.success());
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            return (status, started.elapsed());
+        }
+        if started.elapsed() > limit {
+            let _ = child.kill();
+            panic!("no exit within {limit:?} of SIGTERM");
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// Ids (first word) of the sentences of an output, in order.
+fn ids(output: &str) -> Vec<String> {
+    output
+        .split("\n\n")
+        .filter_map(|block| {
+            block.lines().find(|l| l.starts_with("1\t")).map(|l| l.split('\t').nth(1).unwrap().to_string())
+        })
+        .collect()
+}
+
+/// Every sentence of `input` is in exactly one of its two outputs, each in input order.
+fn assert_split_losslessly(setup: &Setup, input: &Input) {
+    let accepted = ids(&setup.output("accepted", &input.name).unwrap_or_else(|| panic!("no accepted {}", input.name)));
+    let lowconf = ids(&setup.output("lowconf", &input.name).unwrap_or_else(|| panic!("no lowconf {}", input.name)));
+    let position: BTreeMap<&str, usize> = input.ids.iter().enumerate().map(|(i, id)| (id.as_str(), i)).collect();
+    for (what, part) in [("accepted", &accepted), ("lowconf", &lowconf)] {
+        let places: Vec<usize> =
+            part.iter().map(|id| *position.get(id.as_str()).unwrap_or_else(|| panic!("{what}: stray {id}"))).collect();
+        assert!(places.windows(2).all(|w| w[0] < w[1]), "{}: {what} is not in input order", input.name);
+    }
+    let mut all: Vec<&String> = accepted.iter().chain(&lowconf).collect();
+    all.sort();
+    let mut expected: Vec<&String> = input.ids.iter().collect();
+    expected.sort();
+    assert_eq!(all, expected, "{}: sentences lost or duplicated", input.name);
+}
+
+#[test]
+fn a_mixed_spool_comes_out_whole_in_order_and_split() {
+    let work = tempfile::tempdir().unwrap();
+    let model = model(work.path());
+    let setup = Setup::new(&model, 2);
+    let inputs = mixed_inputs(40, 1);
+    setup.drop_files(&inputs);
+    fs::write(setup.path("spool/incoming/corrupt.conllu.zst"), b"\x28\xb5\x2f\xfd garbage, not a zstd frame").unwrap();
+    fs::write(setup.path("spool/incoming/notes.json"), b"{}").unwrap();
+    fs::write(setup.path("spool/incoming/.being-written.conllu"), b"1\tx").unwrap();
+    let mut daemon = setup.start("daemon.log");
+    setup.wait_until_finished(inputs.len() + 2, &mut daemon);
+    let (status, _) = terminate(&mut daemon, Duration::from_secs(10));
+    assert!(status.success(), "{status}");
+
+    for input in &inputs {
+        assert!(setup.path(&format!("spool/done/{}", input.name)).exists(), "{} not done", input.name);
+        assert_split_losslessly(&setup, input);
+    }
+    let why = fs::read_to_string(setup.path("spool/failed/corrupt.conllu.zst.error")).unwrap();
+    assert!(why.starts_with("corrupt.conllu.zst:") && why.contains("I/O error"), "{why}");
+    let why = fs::read_to_string(setup.path("spool/failed/notes.json.error")).unwrap();
+    assert!(why.contains("unknown extension"), "{why}");
+    assert!(setup.path("spool/failed/corrupt.conllu.zst").exists() && setup.path("spool/failed/notes.json").exists());
+    assert_eq!(setup.names("spool/incoming"), BTreeSet::from([".being-written.conllu".to_string()]));
+
+    let lowconf = setup.output("lowconf", "malformed.conllu").unwrap();
+    assert!(
+        lowconf.contains("# spoolparse_error = malformed.conllu:")
+            && lowconf.contains("expected 10 tab-separated columns"),
+        "{lowconf}"
+    );
+    let outputs = setup.all_outputs();
+    for (path, text) in &outputs {
+        assert!(text.is_empty() || text.starts_with("# model = m.model "), "{path} does not name its model");
+    }
+    assert!(setup.names("out/accepted").iter().chain(&setup.names("out/lowconf")).all(|n| !n.starts_with('.')));
+    let sentences: usize = inputs.iter().map(|i| i.ids.len()).sum();
+    let metrics = fs::read_to_string(setup.path("metrics.prom")).unwrap();
+    for line in [
+        format!("spoolparse_sentences_total {sentences}"),
+        format!("spoolparse_files_total{{outcome=\"done\"}} {}", inputs.len()),
+        "spoolparse_files_total{outcome=\"failed\"} 2".to_string(),
+        "spoolparse_malformed_sentences_total 1".to_string(),
+    ] {
+        assert!(metrics.contains(&line), "metrics lack {line:?}:\n{metrics}");
+    }
+    // Both outputs are used: the threshold splits the fixture model's parses.
+    let accepted: usize = outputs.iter().filter(|(p, _)| p.starts_with("accepted")).map(|(_, t)| ids(t).len()).sum();
+    assert!(accepted > 0 && accepted < sentences, "{accepted} of {sentences} accepted");
+}
+
+#[test]
+fn kill_9_at_random_moments_loses_and_duplicates_nothing() {
+    let work = tempfile::tempdir().unwrap();
+    let model = model(work.path());
+    let inputs = mixed_inputs(1500, 2);
+
+    // The reference: one uninterrupted run.
+    let reference = Setup::new(&model, 2);
+    reference.drop_files(&inputs);
+    let started = Instant::now();
+    let mut daemon = reference.start("daemon.log");
+    reference.wait_until_finished(inputs.len(), &mut daemon);
+    let run_time = started.elapsed();
+    terminate(&mut daemon, Duration::from_secs(10));
+    let expected = reference.all_outputs();
+    assert_eq!(expected.len(), 2 * inputs.len());
+
+    let setup = Setup::new(&model, 2);
+    setup.drop_files(&inputs);
+    let all_names: BTreeSet<String> = inputs.iter().map(|i| i.name.clone()).collect();
+    let mut rng = ChaCha8Rng::seed_from_u64(7);
+    let mut trials = 0;
+    while trials < 20 {
+        let mut daemon = setup.start(&format!("daemon-{trials}.log"));
+        std::thread::sleep(run_time.mul_f64(rng.gen_range(0.05..0.5)));
+        daemon.kill().unwrap(); // SIGKILL
+        daemon.wait().unwrap();
+        trials += 1;
+        // Every input is in exactly one place.
+        let mut seen = BTreeSet::new();
+        for dir in ["incoming", "processing", "done"] {
+            for name in setup.names(&format!("spool/{dir}")) {
+                assert!(seen.insert(name.clone()), "trial {trials}: {name} is in two places");
+            }
+        }
+        assert_eq!(seen, all_names, "trial {trials}: inputs lost");
+        // Whatever was published is complete and final, and every input in done/ has its outputs.
+        let published = setup.all_outputs();
+        for (path, text) in &published {
+            assert!(expected.get(path) == Some(text), "trial {trials}: {path} differs from the uninterrupted run");
+        }
+        for name in setup.names("spool/done") {
+            for dir in ["accepted", "lowconf"] {
+                assert!(setup.output(dir, &name).is_some(), "trial {trials}: {name} is done without its {dir} output");
+            }
+        }
+        if setup.names("spool/done").len() == inputs.len() {
+            // Finished before the kills ran out: start over with the same files.
+            for name in setup.names("spool/done") {
+                fs::rename(setup.path(&format!("spool/done/{name}")), setup.path(&format!("spool/incoming/{name}")))
+                    .unwrap();
+            }
+        }
+    }
+    let mut daemon = setup.start("daemon-final.log");
+    setup.wait_until_finished(inputs.len(), &mut daemon);
+    let (status, _) = terminate(&mut daemon, Duration::from_secs(10));
+    assert!(status.success());
+    assert!(setup.all_outputs() == expected, "final outputs differ from the uninterrupted run");
+    for dir in ["out/accepted", "out/lowconf"] {
+        assert!(setup.names(dir).iter().all(|n| !n.starts_with('.')), "temporary files left in {dir}");
+    }
+    let requeued: usize = (0..trials).map(|t| setup.log(&format!("daemon-{t}.log")).matches("re-queued").count()).sum();
+    eprintln!("{trials} kills; {requeued} files re-queued from processing/ on restarts");
+    assert!(requeued > 0, "no kill hit a file in flight: the trials did not test anything");
+}
+
+#[test]
+fn sigterm_while_busy_exits_cleanly_and_a_restart_completes_the_work() {
+    let work = tempfile::tempdir().unwrap();
+    let model = model(work.path());
+    let setup = Setup::new(&model, 1);
+    let inputs = mixed_inputs(4000, 3);
+    setup.drop_files(&inputs);
+    let mut daemon = setup.start("daemon.log");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while setup.names("spool/done").len() < 2 {
+        assert!(Instant::now() < deadline && daemon.try_wait().unwrap().is_none(), "{}", setup.log("daemon.log"));
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert!(setup.names("spool/done").len() < inputs.len(), "finished before SIGTERM: make the spool bigger");
+    let (status, took) = terminate(&mut daemon, Duration::from_secs(10));
+    assert!(status.success(), "{status}: {}", setup.log("daemon.log"));
+    eprintln!("exited {took:?} after SIGTERM");
+    let mut daemon = setup.start("daemon-2.log");
+    setup.wait_until_finished(inputs.len(), &mut daemon);
+    terminate(&mut daemon, Duration::from_secs(10));
+    for input in &inputs {
+        assert_split_losslessly(&setup, input);
+    }
+}
+
+#[test]
+fn two_daemons_on_one_spool_never_parse_a_file_twice() {
+    let work = tempfile::tempdir().unwrap();
+    let model = model(work.path());
+    let setup = Setup::new(&model, 1);
+    let inputs = mixed_inputs(300, 4);
+    let mut first = setup.start("a.log");
+    let mut second = setup.start("b.log");
+    std::thread::sleep(Duration::from_millis(300));
+    setup.drop_files(&inputs);
+    setup.wait_until_finished(inputs.len(), &mut first);
+    for d in [&mut first, &mut second] {
+        assert!(terminate(d, Duration::from_secs(10)).0.success());
+    }
+    let (a, b) = (setup.log("a.log"), setup.log("b.log"));
+    for input in &inputs {
+        let line = format!("done {}:", input.name);
+        let times = a.matches(&line).count() + b.matches(&line).count();
+        assert_eq!(times, 1, "{} parsed {times} times", input.name);
+        assert_split_losslessly(&setup, input);
+    }
+    eprintln!("daemon a parsed {} files, b {}", a.matches("done ").count(), b.matches("done ").count());
+}
+
+#[test]
+fn a_bad_configuration_is_refused_with_the_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("c.toml");
+    fs::write(&config, "[paths]\nspool = \"s\"\noutput = \"o\"\nmodel = \"m\"\n[parse]\nthreds = 2\n").unwrap();
+    let out = common::spoolparse(&["daemon", "--config", config.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && err.contains("c.toml") && err.contains("unknown field `threds`"), "{err}");
+    fs::write(&config, "[paths]\nspool = \"s\"\noutput = \"o\"\nmodel = \"m\"\n[queues]\nfiles_in_flight = 0\n")
+        .unwrap();
+    let out = common::spoolparse(&["daemon", "--config", config.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && err.contains("queues.files_in_flight: must be at least 1"), "{err}");
+    // The example configuration parses (its model may not exist yet).
+    let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("config/spoolparse.toml");
+    spoolparse::daemon::config::Config::load(&example).unwrap();
+}
+
+/// Reads systemd notifications from the daemon until one contains `what`.
+fn expect_notification(socket: &std::os::unix::net::UnixDatagram, what: &str, seen: &mut Vec<String>) {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let mut buf = [0u8; 4096];
+    while Instant::now() < deadline {
+        if let Ok(n) = socket.recv(&mut buf) {
+            let message = String::from_utf8_lossy(&buf[..n]).into_owned();
+            seen.push(message.clone());
+            if message.lines().any(|l| l == what) {
+                return;
+            }
+        }
+    }
+    panic!("no {what} from the daemon; got {seen:?}");
+}
+
+#[test]
+fn systemd_is_told_ready_watchdog_reloading_stopping_and_sighup_swaps_the_model() {
+    let work = tempfile::tempdir().unwrap();
+    let model = model(work.path());
+    let setup = Setup::new(&model, 1);
+    let socket_path = setup.path("notify.sock");
+    let socket = std::os::unix::net::UnixDatagram::bind(&socket_path).unwrap();
+    socket.set_read_timeout(Some(Duration::from_millis(100))).unwrap();
+    // systemd names the watched process: `exec` keeps the shell's pid.
+    let mut daemon = Command::new("sh")
+        .args(["-c", "WATCHDOG_PID=$$ exec \"$0\" daemon --config \"$1\""])
+        .args([env!("CARGO_BIN_EXE_spoolparse"), setup.config.to_str().unwrap()])
+        .env("NOTIFY_SOCKET", &socket_path)
+        .env("WATCHDOG_USEC", "400000")
+        .stderr(fs::File::create(setup.path("daemon.log")).unwrap())
+        .spawn()
+        .unwrap();
+    let mut seen = Vec::new();
+    expect_notification(&socket, "READY=1", &mut seen);
+    expect_notification(&socket, "WATCHDOG=1", &mut seen);
+    let mut rng = ChaCha8Rng::seed_from_u64(5);
+    let first = input("first.conllu", 5, &mut rng, false);
+    setup.drop_files(std::slice::from_ref(&first));
+    setup.wait_until_finished(1, &mut daemon);
+    let label = |name: &str| {
+        let text = setup.output("accepted", name).unwrap() + &setup.output("lowconf", name).unwrap();
+        text.lines().next().unwrap().to_string()
+    };
+    let before = label("first.conllu");
+
+    // A different model replaces the file atomically, then SIGHUP.
+    let other = work.path().join("other.model");
+    let out = common::train(
+        &common::fixture("special.conllu"),
+        &other,
+        &["--epochs", "1", "--tagger", "--jackknife", "0", "--tagger-epochs", "1"],
+    );
+    assert!(out.status.success());
+    fs::rename(&other, &model).unwrap();
+    let ok = Command::new("kill").args(["-HUP", &daemon.id().to_string()]).status().unwrap();
+    assert!(ok.success());
+    expect_notification(&socket, "RELOADING=1", &mut seen);
+    expect_notification(&socket, "READY=1", &mut seen);
+    let second = input("second.conllu", 5, &mut rng, false);
+    setup.drop_files(std::slice::from_ref(&second));
+    setup.wait_until_finished(2, &mut daemon);
+    let after = label("second.conllu");
+    assert!(before.starts_with("# model = m.model ") && after.starts_with("# model = m.model "));
+    assert_ne!(before, after, "the output does not record the new model");
+    assert_eq!(label("first.conllu"), before, "an earlier output changed");
+
+    let ok = Command::new("kill").args(["-TERM", &daemon.id().to_string()]).status().unwrap();
+    assert!(ok.success());
+    expect_notification(&socket, "STOPPING=1", &mut seen);
+    assert!(daemon.wait().unwrap().success());
+    assert!(seen.iter().any(|m| m.lines().any(|l| l.starts_with("STATUS="))), "{seen:?}");
+}

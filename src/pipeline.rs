@@ -399,15 +399,21 @@ pub fn run<S: Sink>(
     }
     let mut result = Ok(());
     std::thread::scope(|scope| {
+        let mut readers = 0;
         for i in 0..opts.readers.max(1) {
             let (free_rx, work_tx, stop_rx) = (free_rx.clone(), work_tx.clone(), stop_rx.clone());
-            std::thread::Builder::new()
+            match std::thread::Builder::new()
                 .name(format!("spoolparse-read-{i}"))
                 .spawn_scoped(scope, move || read_jobs(jobs, opts, abandon, &free_rx, &work_tx, &stop_rx))
-                .map_err(|e| RunError::<S::Error>::Pool(e.to_string()))
-                .ok();
+            {
+                Ok(_) => readers += 1,
+                Err(e) => result = Err(RunError::Pool(e.to_string())),
+            }
         }
         drop(work_tx);
+        if readers == 0 {
+            return;
+        }
         scope.spawn(|| {
             pool.scope(|s| {
                 for _ in 0..opts.threads.max(1) {
@@ -417,6 +423,7 @@ pub fn run<S: Sink>(
             });
             drop(done_tx);
         });
+        // A reader that could not start only means fewer files in flight.
         result = write_in_order(&done_rx, &free_tx, sink, opts.readers <= 1).map_err(RunError::Sink);
         // On a sink error, stop the readers and drain so that every thread can finish.
         drop(stop_tx);

@@ -112,7 +112,7 @@ impl Setup {
             format!(
                 "[paths]\nspool = \"{root}/spool\"\noutput = \"{root}/out\"\nmodel = \"{}\"\n\
                  [parse]\nthreads = {threads}\nmin_confidence = 0.9\n\
-                 [queues]\nfiles_in_flight = 2\nbatch_words = 500\n\
+                 [queues]\nreaders = 2\nbatch_words = 500\n\
                  [watch]\nrescan_seconds = 0.2\n\
                  [metrics]\nfile = \"{root}/metrics.prom\"\ninterval_seconds = 0.2\n",
                 model.display()
@@ -421,11 +421,10 @@ fn a_bad_configuration_is_refused_with_the_key() {
     let out = common::spoolparse(&["daemon", "--config", config.to_str().unwrap()]);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success() && err.contains("c.toml") && err.contains("unknown field `threds`"), "{err}");
-    fs::write(&config, "[paths]\nspool = \"s\"\noutput = \"o\"\nmodel = \"m\"\n[queues]\nfiles_in_flight = 0\n")
-        .unwrap();
+    fs::write(&config, "[paths]\nspool = \"s\"\noutput = \"o\"\nmodel = \"m\"\n[queues]\nreaders = 0\n").unwrap();
     let out = common::spoolparse(&["daemon", "--config", config.to_str().unwrap()]);
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success() && err.contains("queues.files_in_flight: must be at least 1"), "{err}");
+    assert!(!out.status.success() && err.contains("queues.readers: must be at least 1"), "{err}");
     // The example configuration parses (its model may not exist yet).
     let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("config/spoolparse.toml");
     spoolparse::daemon::config::Config::load(&example).unwrap();

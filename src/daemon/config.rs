@@ -59,8 +59,10 @@ impl Default for Parse {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct Queues {
-    /// Files read at the same time (one reader thread each).
-    pub files_in_flight: usize,
+    /// Files read at the same time, one reader thread each. Files overlap in the pipeline
+    /// anyway: the next file is read while the last batches of the previous one are parsed
+    /// and written.
+    pub readers: usize,
     /// A batch of sentences is closed once it holds this many words.
     pub batch_words: usize,
     /// Batches in circulation per parsing thread.
@@ -69,7 +71,7 @@ pub struct Queues {
 
 impl Default for Queues {
     fn default() -> Self {
-        Queues { files_in_flight: 2, batch_words: 4096, batches_per_thread: 4 }
+        Queues { readers: 1, batch_words: 4096, batches_per_thread: 4 }
     }
 }
 
@@ -164,7 +166,7 @@ impl Config {
             }
         };
         at_least_one("parse.threads", self.parse.threads)?;
-        at_least_one("queues.files_in_flight", self.queues.files_in_flight)?;
+        at_least_one("queues.readers", self.queues.readers)?;
         at_least_one("queues.batch_words", self.queues.batch_words)?;
         at_least_one("queues.batches_per_thread", self.queues.batches_per_thread)?;
         if !(0.0..=1.0).contains(&self.parse.min_confidence) {
@@ -203,7 +205,7 @@ mod tests {
     fn defaults_fill_what_is_left_out() {
         let c = parse(MINIMAL).unwrap();
         assert_eq!(c.parse.threads, 2);
-        assert_eq!(c.queues.files_in_flight, 2);
+        assert_eq!(c.queues.readers, 1);
         assert!(c.metrics.file.is_none());
     }
 

@@ -8,8 +8,8 @@
 //!
 //! Life cycle: load the configuration and open and verify the model; re-claim files left in
 //! `processing/` by dead daemons; then claim files from `incoming/` (woken by inotify, and by
-//! a periodic rescan since events can be missed) while at most `files_in_flight + 1` are
-//! claimed. SIGTERM/SIGINT: stop claiming, let files in flight finish for the grace period,
+//! a periodic rescan since events can be missed) while at most `readers + 2` are
+//! claimed (one being read by each reader, and the next ones ready). SIGTERM/SIGINT: stop claiming, let files in flight finish for the grace period,
 //! then give up the rest (they stay in `processing/`) and exit. SIGHUP: stop claiming, let
 //! every file in flight finish, reload configuration and model, go on: a model swap happens
 //! between files, and each output file names its model in a `# model = …` line.
@@ -85,7 +85,7 @@ impl Setup {
         let c = &self.config;
         PipelineOptions {
             threads: c.parse.threads,
-            readers: c.queues.files_in_flight,
+            readers: c.queues.readers,
             batch_words: c.queues.batch_words,
             batches_per_thread: c.queues.batches_per_thread,
             format: None,
@@ -190,7 +190,7 @@ struct Scheduler<'a> {
 impl Scheduler<'_> {
     /// Claims files while there is room in the pipeline.
     fn fill(&mut self) -> Result<(), DaemonError> {
-        let room = self.setup.config.queues.files_in_flight + 1;
+        let room = self.setup.config.queues.readers + 2;
         if self.rescan && self.in_flight < room {
             self.rescan = false;
             for claim in self.spool.orphans().map_err(io_error(self.spool.processing.display().to_string()))? {

@@ -51,7 +51,7 @@ pub struct Parse {
 
 impl Default for Parse {
     fn default() -> Self {
-        Parse { threads: 2, min_confidence: 0.9, write_confidence: true }
+        Parse { threads: 2, min_confidence: 0.8, write_confidence: true }
     }
 }
 

@@ -257,6 +257,10 @@ impl Scheduler<'_> {
 fn serve(setup: &Setup, requests: &Receiver<Request>, metrics: &Arc<Metrics>) -> Result<Request, DaemonError> {
     let spool = setup.spool();
     spool.create().map_err(io_error("creating the spool directories"))?;
+    if let Some(dir) = setup.config.metrics.file.as_ref().and_then(|f| f.parent()).filter(|d| !d.as_os_str().is_empty())
+    {
+        std::fs::create_dir_all(dir).map_err(io_error(format!("creating {}", dir.display())))?;
+    }
     metrics.set_model(&setup.label);
     let (jobs_tx, jobs_rx) = unbounded::<Arc<Job>>();
     let (finished_tx, finished_rx) = unbounded::<Finished>();

@@ -254,9 +254,10 @@ fn a_mixed_spool_comes_out_whole_in_order_and_split() {
     setup.drop_files(&inputs);
     fs::write(setup.path("spool/incoming/corrupt.conllu.zst"), b"\x28\xb5\x2f\xfd garbage, not a zstd frame").unwrap();
     fs::write(setup.path("spool/incoming/notes.json"), b"{}").unwrap();
+    fs::write(setup.path("spool/incoming/latin1.conllu"), b"1\tcaf\xe9\t_\tNOUN\tNN\t_\t_\t_\t_\t_\n\n").unwrap();
     fs::write(setup.path("spool/incoming/.being-written.conllu"), b"1\tx").unwrap();
     let mut daemon = setup.start("daemon.log");
-    setup.wait_until_finished(inputs.len() + 2, &mut daemon);
+    setup.wait_until_finished(inputs.len() + 3, &mut daemon);
     let (status, _) = terminate(&mut daemon, Duration::from_secs(10));
     assert!(status.success(), "{status}");
 
@@ -266,6 +267,8 @@ fn a_mixed_spool_comes_out_whole_in_order_and_split() {
     }
     let why = fs::read_to_string(setup.path("spool/failed/corrupt.conllu.zst.error")).unwrap();
     assert!(why.starts_with("corrupt.conllu.zst:") && why.contains("I/O error"), "{why}");
+    let why = fs::read_to_string(setup.path("spool/failed/latin1.conllu.error")).unwrap();
+    assert_eq!(why, "latin1.conllu:1: invalid UTF-8\n");
     let why = fs::read_to_string(setup.path("spool/failed/notes.json.error")).unwrap();
     assert!(why.contains("unknown extension"), "{why}");
     assert!(setup.path("spool/failed/corrupt.conllu.zst").exists() && setup.path("spool/failed/notes.json").exists());
@@ -287,7 +290,7 @@ fn a_mixed_spool_comes_out_whole_in_order_and_split() {
     for line in [
         format!("spoolparse_sentences_total {sentences}"),
         format!("spoolparse_files_total{{outcome=\"done\"}} {}", inputs.len()),
-        "spoolparse_files_total{outcome=\"failed\"} 2".to_string(),
+        "spoolparse_files_total{outcome=\"failed\"} 3".to_string(),
         "spoolparse_malformed_sentences_total 1".to_string(),
     ] {
         assert!(metrics.contains(&line), "metrics lack {line:?}:\n{metrics}");

@@ -61,7 +61,9 @@ impl Weights {
         for f in features {
             if let Some(&(start, len)) = self.rows.get(f) {
                 for &(class, w) in &self.entries[start as usize..(start + len) as usize] {
-                    scores[class as usize] += w;
+                    if let Some(s) = scores.get_mut(class as usize) {
+                        *s += w;
+                    }
                 }
             }
         }

@@ -22,19 +22,19 @@ pub enum BenchTask {
     Tag,
 }
 
-/// One thread's worker for a [`BenchTask`].
+/// One thread's worker for a [`BenchTask`] (boxed: parsers and taggers differ much in size).
 enum Worker<'m> {
-    Parse(Parser<'m, TableView<'m>>),
-    Tag(Tagger<'m, TableView<'m>>),
+    Parse(Box<Parser<'m, TableView<'m>>>),
+    Tag(Box<Tagger<'m, TableView<'m>>>),
 }
 
 impl<'m> Worker<'m> {
     fn new(model: &'m ModelFile, task: BenchTask) -> Result<Self, NoTagger> {
         Ok(match task {
-            BenchTask::Parse => Worker::Parse(Parser::new(model)),
+            BenchTask::Parse => Worker::Parse(Box::new(Parser::new(model))),
             BenchTask::Tag => {
                 let (meta, first, second) = model.tagger().ok_or(NoTagger)?;
-                Worker::Tag(Tagger::new(first, second, &meta.tags, &meta.dict))
+                Worker::Tag(Box::new(Tagger::new(first, second, &meta.tags, &meta.dict)))
             }
         })
     }

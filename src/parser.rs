@@ -6,7 +6,7 @@
 use crate::arc_eager::{Configuration, Legal, Transition};
 use crate::confidence::{probability_of, Isotonic};
 use crate::corpus::Sentence;
-use crate::features::{encode_sentence, Extractor, TokenAttrs};
+use crate::features::{encode_sentence, Extractor, TokenAttrs, BUFFER_FEATURES};
 use crate::label::{Label, LabelSet};
 use crate::model_file::{ModelFile, TableView};
 use crate::perceptron::argmax;
@@ -14,7 +14,9 @@ use crate::scorer::{ClassOrder, Scorer};
 
 /// The transition scores of one configuration, read through the class order of the weights
 /// ([`ClassOrder`]): in score order only the prefix that holds the legal transitions is
-/// scored, so the weights of illegal ones are never read.
+/// scored, so the weights of illegal ones are never read. The sum of the buffer features
+/// ([`BUFFER_FEATURES`]) is kept and reused while they stay the same, as they do over REDUCE
+/// and LEFT-ARC; the scores are exactly those of scoring all features at once.
 #[derive(Debug, Clone)]
 pub struct TransitionScores {
     order: ClassOrder,
@@ -22,22 +24,47 @@ pub struct TransitionScores {
     scores: Vec<f32>,
     /// Classes scored: in score order a prefix, else all.
     scored: usize,
+    /// The buffer features whose sum `buffer_sum` holds, over its first `buffer_scored` classes.
+    buffer: Vec<u64>,
+    buffer_sum: Vec<f32>,
+    buffer_scored: usize,
 }
 
 impl TransitionScores {
     /// Scores for `weights`, over an inventory of `labels` labels.
     pub fn new<S: Scorer>(weights: &S, labels: usize) -> Self {
-        TransitionScores { order: weights.class_order(), labels, scores: vec![0.0; weights.classes()], scored: 0 }
+        TransitionScores {
+            order: weights.class_order(),
+            labels,
+            scores: vec![0.0; weights.classes()],
+            scored: 0,
+            buffer: vec![0; BUFFER_FEATURES],
+            buffer_sum: vec![0.0; weights.classes()],
+            buffer_scored: 0,
+        }
     }
 
-    /// Scores the legal transitions of a configuration with active `features`.
+    /// Scores the legal transitions of a configuration with active `features` (as
+    /// [`crate::features::Extractor::extract`] lists them).
     #[inline]
     pub fn score<S: Scorer>(&mut self, weights: &S, features: &[u64], legal: &Legal) {
-        self.scored = match self.order {
+        let n = match self.order {
             ClassOrder::Index => self.scores.len(),
             ClassOrder::Score => legal.score_prefix(self.labels).min(self.scores.len()),
         };
-        weights.score(features, &mut self.scores[..self.scored]);
+        self.scored = n;
+        if features.len() < BUFFER_FEATURES {
+            weights.score(features, &mut self.scores[..n]);
+            return;
+        }
+        let (buffer, rest) = features.split_at(BUFFER_FEATURES);
+        if self.buffer_scored < n || self.buffer[..] != *buffer {
+            weights.score(buffer, &mut self.buffer_sum[..n]);
+            self.buffer.copy_from_slice(buffer);
+            self.buffer_scored = n;
+        }
+        self.scores[..n].copy_from_slice(&self.buffer_sum[..n]);
+        weights.add(rest, &mut self.scores[..n]);
     }
 
     /// Whether the class at `pos` of `scores` is legal.

@@ -24,6 +24,10 @@ pub trait Scorer {
     /// [`Scorer::class_order`]; a shorter `scores` gets the first classes only.
     fn score(&self, features: &[u64], scores: &mut [f32]);
 
+    /// Adds the weights of `features` to `scores`, in the same order as [`Scorer::score`]:
+    /// scoring features `a` then `b` gives exactly the scores of `a` and `b` together.
+    fn add(&self, features: &[u64], scores: &mut [f32]);
+
     /// How `score` orders classes.
     fn class_order(&self) -> ClassOrder {
         ClassOrder::Index
@@ -38,6 +42,10 @@ impl Scorer for &crate::perceptron::Weights {
     fn score(&self, features: &[u64], scores: &mut [f32]) {
         crate::perceptron::Weights::score(self, features, scores)
     }
+
+    fn add(&self, features: &[u64], scores: &mut [f32]) {
+        crate::perceptron::Weights::add(self, features, scores)
+    }
 }
 
 impl Scorer for crate::model_file::TableView<'_> {
@@ -47,6 +55,10 @@ impl Scorer for crate::model_file::TableView<'_> {
 
     fn score(&self, features: &[u64], scores: &mut [f32]) {
         crate::model_file::TableView::score(self, features, scores)
+    }
+
+    fn add(&self, features: &[u64], scores: &mut [f32]) {
+        crate::model_file::TableView::add(self, features, scores)
     }
 
     fn class_order(&self) -> ClassOrder {

@@ -425,6 +425,11 @@ impl<'a> TableView<'a> {
     /// dense row only the lines that hold the first `scores.len()` classes are read.
     pub fn score(&self, features: &[u64], scores: &mut [f32]) {
         scores.fill(0.0);
+        self.add(features, scores);
+    }
+
+    /// Adds the weights of `features` to `scores`, as [`TableView::score`] sums them.
+    pub fn add(&self, features: &[u64], scores: &mut [f32]) {
         let n = self.slots.len() / 8;
         // Bytes of a dense row that hold the classes scored.
         let dense_len = self.layout.precision.header_bytes() + scores.len() * self.layout.precision.weight_bytes();

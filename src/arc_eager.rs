@@ -53,6 +53,31 @@ impl Transition {
     pub fn count(labels: usize) -> usize {
         2 + 2 * labels
     }
+
+    /// Position in score order, for an inventory of `labels` labels: SHIFT, RIGHT-ARC per
+    /// label (root first), REDUCE, LEFT-ARC per label. Model files store weights in this order
+    /// because the legal transitions of a configuration are then a prefix of it (see
+    /// [`Legal::score_prefix`]) and the weights of the others need not be read.
+    #[inline]
+    pub fn score_position(self, labels: usize) -> usize {
+        match self {
+            Transition::Shift => 0,
+            Transition::RightArc(l) => 1 + l.index(),
+            Transition::Reduce => 1 + labels,
+            Transition::LeftArc(l) => 2 + labels + l.index(),
+        }
+    }
+
+    /// Inverse of [`Transition::score_position`].
+    #[inline]
+    pub fn from_score_position(pos: usize, labels: usize) -> Transition {
+        match pos {
+            0 => Transition::Shift,
+            _ if pos <= labels => Transition::RightArc(Label::from_index(pos - 1)),
+            _ if pos == labels + 1 => Transition::Reduce,
+            _ => Transition::LeftArc(Label::from_index(pos - labels - 2)),
+        }
+    }
 }
 
 /// Which transitions are legal in a configuration, in a form cheap to test per class.
@@ -85,6 +110,24 @@ impl Legal {
     /// Whether `t` is legal.
     pub fn allows(&self, t: Transition) -> bool {
         self.allows_index(t.index())
+    }
+
+    /// Length of the shortest prefix of score order (see [`Transition::score_position`]) that
+    /// holds every legal transition: SHIFT alone, SHIFT and RIGHT-ARC_root below a word, up to
+    /// REDUCE when the stack top has a head (LEFT-ARC is then illegal), everything otherwise.
+    #[inline]
+    pub fn score_prefix(&self, labels: usize) -> usize {
+        if self.left {
+            Transition::count(labels)
+        } else if self.reduce {
+            2 + labels
+        } else if self.right {
+            1 + labels
+        } else if self.right_root {
+            2
+        } else {
+            usize::from(self.shift)
+        }
     }
 
     /// True if no transition is legal (terminal configuration).
@@ -372,6 +415,37 @@ mod tests {
     fn class_indices_round_trip() {
         for i in 0..20 {
             assert_eq!(Transition::from_index(i).index(), i);
+        }
+    }
+
+    #[test]
+    fn score_order_round_trips_and_legal_transitions_form_a_prefix() {
+        let labels = 5;
+        let mut seen = vec![false; Transition::count(labels)];
+        for i in 0..Transition::count(labels) {
+            let t = Transition::from_index(i);
+            let pos = t.score_position(labels);
+            assert_eq!(Transition::from_score_position(pos, labels), t);
+            seen[pos] = true;
+        }
+        assert!(seen.iter().all(|&s| s));
+        let mut c = Configuration::new(3);
+        let moves = [
+            Transition::Shift,
+            Transition::LeftArc(Label::from_index(2)),
+            Transition::RightArc(Label::ROOT),
+            Transition::RightArc(Label::from_index(1)),
+            Transition::Reduce,
+        ];
+        for t in moves {
+            let legal = c.legal();
+            let prefix = legal.score_prefix(labels);
+            for i in 0..Transition::count(labels) {
+                if legal.allows_index(i) {
+                    assert!(Transition::from_index(i).score_position(labels) < prefix, "{legal:?}");
+                }
+            }
+            c.apply(t);
         }
     }
 

@@ -108,6 +108,11 @@ pub struct Extractor {
 /// Number of features every configuration yields (one per template instance).
 pub const FEATURES_PER_CONFIGURATION: usize = 88;
 
+/// The first this many features of a configuration depend only on the first three buffer
+/// words (and a constant bias): they stay the same until the buffer moves, so a parser can
+/// reuse their sum over the transitions that leave it in place (REDUCE, LEFT-ARC).
+pub const BUFFER_FEATURES: usize = 16;
+
 impl Extractor {
     /// A new extractor.
     pub fn new() -> Extractor {
@@ -160,114 +165,114 @@ impl Extractor {
         let dist = if s0n != NONE && n0n != NONE { distance_bucket(n0n - s0n) } else { 10 };
         let set = |bits: u128| mix(bits as u64) ^ mix((bits >> 64) as u64 ^ 0x9e37_79b9);
 
-        // Each template: an id and up to three values.
-        let mut t: u64 = 0;
-        let mut push = |vals: &[u64]| {
-            t += 1;
-            let mut h = mix(t.wrapping_mul(0x9e37_79b9_7f4a_7c15));
+        // Each template: its id (hashed in, so ids never change) and up to three values.
+        // The first BUFFER_FEATURES depend only on the buffer's first three words.
+        let mut push = |id: u64, vals: &[u64]| {
+            let mut h = mix(id.wrapping_mul(0x9e37_79b9_7f4a_7c15));
             for &v in vals {
                 h = combine(h, v);
             }
             f.push(h);
         };
-        push(&[]); // bias
-                   // Single words (Zhang & Clark 2008 baseline).
-        push(&[s0.form, s0.tag]);
-        push(&[s0.form]);
-        push(&[s0.tag]);
-        push(&[n0.form, n0.tag]);
-        push(&[n0.form]);
-        push(&[n0.tag]);
-        push(&[n1.form, n1.tag]);
-        push(&[n1.form]);
-        push(&[n1.tag]);
-        push(&[n2.form, n2.tag]);
-        push(&[n2.form]);
-        push(&[n2.tag]);
+        push(1, &[]); // bias
+        push(5, &[n0.form, n0.tag]);
+        push(6, &[n0.form]);
+        push(7, &[n0.tag]);
+        push(8, &[n1.form, n1.tag]);
+        push(9, &[n1.form]);
+        push(10, &[n1.tag]);
+        push(11, &[n2.form, n2.tag]);
+        push(12, &[n2.form]);
+        push(13, &[n2.tag]);
+        push(21, &[n0.tag, n1.tag]);
+        push(22, &[n0.tag, n1.tag, n2.tag]);
+        push(75, &[n0.lemma]);
+        push(76, &[n1.lemma]);
+        push(78, &[n0.lower]);
+        push(80, &[n0.upos, n0.feats]);
+        // Single words (Zhang & Clark 2008 baseline).
+        push(2, &[s0.form, s0.tag]);
+        push(3, &[s0.form]);
+        push(4, &[s0.tag]);
         // Word pairs.
-        push(&[s0.form, s0.tag, combine(n0.form, n0.tag)]);
-        push(&[s0.form, s0.tag, n0.form]);
-        push(&[s0.form, n0.form, n0.tag]);
-        push(&[s0.form, s0.tag, n0.tag]);
-        push(&[s0.tag, n0.form, n0.tag]);
-        push(&[s0.form, n0.form]);
-        push(&[s0.tag, n0.tag]);
-        push(&[n0.tag, n1.tag]);
+        push(14, &[s0.form, s0.tag, combine(n0.form, n0.tag)]);
+        push(15, &[s0.form, s0.tag, n0.form]);
+        push(16, &[s0.form, n0.form, n0.tag]);
+        push(17, &[s0.form, s0.tag, n0.tag]);
+        push(18, &[s0.tag, n0.form, n0.tag]);
+        push(19, &[s0.form, n0.form]);
+        push(20, &[s0.tag, n0.tag]);
         // Three words.
-        push(&[n0.tag, n1.tag, n2.tag]);
-        push(&[s0.tag, n0.tag, n1.tag]);
-        push(&[s0h.tag, s0.tag, n0.tag]);
-        push(&[s0.tag, s0lt.tag, n0.tag]);
-        push(&[s0.tag, s0rt.tag, n0.tag]);
-        push(&[s0.tag, n0.tag, n0lt.tag]);
+        push(23, &[s0.tag, n0.tag, n1.tag]);
+        push(24, &[s0h.tag, s0.tag, n0.tag]);
+        push(25, &[s0.tag, s0lt.tag, n0.tag]);
+        push(26, &[s0.tag, s0rt.tag, n0.tag]);
+        push(27, &[s0.tag, n0.tag, n0lt.tag]);
         // Distance (Zhang & Nivre 2011).
-        push(&[s0.form, dist]);
-        push(&[s0.tag, dist]);
-        push(&[n0.form, dist]);
-        push(&[n0.tag, dist]);
-        push(&[s0.form, n0.form, dist]);
-        push(&[s0.tag, n0.tag, dist]);
+        push(28, &[s0.form, dist]);
+        push(29, &[s0.tag, dist]);
+        push(30, &[n0.form, dist]);
+        push(31, &[n0.tag, dist]);
+        push(32, &[s0.form, n0.form, dist]);
+        push(33, &[s0.tag, n0.tag, dist]);
         // Valency.
         let (s0vl, s0vr, n0vl) = (u64::from(s0vl), u64::from(s0vr), u64::from(n0vl));
-        push(&[s0.form, s0vr]);
-        push(&[s0.tag, s0vr]);
-        push(&[s0.form, s0vl]);
-        push(&[s0.tag, s0vl]);
-        push(&[n0.form, n0vl]);
-        push(&[n0.tag, n0vl]);
+        push(34, &[s0.form, s0vr]);
+        push(35, &[s0.tag, s0vr]);
+        push(36, &[s0.form, s0vl]);
+        push(37, &[s0.tag, s0vl]);
+        push(38, &[n0.form, n0vl]);
+        push(39, &[n0.tag, n0vl]);
         // Unigrams of heads, children and labels.
-        push(&[s0h.form]);
-        push(&[s0h.tag]);
-        push(&[label_of(s0n)]);
-        push(&[s0lt.form]);
-        push(&[s0lt.tag]);
-        push(&[label_of(s0l)]);
-        push(&[s0rt.form]);
-        push(&[s0rt.tag]);
-        push(&[label_of(s0r)]);
-        push(&[n0lt.form]);
-        push(&[n0lt.tag]);
-        push(&[label_of(n0l)]);
+        push(40, &[s0h.form]);
+        push(41, &[s0h.tag]);
+        push(42, &[label_of(s0n)]);
+        push(43, &[s0lt.form]);
+        push(44, &[s0lt.tag]);
+        push(45, &[label_of(s0l)]);
+        push(46, &[s0rt.form]);
+        push(47, &[s0rt.tag]);
+        push(48, &[label_of(s0r)]);
+        push(49, &[n0lt.form]);
+        push(50, &[n0lt.tag]);
+        push(51, &[label_of(n0l)]);
         // Third order.
-        push(&[s0h2.form]);
-        push(&[s0h2.tag]);
-        push(&[label_of(s0hn)]);
-        push(&[s0l2t.form]);
-        push(&[s0l2t.tag]);
-        push(&[label_of(s0l2)]);
-        push(&[s0r2t.form]);
-        push(&[s0r2t.tag]);
-        push(&[label_of(s0r2)]);
-        push(&[n0l2t.form]);
-        push(&[n0l2t.tag]);
-        push(&[label_of(n0l2)]);
-        push(&[s0.tag, s0lt.tag, s0l2t.tag]);
-        push(&[s0.tag, s0rt.tag, s0r2t.tag]);
-        push(&[s0.tag, s0h.tag, s0h2.tag]);
-        push(&[n0.tag, n0lt.tag, n0l2t.tag]);
+        push(52, &[s0h2.form]);
+        push(53, &[s0h2.tag]);
+        push(54, &[label_of(s0hn)]);
+        push(55, &[s0l2t.form]);
+        push(56, &[s0l2t.tag]);
+        push(57, &[label_of(s0l2)]);
+        push(58, &[s0r2t.form]);
+        push(59, &[s0r2t.tag]);
+        push(60, &[label_of(s0r2)]);
+        push(61, &[n0l2t.form]);
+        push(62, &[n0l2t.tag]);
+        push(63, &[label_of(n0l2)]);
+        push(64, &[s0.tag, s0lt.tag, s0l2t.tag]);
+        push(65, &[s0.tag, s0rt.tag, s0r2t.tag]);
+        push(66, &[s0.tag, s0h.tag, s0h2.tag]);
+        push(67, &[n0.tag, n0lt.tag, n0l2t.tag]);
         // Label sets.
-        push(&[s0.form, set(s0sr)]);
-        push(&[s0.tag, set(s0sr)]);
-        push(&[s0.form, set(s0sl)]);
-        push(&[s0.tag, set(s0sl)]);
-        push(&[n0.form, set(n0sl)]);
-        push(&[n0.tag, set(n0sl)]);
+        push(68, &[s0.form, set(s0sr)]);
+        push(69, &[s0.tag, set(s0sr)]);
+        push(70, &[s0.form, set(s0sl)]);
+        push(71, &[s0.tag, set(s0sl)]);
+        push(72, &[n0.form, set(n0sl)]);
+        push(73, &[n0.tag, set(n0sl)]);
         // UD columns and the second stack element.
-        push(&[s0.lemma]);
-        push(&[n0.lemma]);
-        push(&[n1.lemma]);
-        push(&[s0.lower]);
-        push(&[n0.lower]);
-        push(&[s0.upos, s0.feats]);
-        push(&[n0.upos, n0.feats]);
-        push(&[s0.upos, n0.upos]);
-        push(&[s0.feats, n0.feats]);
-        push(&[s1.form, s1.tag]);
-        push(&[s1.tag]);
-        push(&[s1.tag, s0.tag, n0.tag]);
-        push(&[s0.lemma, n0.lemma]);
-        push(&[s0.upos, n0.upos, dist]);
-        push(&[label_of(s0n), s0.tag, n0.tag]);
+        push(74, &[s0.lemma]);
+        push(77, &[s0.lower]);
+        push(79, &[s0.upos, s0.feats]);
+        push(81, &[s0.upos, n0.upos]);
+        push(82, &[s0.feats, n0.feats]);
+        push(83, &[s1.form, s1.tag]);
+        push(84, &[s1.tag]);
+        push(85, &[s1.tag, s0.tag, n0.tag]);
+        push(86, &[s0.lemma, n0.lemma]);
+        push(87, &[s0.upos, n0.upos, dist]);
+        push(88, &[label_of(s0n), s0.tag, n0.tag]);
+
         debug_assert_eq!(f.len(), FEATURES_PER_CONFIGURATION);
         f
     }
@@ -295,5 +300,10 @@ mod tests {
         let b = x.extract(&c, &attrs).to_vec();
         assert_eq!(a[0], b[0], "bias is constant");
         assert_ne!(a, b);
+        // LEFT-ARC changes the stack, not the buffer.
+        c.apply(crate::arc_eager::Transition::LeftArc(crate::label::Label::from_index(1)));
+        let d = x.extract(&c, &attrs).to_vec();
+        assert_eq!(b[..BUFFER_FEATURES], d[..BUFFER_FEATURES]);
+        assert_ne!(b[BUFFER_FEATURES..], d[BUFFER_FEATURES..]);
     }
 }

@@ -276,8 +276,9 @@ fn run(cli: Cli) -> Result<()> {
             let model = ModelFile::open(&model)?;
             let task = if tag_only { bench::BenchTask::Tag } else { bench::BenchTask::Parse };
             let r = bench::run(&model, &file, task, threads, seconds)?;
+            let cpu = r.words_per_cpu_second().map(|w| format!(", {w:.0} words per CPU-second")).unwrap_or_default();
             println!(
-                "{} {:.0} words/s ({} words x {} rounds in {:.2} s, {} thread(s), {})",
+                "{} {:.0} words/s ({} words x {} rounds in {:.2} s, {} thread(s){cpu}, {})",
                 if tag_only { "tagging" } else { "parsing" },
                 r.words_per_second(),
                 r.words,

@@ -3,14 +3,135 @@
 //! parsing allocates nothing per sentence once the buffers have grown. This module applies a
 //! model; it does not train one.
 
-use crate::arc_eager::{Configuration, Transition};
+use crate::arc_eager::{Configuration, Legal, Transition};
 use crate::confidence::{probability_of, Isotonic};
 use crate::corpus::Sentence;
-use crate::features::{encode_sentence, Extractor, TokenAttrs};
+use crate::features::{encode_sentence, Extractor, TokenAttrs, BUFFER_FEATURES};
 use crate::label::{Label, LabelSet};
 use crate::model_file::{ModelFile, TableView};
 use crate::perceptron::argmax;
-use crate::scorer::Scorer;
+use crate::scorer::{ClassOrder, Scorer};
+
+/// The transition scores of one configuration, read through the class order of the weights
+/// ([`ClassOrder`]): in score order only the prefix that holds the legal transitions is
+/// scored, so the weights of illegal ones are never read. The sum of the buffer features
+/// ([`BUFFER_FEATURES`]) is kept and reused while they stay the same, as they do over REDUCE
+/// and LEFT-ARC; the scores are exactly those of scoring all features at once.
+#[derive(Debug, Clone)]
+pub struct TransitionScores {
+    order: ClassOrder,
+    labels: usize,
+    scores: Vec<f32>,
+    /// Classes scored: in score order a prefix, else all.
+    scored: usize,
+    /// The buffer features whose sum `buffer_sum` holds, over its first `buffer_scored` classes.
+    buffer: Vec<u64>,
+    buffer_sum: Vec<f32>,
+    buffer_scored: usize,
+}
+
+impl TransitionScores {
+    /// Scores for `weights`, over an inventory of `labels` labels.
+    pub fn new<S: Scorer>(weights: &S, labels: usize) -> Self {
+        TransitionScores {
+            order: weights.class_order(),
+            labels,
+            scores: vec![0.0; weights.classes()],
+            scored: 0,
+            buffer: vec![0; BUFFER_FEATURES],
+            buffer_sum: vec![0.0; weights.classes()],
+            buffer_scored: 0,
+        }
+    }
+
+    /// Scores the legal transitions of a configuration with active `features` (as
+    /// [`crate::features::Extractor::extract`] lists them).
+    #[inline]
+    pub fn score<S: Scorer>(&mut self, weights: &S, features: &[u64], legal: &Legal) {
+        let n = match self.order {
+            ClassOrder::Index => self.scores.len(),
+            ClassOrder::Score => legal.score_prefix(self.labels).min(self.scores.len()),
+        };
+        self.scored = n;
+        if features.len() < BUFFER_FEATURES {
+            weights.score(features, &mut self.scores[..n]);
+            return;
+        }
+        let (buffer, rest) = features.split_at(BUFFER_FEATURES);
+        if self.buffer_scored < n || self.buffer[..] != *buffer {
+            weights.score(buffer, &mut self.buffer_sum[..n]);
+            self.buffer.copy_from_slice(buffer);
+            self.buffer_scored = n;
+        }
+        self.scores[..n].copy_from_slice(&self.buffer_sum[..n]);
+        weights.add(rest, &mut self.scores[..n]);
+    }
+
+    /// Whether the class at `pos` of `scores` is legal.
+    #[inline]
+    fn allows(&self, legal: &Legal, pos: usize) -> bool {
+        match self.order {
+            ClassOrder::Index => legal.allows_index(pos),
+            ClassOrder::Score => legal.allows(Transition::from_score_position(pos, self.labels)),
+        }
+    }
+
+    fn transition(&self, pos: usize) -> Transition {
+        match self.order {
+            ClassOrder::Index => Transition::from_index(pos),
+            ClassOrder::Score => Transition::from_score_position(pos, self.labels),
+        }
+    }
+
+    fn position(&self, t: Transition) -> usize {
+        match self.order {
+            ClassOrder::Index => t.index(),
+            ClassOrder::Score => t.score_position(self.labels),
+        }
+    }
+
+    /// The score of `t` (meaningful for legal transitions only).
+    pub fn get(&self, t: Transition) -> f32 {
+        self.scores.get(self.position(t)).copied().unwrap_or(f32::NEG_INFINITY)
+    }
+
+    /// The highest-scoring legal transition, the lowest class index among equals (whatever
+    /// the order); `None` if none is legal.
+    #[inline]
+    pub fn best(&self, legal: &Legal) -> Option<Transition> {
+        let scores = &self.scores[..self.scored];
+        if self.order == ClassOrder::Index {
+            return argmax(scores, |i| legal.allows_index(i)).map(Transition::from_index);
+        }
+        // Score order in legal runs: SHIFT, RIGHT-ARC_root, the other RIGHT-ARCs, REDUCE, and
+        // the LEFT-ARCs but LEFT-ARC_root (never legal).
+        let l = self.labels;
+        let runs =
+            [(0..1, legal.shift), (1..2, legal.right_root), (2..l + 1, legal.right), (l + 1..l + 2, legal.reduce)];
+        let mut best: Option<(usize, f32)> = None;
+        for (run, allowed) in runs.into_iter().chain([(l + 3..scores.len(), legal.left)]) {
+            if !allowed {
+                continue;
+            }
+            for (pos, &s) in scores.iter().enumerate().take(run.end).skip(run.start) {
+                let better = match best {
+                    None => true,
+                    Some((b, bs)) => s > bs || (s == bs && self.transition(pos).index() < self.transition(b).index()),
+                };
+                if better {
+                    best = Some((pos, s));
+                }
+            }
+        }
+        best.map(|(pos, _)| self.transition(pos))
+    }
+
+    /// The probability of legal transition `t`: softmax over the legal transitions at
+    /// `temperature`.
+    pub fn probability(&self, legal: &Legal, t: Transition, temperature: f32) -> f32 {
+        probability_of(&self.scores[..self.scored], self.position(t), temperature, |pos| self.allows(legal, pos))
+    }
+}
 
 /// A greedy parser over borrowed weights, with its reusable scratch space.
 pub struct Parser<'m, S: Scorer> {
@@ -24,7 +145,7 @@ pub struct Parser<'m, S: Scorer> {
     calibration: Option<&'m Isotonic>,
     config: Configuration,
     extractor: Extractor,
-    scores: Vec<f32>,
+    scores: TransitionScores,
     attrs: Vec<TokenAttrs>,
     heads: Vec<u32>,
     arc_labels: Vec<Label>,
@@ -54,7 +175,7 @@ impl<'m, S: Scorer> Parser<'m, S> {
             calibration: None,
             config: Configuration::new(0),
             extractor: Extractor::new(),
-            scores: vec![0.0; weights.classes()],
+            scores: TransitionScores::new(&weights, labels.len()),
             weights,
             attrs: Vec::new(),
             heads: Vec::new(),
@@ -95,13 +216,12 @@ impl<'m, S: Scorer> Parser<'m, S> {
         self.log_tree_prob = 0.0;
         while !self.config.is_terminal() {
             let feats = self.extractor.extract(&self.config, attrs);
-            self.weights.score(feats, &mut self.scores);
             let legal = self.config.legal();
+            self.scores.score(&self.weights, feats, &legal);
             // The buffer is not empty, so SHIFT at least is legal.
-            let best = argmax(&self.scores, |i| legal.allows_index(i)).unwrap_or(0);
-            let t = Transition::from_index(best);
+            let t = self.scores.best(&legal).unwrap_or(Transition::Shift);
             if let Some(temperature) = self.temperature {
-                let p = probability_of(&self.scores, best, temperature, |i| legal.allows_index(i));
+                let p = self.scores.probability(&legal, t, temperature);
                 self.log_tree_prob += f64::from(p).ln();
                 let attached = match t {
                     Transition::LeftArc(_) => self.config.stack(0),

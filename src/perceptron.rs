@@ -58,10 +58,18 @@ impl Weights {
     #[inline]
     pub fn score(&self, features: &[u64], scores: &mut [f32]) {
         scores.fill(0.0);
+        self.add(features, scores);
+    }
+
+    /// Adds the weights of the active `features` to `scores`.
+    #[inline]
+    pub fn add(&self, features: &[u64], scores: &mut [f32]) {
         for f in features {
             if let Some(&(start, len)) = self.rows.get(f) {
                 for &(class, w) in &self.entries[start as usize..(start + len) as usize] {
-                    scores[class as usize] += w;
+                    if let Some(s) = scores.get_mut(class as usize) {
+                        *s += w;
+                    }
                 }
             }
         }

@@ -2,13 +2,36 @@
 //! Implemented by the trainer's in-memory [`crate::perceptron::Weights`] and by the
 //! memory-mapped [`crate::model_file::TableView`], so the same parser runs on both.
 
+use serde::{Deserialize, Serialize};
+
+/// The order in which a weight store numbers the classes it scores.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub enum ClassOrder {
+    /// The classes' own indices (transition indices for a parser, tag indices for a tagger).
+    #[default]
+    Index,
+    /// A parser's score order ([`crate::arc_eager::Transition::score_position`]), in which the
+    /// legal transitions of a configuration form a prefix that can be scored alone.
+    Score,
+}
+
 /// Scores classes from hashed features.
 pub trait Scorer {
     /// Number of classes scored.
     fn classes(&self) -> usize;
 
-    /// Overwrites `scores` (one per class) with the sum of the weights of `features`.
+    /// Overwrites `scores` with the sum of the weights of `features`, one per class in
+    /// [`Scorer::class_order`]; a shorter `scores` gets the first classes only.
     fn score(&self, features: &[u64], scores: &mut [f32]);
+
+    /// Adds the weights of `features` to `scores`, in the same order as [`Scorer::score`]:
+    /// scoring features `a` then `b` gives exactly the scores of `a` and `b` together.
+    fn add(&self, features: &[u64], scores: &mut [f32]);
+
+    /// How `score` orders classes.
+    fn class_order(&self) -> ClassOrder {
+        ClassOrder::Index
+    }
 }
 
 impl Scorer for &crate::perceptron::Weights {
@@ -19,6 +42,10 @@ impl Scorer for &crate::perceptron::Weights {
     fn score(&self, features: &[u64], scores: &mut [f32]) {
         crate::perceptron::Weights::score(self, features, scores)
     }
+
+    fn add(&self, features: &[u64], scores: &mut [f32]) {
+        crate::perceptron::Weights::add(self, features, scores)
+    }
 }
 
 impl Scorer for crate::model_file::TableView<'_> {
@@ -28,5 +55,13 @@ impl Scorer for crate::model_file::TableView<'_> {
 
     fn score(&self, features: &[u64], scores: &mut [f32]) {
         crate::model_file::TableView::score(self, features, scores)
+    }
+
+    fn add(&self, features: &[u64], scores: &mut [f32]) {
+        crate::model_file::TableView::add(self, features, scores)
+    }
+
+    fn class_order(&self) -> ClassOrder {
+        self.layout().order
     }
 }

@@ -25,7 +25,7 @@ use crate::label::{Label, LabelSet};
 use crate::logistic::{self, AdaGradRda, RdaOptions};
 use crate::model::{Model, TrainingInfo};
 use crate::oracle::{static_oracle, zero_cost, GoldTree};
-use crate::parser::Parser;
+use crate::parser::{Parser, TransitionScores};
 use crate::perceptron::{argmax, Perceptron, Weights};
 use crate::scorer::Scorer;
 use crate::tagger::{accuracy, jackknife, load_tagging, train_tagger, TagSet, Tagger, TaggerModel};
@@ -225,7 +225,7 @@ pub fn dev_decisions<S: Scorer>(dev: &[DevSentence], weights: S, labels: &LabelS
     let mut out = Vec::new();
     let mut config = Configuration::new(0);
     let mut extractor = Extractor::new();
-    let mut scores = vec![0.0f32; weights.classes()];
+    let mut scores = TransitionScores::new(&weights, labels.len());
     let mut zero = Vec::new();
     for s in dev {
         if root_count(&s.heads) != 1 || !is_projective(&s.heads) {
@@ -240,19 +240,18 @@ pub fn dev_decisions<S: Scorer>(dev: &[DevSentence], weights: S, labels: &LabelS
         let gold = GoldTree::new(&s.heads, &arc_labels);
         config.reset(s.heads.len());
         while !config.is_terminal() {
-            weights.score(extractor.extract(&config, &s.attrs), &mut scores);
             let legal = config.legal();
+            scores.score(&weights, extractor.extract(&config, &s.attrs), &legal);
             zero_cost(&config, &gold, labels.len(), &mut zero);
             let mut d = Decision::default();
-            for c in (0..scores.len()).filter(|&c| legal.allows_index(c)) {
-                d.scores.push(scores[c]);
-                d.zero_cost.push(zero.contains(&c));
+            for t in legal.transitions(labels.len()) {
+                d.scores.push(scores.get(t));
+                d.zero_cost.push(zero.contains(&t.index()));
             }
             if d.zero_cost.contains(&true) {
                 out.push(d);
             }
-            let best = argmax(&scores, |c| legal.allows_index(c)).unwrap_or(0);
-            config.apply(Transition::from_index(best));
+            config.apply(scores.best(&legal).unwrap_or(Transition::Shift));
         }
     }
     out

@@ -10,7 +10,8 @@
 //!            META   serde + bincode [`Metadata`]: transition system, feature set, labels,
 //!                   table layout, hyperparameters, training-data fingerprint, dev scores
 //!            SLOTS  the weight table's slots   (see [`table`])
-//!            ROWS   the weight table's rows
+//!            ROWS   the weight table's rows, classes in the parser's score order
+//!                   ([`crate::arc_eager::Transition::score_position`])
 //!            TAGMETA, TSLOTS, TROWS, T2SLOTS, T2ROWS   optional: the tagger's metadata
 //!                   ([`TaggerMeta`]) and the weight tables of its two passes
 //! ```
@@ -33,16 +34,18 @@ use std::path::{Path, PathBuf};
 use memmap2::Mmap;
 use serde::{Deserialize, Serialize};
 
+use crate::arc_eager::Transition;
 use crate::features::FEATURE_SET;
 use crate::label::{Label, LabelSet};
 use crate::model::{Model, TrainingInfo};
+use crate::scorer::ClassOrder;
 use crate::tagger::{TagDict, TagSet, TAGGER_FEATURE_SET};
 pub use table::{Precision, TableLayout, TableView};
 
 /// First bytes of every model file.
 pub const MAGIC: [u8; 8] = *b"SPOOLPM\0";
 /// Version of the layout described above; bump on any incompatible change.
-pub const FORMAT_VERSION: u32 = 5;
+pub const FORMAT_VERSION: u32 = 6;
 /// Identifies the transition system and its class numbering.
 pub const TRANSITION_SYSTEM: &str = "arc-eager+single-root/1";
 const ENDIAN_MARK: u32 = 0x0102_0304;
@@ -235,7 +238,10 @@ pub enum ModelError {
 /// Writes `model` to `path` atomically (temporary file, fsync, rename, fsync of the directory);
 /// returns the metadata written.
 pub fn write(model: &Model, path: &Path, opts: WriteOptions) -> Result<Metadata, ModelError> {
-    let built = build_table(&model.weights, opts);
+    let labels = model.labels.len();
+    let built = build_table(&model.weights, opts, ClassOrder::Score, |c| {
+        Transition::from_index(c.into()).score_position(labels) as u16
+    });
     let meta = Metadata {
         transition_system: TRANSITION_SYSTEM.to_string(),
         feature_set: model.feature_set.clone(),
@@ -254,7 +260,10 @@ pub fn write(model: &Model, path: &Path, opts: WriteOptions) -> Result<Metadata,
     let meta_bytes = bincode::serialize(&meta).map_err(io_err)?;
     let mut payloads: Vec<(&[u8; 8], Vec<u8>)> = vec![(&META, meta_bytes), (&SLOTS, built.slots), (&ROWS, built.rows)];
     if let Some(tagger) = &model.tagger {
-        let (first, second) = (build_table(&tagger.first, opts), build_table(&tagger.second, opts));
+        let (first, second) = (
+            build_table(&tagger.first, opts, ClassOrder::Index, |c| c),
+            build_table(&tagger.second, opts, ClassOrder::Index, |c| c),
+        );
         let tmeta = TaggerMeta {
             feature_set: TAGGER_FEATURE_SET.to_string(),
             tags: tagger.tags.clone(),
@@ -298,13 +307,23 @@ pub fn write(model: &Model, path: &Path, opts: WriteOptions) -> Result<Metadata,
     Ok(meta)
 }
 
-/// Builds the weight table of `weights`, leaving out weights below the pruning threshold.
-fn build_table(weights: &crate::perceptron::Weights, opts: WriteOptions) -> table::BuiltTable {
+/// Builds the weight table of `weights` with class `c` stored at `position(c)` (numbering the
+/// classes in `order`), leaving out weights below the pruning threshold.
+fn build_table(
+    weights: &crate::perceptron::Weights,
+    opts: WriteOptions,
+    order: ClassOrder,
+    position: impl Fn(u16) -> u16,
+) -> table::BuiltTable {
     let pruned: Vec<(u64, Vec<(u16, f32)>)> = weights
         .rows()
-        .map(|(f, row)| (f, row.iter().copied().filter(|&(_, w)| w.abs() >= opts.prune_below).collect()))
+        .map(|(f, row)| {
+            (f, row.iter().filter(|&&(_, w)| w.abs() >= opts.prune_below).map(|&(c, w)| (position(c), w)).collect())
+        })
         .collect();
-    table::build(pruned.iter().map(|(f, row)| (*f, row.as_slice())), weights.classes(), opts.precision)
+    let mut built = table::build(pruned.iter().map(|(f, row)| (*f, row.as_slice())), weights.classes(), opts.precision);
+    built.layout.order = order;
+    built
 }
 
 /// Byte ranges of a weight table's slots and rows in the file.
@@ -368,6 +387,7 @@ impl ModelFile {
                     [(find(TSLOTS)?.range(), find(TROWS)?.range()), (find(T2SLOTS)?.range(), find(T2ROWS)?.range())];
                 for ((slots, rows), layout) in passes.iter().zip(&tmeta.tables) {
                     if TableView::new(&map[slots.clone()], &map[rows.clone()], *layout).is_none()
+                        || layout.order != ClassOrder::Index
                         || layout.classes as usize != tmeta.tags.len().max(1)
                     {
                         return Err(fmt_err(FormatError::Table));
@@ -379,7 +399,7 @@ impl ModelFile {
         let (slots, rows) = (slots_s.range(), rows_s.range());
         let model = ModelFile { map, path: path.to_path_buf(), sections, meta, slots, rows, tagger };
         if TableView::new(&model.map[model.slots.clone()], &model.map[model.rows.clone()], model.meta.table).is_none()
-            || model.meta.table.classes as usize != crate::arc_eager::Transition::count(model.meta.labels.len())
+            || model.meta.table.classes as usize != Transition::count(model.meta.labels.len())
             || model.meta.fallback.index() >= model.meta.labels.len()
         {
             return Err(fmt_err(FormatError::Table));

@@ -7,7 +7,9 @@
 //!
 //! Features: the word, its lowercase form, prefixes and suffixes of up to 4 characters, its
 //! shape, the words at ±1 and ±2, suffixes of the neighbours, the previous tag and the previous
-//! two tags. Frequent words seen with one tag almost always (a tag dictionary) get that tag
+//! two tags, and the ambiguity classes (the set of tags seen in training) of the word and of its
+//! neighbours at -1, +1 and +2. Training words get their classes by 10-fold jackknifing, so that
+//! rare words lack a class as often as in unseen text. Frequent words seen with one tag almost always (a tag dictionary) get that tag
 //! without scoring (as in Honnibal's perceptron tagger). Word attributes are hashed once per
 //! sentence; extraction writes into a reused buffer. This module owns tagging and its
 //! training; the weights themselves are `perceptron`'s and `model_file`'s.
@@ -25,12 +27,16 @@ use crate::perceptron::{argmax, Perceptron, Weights};
 use crate::scorer::Scorer;
 
 /// Name and version of the tagger's feature templates; stored in models.
-pub const TAGGER_FEATURE_SET: &str = "collins-2002+shape/1";
+pub const TAGGER_FEATURE_SET: &str = "collins-2002+shape+ambiguity/2";
 
 /// A word must be seen this often to enter the tag dictionary ...
 const DICT_MIN_COUNT: u32 = 20;
 /// ... with its most frequent tag at least this share of the time.
 const DICT_MIN_SHARE: f64 = 0.97;
+/// The ambiguity class of a word holds the tags it had at least this share of the time.
+const CLASS_MIN_SHARE: f64 = 0.05;
+/// Folds that give the training words the ambiguity classes they would have in unseen text.
+const CLASS_FOLDS: usize = 10;
 
 /// The joint (UPOS, XPOS) tags of a tagger.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -85,9 +91,15 @@ pub struct WordAttrs {
     shape: u64,
     /// Length in characters, capped at 10.
     len: u64,
+    /// The word's ambiguity class: the set of tags it had in training ([`UNKNOWN_CLASS`] until
+    /// [`TagDict::annotate`] looks it up).
+    class: u64,
 }
 
-const PAD: WordAttrs = WordAttrs { form: 1, lower: 1, prefix: [1; 4], suffix: [1; 4], shape: 1, len: 0 };
+/// Ambiguity class of a word not seen (often enough) in training.
+const UNKNOWN_CLASS: u64 = 0x554e_4b4e_4f57_4e00;
+
+const PAD: WordAttrs = WordAttrs { form: 1, lower: 1, prefix: [1; 4], suffix: [1; 4], shape: 1, len: 0, class: 1 };
 
 /// Hashes a word's attributes without allocating.
 pub fn word_attrs(form: &str) -> WordAttrs {
@@ -145,25 +157,45 @@ pub fn word_attrs(form: &str) -> WordAttrs {
         suffix: suffix_acc.map(mix),
         shape: mix(shape),
         len: n_chars.min(10) as u64 + 1,
+        class: UNKNOWN_CLASS,
     }
 }
 
-/// Frequent, practically unambiguous words and their tag.
+/// What training says of words: frequent, practically unambiguous words and their tag, and the
+/// ambiguity class of every word seen often enough.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TagDict {
     entries: HashMap<u64, u16>,
+    /// Lowercase form → hash of the sorted set of tags it was seen with.
+    classes: HashMap<u64, u64>,
+}
+
+/// Tag counts of each key of `sentences`' words (`key` picks the attribute).
+fn tag_counts(sentences: &[TagSentence], key: impl Fn(&WordAttrs) -> u64) -> HashMap<u64, HashMap<u16, u32>> {
+    let mut counts: HashMap<u64, HashMap<u16, u32>> = HashMap::new();
+    for s in sentences {
+        for (w, &t) in s.words.iter().zip(&s.tags) {
+            *counts.entry(key(w)).or_default().entry(t).or_default() += 1;
+        }
+    }
+    counts
+}
+
+/// The ambiguity class of a word seen with `tags` (counts): a hash of the sorted set of tags
+/// seen at least [`CLASS_MIN_SHARE`] of the time.
+fn ambiguity_class(tags: &HashMap<u16, u32>) -> u64 {
+    let total: u32 = tags.values().sum();
+    let mut set: Vec<u16> =
+        tags.iter().filter(|&(_, &c)| f64::from(c) >= CLASS_MIN_SHARE * f64::from(total)).map(|(&t, _)| t).collect();
+    set.sort_unstable();
+    set.iter().fold(0x0041_4d42_4947_u64, |h, &t| combine(h, u64::from(t)))
 }
 
 impl TagDict {
     /// Builds the dictionary from tagged sentences.
     pub fn build(sentences: &[TagSentence]) -> TagDict {
-        let mut counts: HashMap<u64, HashMap<u16, u32>> = HashMap::new();
-        for s in sentences {
-            for (w, &t) in s.words.iter().zip(&s.tags) {
-                *counts.entry(w.form).or_default().entry(t).or_default() += 1;
-            }
-        }
-        let entries = counts
+        let classes = tag_counts(sentences, |w| w.lower).iter().map(|(&w, tags)| (w, ambiguity_class(tags))).collect();
+        let entries = tag_counts(sentences, |w| w.form)
             .into_iter()
             .filter_map(|(form, tags)| {
                 let total: u32 = tags.values().sum();
@@ -171,12 +203,19 @@ impl TagDict {
                 (total >= DICT_MIN_COUNT && f64::from(best) / f64::from(total) >= DICT_MIN_SHARE).then_some((form, tag))
             })
             .collect();
-        TagDict { entries }
+        TagDict { entries, classes }
     }
 
     /// The fixed tag of a word, if it has one.
     pub fn get(&self, w: &WordAttrs) -> Option<u16> {
         self.entries.get(&w.form).copied()
+    }
+
+    /// Sets the ambiguity class of every word.
+    pub fn annotate(&self, words: &mut [WordAttrs]) {
+        for w in words {
+            w.class = self.classes.get(&w.lower).copied().unwrap_or(UNKNOWN_CLASS);
+        }
     }
 
     /// Number of words.
@@ -253,6 +292,13 @@ fn extract(words: &[WordAttrs], i: usize, prev: u64, prev2: u64, right: Option<&
     push(&[at(i + 1).shape, w.shape]);
     push(&[prev2, prev, w.lower]);
     push(&[at(i - 1).lower, w.suffix[2]]);
+    push(&[w.class]);
+    push(&[at(i - 1).class]);
+    push(&[at(i + 1).class]);
+    push(&[at(i + 2).class]);
+    push(&[prev, w.class]);
+    push(&[w.class, at(i + 1).class]);
+    push(&[at(i - 1).class, w.class]);
     if let Some(first) = right {
         let tag_at = |j: isize| history((j >= 0).then(|| first.get(j as usize).copied()).flatten()) ^ 0x5249_4748;
         let (r1, r2) = (tag_at(i + 1), tag_at(i + 2));
@@ -262,6 +308,7 @@ fn extract(words: &[WordAttrs], i: usize, prev: u64, prev2: u64, right: Option<&
         push(&[r1, w.lower]);
         push(&[r1, w.suffix[2]]);
         push(&[tag_at(i)]);
+        push(&[r1, w.class]);
     }
 }
 
@@ -375,6 +422,24 @@ fn train_pass(
     p.averaged()
 }
 
+/// Copies of `sentences` with ambiguity classes as unseen text would get them: the words of
+/// the sentences of each of [`CLASS_FOLDS`] folds get the classes of the other folds, so that
+/// rare words are unknown in training as often as in unseen text (with the classes of all the
+/// training data, every training word would have a class holding its tag).
+fn annotated_jackknifed(sentences: &[TagSentence]) -> Vec<TagSentence> {
+    let k = CLASS_FOLDS;
+    let mut out = sentences.to_vec();
+    for fold in 0..k {
+        let others: Vec<TagSentence> =
+            sentences.iter().enumerate().filter(|(i, _)| i % k != fold).map(|(_, s)| s.clone()).collect();
+        let fold_dict = TagDict::build(&others);
+        for s in out.iter_mut().enumerate().filter(|(i, _)| i % k == fold).map(|(_, s)| s) {
+            fold_dict.annotate(&mut s.words);
+        }
+    }
+    out
+}
+
 /// Trains both passes for `epochs` epochs each (sentence order shuffled per epoch with `seed`).
 pub fn train_tagger(sentences: &[TagSentence], tags: &TagSet, epochs: u32, seed: u64) -> TaggerModel {
     let dict = TagDict::build(sentences);
@@ -382,7 +447,7 @@ pub fn train_tagger(sentences: &[TagSentence], tags: &TagSet, epochs: u32, seed:
     // The first pass runs right to left, so the tags it hands the second pass were themselves
     // predicted with their right context.
     let reversed: Vec<TagSentence> = sentences.iter().map(TagSentence::reversed).collect();
-    let first = train_pass(&reversed, None, &dict, classes, epochs, seed);
+    let first = train_pass(&annotated_jackknifed(&reversed), None, &dict, classes, epochs, seed);
     // First-pass tags of the training data, each from a first pass that did not see it.
     let k = SECOND_PASS_FOLDS;
     let mut right = vec![Vec::new(); sentences.len()];
@@ -391,13 +456,17 @@ pub fn train_tagger(sentences: &[TagSentence], tags: &TagSet, epochs: u32, seed:
         let train: Vec<TagSentence> =
             reversed.iter().enumerate().filter(|(i, _)| i % k != fold).map(|(_, s)| s.clone()).collect();
         let fold_dict = TagDict::build(&train);
+        let train = annotated_jackknifed(&train);
         let weights = train_pass(&train, None, &fold_dict, classes, epochs, seed.wrapping_add(fold as u64 + 1));
         for (i, s) in reversed.iter().enumerate().filter(|(i, _)| i % k == fold) {
-            tag_pass(&&weights, &fold_dict, &s.words, None, &mut feats, &mut scores, &mut right[i]);
+            let mut words = s.words.clone();
+            fold_dict.annotate(&mut words);
+            tag_pass(&&weights, &fold_dict, &words, None, &mut feats, &mut scores, &mut right[i]);
             right[i].reverse();
         }
     }
-    let second = train_pass(sentences, Some(&right), &dict, classes, epochs, seed.wrapping_add(100));
+    let second =
+        train_pass(&annotated_jackknifed(sentences), Some(&right), &dict, classes, epochs, seed.wrapping_add(100));
     TaggerModel { tags: tags.clone(), dict, first, second }
 }
 
@@ -411,7 +480,8 @@ pub struct Tagger<'m, S: Scorer> {
     feats: Vec<u64>,
     scores: Vec<f32>,
     first_out: Vec<u16>,
-    /// The words right to left, for the first pass.
+    /// The words with their ambiguity classes, left to right and right to left.
+    annotated: Vec<WordAttrs>,
     reversed: Vec<WordAttrs>,
     out: Vec<u16>,
 }
@@ -436,6 +506,7 @@ impl<'m, S: Scorer> Tagger<'m, S> {
             feats: Vec::new(),
             scores: vec![0.0; classes],
             first_out: Vec::new(),
+            annotated: Vec::new(),
             reversed: Vec::new(),
             out: Vec::new(),
         }
@@ -444,11 +515,14 @@ impl<'m, S: Scorer> Tagger<'m, S> {
     /// Tags words given by their attributes; returns one tag per word.
     pub fn tag_words(&mut self, words: &[WordAttrs]) -> &[u16] {
         let (feats, scores) = (&mut self.feats, &mut self.scores);
+        self.annotated.clear();
+        self.annotated.extend_from_slice(words);
+        self.dict.annotate(&mut self.annotated);
         self.reversed.clear();
-        self.reversed.extend(words.iter().rev());
+        self.reversed.extend(self.annotated.iter().rev());
         tag_pass(&self.first, self.dict, &self.reversed, None, feats, scores, &mut self.first_out);
         self.first_out.reverse();
-        tag_pass(&self.second, self.dict, words, Some(&self.first_out), feats, scores, &mut self.out);
+        tag_pass(&self.second, self.dict, &self.annotated, Some(&self.first_out), feats, scores, &mut self.out);
         &self.out
     }
 

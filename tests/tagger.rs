@@ -18,11 +18,12 @@ fn tagger_trained_on_en_ewt_reaches_the_accuracy_floor() {
     let train = load_tagging(&[ud.join("en_ewt/train.conllu.zst")], &mut tags).unwrap();
     let mut gold = TagSet::default();
     let dev = load_tagging(&[ud.join("en_ewt/dev.conllu.zst")], &mut gold).unwrap();
-    // 3 epochs per pass: measured UPOS 94.89, XPOS 94.31 here; 10 epochs reach 95.18 and 94.52.
+    // 3 epochs per pass: measured UPOS 95.29, XPOS 94.68 here (94.89 and 94.31 before ambiguity
+    // classes); 10 epochs reach 95.55 and 94.98.
     let model = train_tagger(&train, &tags, 3, 1);
     let (upos, xpos) = accuracy(&mut Tagger::from_model(&model), &dev, &gold);
     eprintln!("en_ewt dev after 3 tagger epochs: UPOS {upos:.2} XPOS {xpos:.2}");
-    assert!(upos > 93.5 && xpos > 93.0, "UPOS {upos:.2} XPOS {xpos:.2} below the floor");
+    assert!(upos > 95.0 && xpos > 94.4, "UPOS {upos:.2} XPOS {xpos:.2} below the floor");
 }
 
 #[test]

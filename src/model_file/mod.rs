@@ -377,11 +377,15 @@ impl ModelFile {
                 if crc32fast::hash(&map[tm.range()]) != tm.crc {
                     return Err(fmt_err(FormatError::Checksum { name: tm.name() }));
                 }
+                // The feature set comes first, so that a model from other features is told
+                // apart before the rest (whose layout may differ) is read.
+                let feature_set: String = bincode::deserialize(&map[tm.range()])
+                    .map_err(|e| fmt_err(FormatError::Metadata(e.to_string())))?;
+                if feature_set != TAGGER_FEATURE_SET {
+                    return Err(fmt_err(FormatError::FeatureSet(feature_set)));
+                }
                 let mut tmeta: TaggerMeta = bincode::deserialize(&map[tm.range()])
                     .map_err(|e| fmt_err(FormatError::Metadata(e.to_string())))?;
-                if tmeta.feature_set != TAGGER_FEATURE_SET {
-                    return Err(fmt_err(FormatError::FeatureSet(tmeta.feature_set)));
-                }
                 tmeta.tags.rebuild_index();
                 let passes =
                     [(find(TSLOTS)?.range(), find(TROWS)?.range()), (find(T2SLOTS)?.range(), find(T2ROWS)?.range())];

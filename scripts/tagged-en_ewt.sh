@@ -18,4 +18,7 @@ for jk in 4 0; do
   "$sp" parse --model "$out/jk$jk.model" "$out/dev.txt" --output "$out/jk$jk.dev.conllu"
   echo "== jackknife $jk: en_ewt dev from tokenized text"
   "$sp" eval "$ud/dev.conllu.zst" "$out/jk$jk.dev.conllu"
+  "$sp" parse --model "$out/jk$jk.model" "$ud/dev.conllu.zst" --output "$out/jk$jk.gold.conllu" 2>/dev/null
+  echo "== jackknife $jk: en_ewt dev with gold tags (the gap to tokenized text)"
+  "$sp" eval "$ud/dev.conllu.zst" "$out/jk$jk.gold.conllu"
 done

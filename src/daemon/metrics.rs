@@ -74,6 +74,11 @@ impl Metrics {
         last.2
     }
 
+    /// A number that grows whenever a sentence or a file is finished.
+    pub fn progress(&self) -> u64 {
+        get(&self.sentences) + get(&self.files_done) + get(&self.files_failed)
+    }
+
     /// One line for systemd's STATUS.
     pub fn status(&self) -> String {
         format!(

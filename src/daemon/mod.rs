@@ -302,6 +302,7 @@ fn serve(setup: &Setup, requests: &Receiver<Request>, metrics: &Arc<Metrics>) ->
     let watchdog = systemd::watchdog_timeout();
     let ticker = tick(watchdog.map_or(Duration::from_millis(500), |w| (w / 2).min(Duration::from_millis(500))));
     let (mut last_rescan, mut last_metrics, mut last_status) = (Instant::now(), Instant::now(), Instant::now());
+    let (mut last_work, mut last_progress) = (metrics.progress(), Instant::now());
     systemd::ready(&format!("serving {} with model {}", s.spool.incoming.display(), setup.label));
     log(&format!("watching {} with model {}", s.spool.incoming.display(), setup.label));
     let mut request: Option<Request> = None;
@@ -335,7 +336,13 @@ fn serve(setup: &Setup, requests: &Receiver<Request>, metrics: &Arc<Metrics>) ->
             recv(finished_rx) -> f => if let Ok(f) = f { s.finished(f) },
             recv(engine_rx) -> r => engine_result = Some(r.unwrap_or(Err("the pipeline thread panicked".into()))),
             recv(ticker) -> _ => {
-                if watchdog.is_some() {
+                // A pipeline that holds files but has stopped moving is hung: stop pinging, and
+                // systemd restarts us (the files are parsed again from processing/).
+                let work = metrics.progress();
+                if work != last_work || s.in_flight == 0 {
+                    (last_work, last_progress) = (work, Instant::now());
+                }
+                if watchdog.is_some_and(|w| last_progress.elapsed() < w) {
                     systemd::watchdog();
                 }
                 if last_rescan.elapsed() >= setup.config.rescan() {

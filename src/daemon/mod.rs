@@ -274,7 +274,8 @@ fn serve(setup: &Setup, requests: &Receiver<Request>, metrics: &Arc<Metrics>) ->
             setup.config.parse.min_confidence,
             metrics.clone(),
             finished_tx,
-        );
+        )
+        .map_err(io_error("starting the publishing thread"))?;
         let (opts, abandon) = (setup.pipeline_options(), abandon.clone());
         std::thread::Builder::new()
             .name("spoolparse-pipeline".into())
@@ -283,6 +284,8 @@ fn serve(setup: &Setup, requests: &Receiver<Request>, metrics: &Arc<Metrics>) ->
                     RunError::Pool(e) => e,
                     RunError::Sink(e) => e.to_string(),
                 });
+                // Every finished file is published before the pipeline counts as stopped.
+                let result = result.and(sink.close().map_err(|e| e.to_string()));
                 let _ = engine_tx.send(result);
             })
             .map_err(io_error("starting the pipeline"))?

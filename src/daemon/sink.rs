@@ -57,6 +57,9 @@ struct FileOutputs {
 
 /// The daemon's [`Sink`]. Its errors (an output that cannot be written) are fatal: the daemon
 /// stops, and the files it held are parsed again by the next one.
+///
+/// Finished files are published (fsync, renames, acknowledgement) by a thread of their own, so
+/// that the writer goes on with the next file while the disk syncs.
 pub struct SpoolSink {
     spool: Spool,
     claims: Claims,
@@ -64,6 +67,32 @@ pub struct SpoolSink {
     metrics: Arc<Metrics>,
     finished: Sender<Finished>,
     open: HashMap<u64, FileOutputs>,
+    publish: Option<Sender<(String, FileOutputs, Claim)>>,
+    publisher: Option<std::thread::JoinHandle<io::Result<()>>>,
+}
+
+/// Makes a complete file's outputs durable, publishes them and acknowledges the input.
+fn publish(
+    spool: &Spool,
+    metrics: &Metrics,
+    finished: &Sender<Finished>,
+    name: String,
+    out: FileOutputs,
+    claim: Claim,
+) -> io::Result<()> {
+    out.accepted.finish_durably()?;
+    out.lowconf.finish_durably()?;
+    spool.acknowledge(claim, &out.paths)?;
+    Metrics::add(&metrics.files_done, 1);
+    let fate = Fate::Done {
+        sentences: out.sentences,
+        words: out.words,
+        lowconf: out.lowconf_count,
+        malformed: out.malformed,
+        seconds: out.started.elapsed().as_secs_f64(),
+    };
+    let _ = finished.send(Finished { name, fate });
+    Ok(())
 }
 
 /// How an output file names the model that parsed it (`# model = …`).
@@ -87,8 +116,42 @@ impl SpoolSink {
         min_confidence: f64,
         metrics: Arc<Metrics>,
         finished: Sender<Finished>,
-    ) -> Self {
-        SpoolSink { spool, claims, min_confidence, metrics, finished, open: HashMap::new() }
+    ) -> io::Result<Self> {
+        // Two files waiting at most: the writer waits rather than pile up open outputs.
+        let (tx, rx) = crossbeam_channel::bounded::<(String, FileOutputs, Claim)>(2);
+        let publisher = {
+            let (spool, metrics, finished) = (spool.clone(), Arc::clone(&metrics), finished.clone());
+            std::thread::Builder::new().name("spoolparse-publish".into()).spawn(move || {
+                for (name, out, claim) in rx {
+                    publish(&spool, &metrics, &finished, name, out, claim)?;
+                }
+                Ok(())
+            })?
+        };
+        Ok(SpoolSink {
+            spool,
+            claims,
+            min_confidence,
+            metrics,
+            finished,
+            open: HashMap::new(),
+            publish: Some(tx),
+            publisher: Some(publisher),
+        })
+    }
+
+    /// Waits until every finished file is published; the first error if one could not be.
+    pub fn close(mut self) -> io::Result<()> {
+        self.join_publisher()
+    }
+
+    fn join_publisher(&mut self) -> io::Result<()> {
+        self.publish = None;
+        match self.publisher.take().map(|p| p.join()) {
+            None | Some(Ok(Ok(()))) => Ok(()),
+            Some(Ok(Err(e))) => Err(e),
+            Some(Err(_)) => Err(io::Error::other("the publishing thread panicked")),
+        }
     }
 
     fn name(&self, job: &Job) -> String {
@@ -191,18 +254,13 @@ impl Sink for SpoolSink {
             Outcome::Complete => {
                 self.outputs(job)?;
                 let out = self.open.remove(&job.id).ok_or_else(|| io::Error::other("output vanished"))?;
-                out.accepted.finish_durably()?;
-                out.lowconf.finish_durably()?;
-                self.spool.acknowledge(self.take_claim(job)?, &out.paths)?;
-                self.count(&self.metrics.files_done, 1);
-                let fate = Fate::Done {
-                    sentences: out.sentences,
-                    words: out.words,
-                    lowconf: out.lowconf_count,
-                    malformed: out.malformed,
-                    seconds: out.started.elapsed().as_secs_f64(),
-                };
-                self.report(name, fate);
+                let claim = self.take_claim(job)?;
+                let sent = self.publish.as_ref().is_some_and(|p| p.send((name, out, claim)).is_ok());
+                if !sent {
+                    // The publisher stopped: its error is the one to report.
+                    self.join_publisher()?;
+                    return Err(io::Error::other("the publishing thread stopped"));
+                }
             }
             Outcome::Failed(error) => {
                 self.open.remove(&job.id);
@@ -222,5 +280,11 @@ impl Sink for SpoolSink {
             }
         }
         Ok(())
+    }
+}
+
+impl Drop for SpoolSink {
+    fn drop(&mut self) {
+        let _ = self.join_publisher();
     }
 }

@@ -383,12 +383,13 @@ pub fn run<S: Sink>(
     opts: &PipelineOptions,
     abandon: &AtomicBool,
 ) -> Result<(), RunError<S::Error>> {
+    let threads = opts.threads.max(1);
     let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(opts.threads.max(1))
+        .num_threads(threads)
         .thread_name(|i| format!("spoolparse-parse-{i}"))
         .build()
         .map_err(|e| RunError::Pool(e.to_string()))?;
-    let pool_size = opts.threads.max(1) * opts.batches_per_thread.max(2) + opts.readers;
+    let pool_size = threads * opts.batches_per_thread.max(2) + opts.readers;
     let (free_tx, free_rx) = bounded::<Batch>(pool_size);
     let (work_tx, work_rx) = bounded::<Batch>(pool_size);
     let (done_tx, done_rx) = bounded::<Batch>(pool_size);
@@ -416,7 +417,7 @@ pub fn run<S: Sink>(
         }
         scope.spawn(|| {
             pool.scope(|s| {
-                for _ in 0..opts.threads.max(1) {
+                for _ in 0..threads {
                     let (work_rx, done_tx) = (work_rx.clone(), done_tx.clone());
                     s.spawn(move |_| parse_batches(opts, &work_rx, &done_tx));
                 }
@@ -483,9 +484,8 @@ fn read_job(
             if abandon.load(Ordering::Relaxed) {
                 break Outcome::Abandoned;
             }
-            let format = job.format;
             let index = batch.used;
-            match opts.read(&mut reader, batch.slot(), format) {
+            match opts.read(&mut reader, batch.slot(), job.format) {
                 Read::End => break Outcome::Complete,
                 Read::Unreadable(e) => break Outcome::Failed(e.into()),
                 Read::Malformed(error, text) => batch.malformed.push(Malformed { index, error, text }),

@@ -201,11 +201,16 @@ impl Setup {
     }
 }
 
+/// Sends `-SIGNAL` (`-TERM`, `-HUP`) to `child` with kill(1).
+fn signal(child: &Child, signal: &str) {
+    let ok = Command::new("kill").args([signal, &child.id().to_string()]).status().unwrap();
+    assert!(ok.success());
+}
+
 /// Sends SIGTERM and waits for the exit, at most `limit`.
 fn terminate(child: &mut Child, limit: Duration) -> (ExitStatus, Duration) {
     let started = Instant::now();
-    let ok = Command::new("kill").args(["-TERM", &child.id().to_string()]).status().unwrap();
-    assert!(ok.success());
+    signal(child, "-TERM");
     loop {
         if let Some(status) = child.try_wait().unwrap() {
             return (status, started.elapsed());
@@ -488,8 +493,7 @@ fn systemd_is_told_ready_watchdog_reloading_stopping_and_sighup_swaps_the_model(
     );
     assert!(out.status.success());
     fs::rename(&other, &model).unwrap();
-    let ok = Command::new("kill").args(["-HUP", &daemon.id().to_string()]).status().unwrap();
-    assert!(ok.success());
+    signal(&daemon, "-HUP");
     expect_notification(&socket, "RELOADING=1", &mut seen);
     expect_notification(&socket, "READY=1", &mut seen);
     let second = input("second.conllu", 5, &mut rng, false);
@@ -500,8 +504,7 @@ fn systemd_is_told_ready_watchdog_reloading_stopping_and_sighup_swaps_the_model(
     assert_ne!(before, after, "the output does not record the new model");
     assert_eq!(label("first.conllu"), before, "an earlier output changed");
 
-    let ok = Command::new("kill").args(["-TERM", &daemon.id().to_string()]).status().unwrap();
-    assert!(ok.success());
+    signal(&daemon, "-TERM");
     expect_notification(&socket, "STOPPING=1", &mut seen);
     assert!(daemon.wait().unwrap().success());
     assert!(seen.iter().any(|m| m.lines().any(|l| l.starts_with("STATUS="))), "{seen:?}");

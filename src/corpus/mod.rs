@@ -190,6 +190,15 @@ impl Sentence {
         self.first_line = 0;
     }
 
+    /// A token line to fill: a spare one (keeping its allocation) or a new one.
+    fn spare_token(&mut self) -> TokenLine {
+        self.spare_tokens.pop().unwrap_or(TokenLine {
+            text: String::new(),
+            tabs: [0; COLUMNS - 1],
+            kind: TokenKind::Word,
+        })
+    }
+
     fn push_comment(&mut self, text: &str) {
         let mut c = self.spare_comments.pop().unwrap_or_default();
         c.clear();
@@ -198,11 +207,7 @@ impl Sentence {
     }
 
     fn push_token(&mut self, text: &str, kind_of: fn(&str) -> Option<TokenKind>) -> Result<&TokenLine, ErrorKind> {
-        let mut t = self.spare_tokens.pop().unwrap_or(TokenLine {
-            text: String::new(),
-            tabs: [0; COLUMNS - 1],
-            kind: TokenKind::Word,
-        });
+        let mut t = self.spare_token();
         let filled = t.fill(text, kind_of);
         self.tokens.push(t);
         filled?;
@@ -334,11 +339,7 @@ impl Sentence {
         self.comments.push(comment);
         let mut buf = [0u8; 20];
         for (i, token) in line.split_whitespace().enumerate() {
-            let mut t = self.spare_tokens.pop().unwrap_or(TokenLine {
-                text: String::new(),
-                tabs: [0; COLUMNS - 1],
-                kind: TokenKind::Word,
-            });
+            let mut t = self.spare_token();
             t.text.clear();
             t.text.push_str(format_usize(i + 1, &mut buf));
             t.text.push('\t');

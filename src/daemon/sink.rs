@@ -3,9 +3,9 @@
 //! durable. This module owns the output files' contents; the moves between spool directories
 //! are [`super::spool`]'s.
 
+use std::collections::hash_map::Entry;
 use std::collections::HashMap;
 use std::io::{self, Write};
-use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
@@ -101,6 +101,11 @@ pub fn model_label(model: &ModelFile) -> String {
     format!("{name} {}", model.fingerprint())
 }
 
+/// The input's file name, the same in every spool directory.
+fn spool_name(job: &Job) -> String {
+    job.path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()
+}
+
 /// An error message that names the input by its spool name rather than its current path.
 fn describe(name: &str, error: &CorpusError) -> String {
     match error.line {
@@ -154,32 +159,30 @@ impl SpoolSink {
         }
     }
 
-    fn name(&self, job: &Job) -> String {
-        job.path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()
-    }
-
     /// The outputs of `job`, created at its first sentence.
     fn outputs(&mut self, job: &Job) -> io::Result<&mut FileOutputs> {
-        if !self.open.contains_key(&job.id) {
-            let paths = self.spool.outputs(&self.name(job));
-            let create = |p: &std::path::Path| {
-                Output::create(p).map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", p.display())))
-            };
-            let outputs = FileOutputs {
-                accepted: create(&paths.accepted_tmp)?,
-                lowconf: create(&paths.lowconf_tmp)?,
-                paths,
-                accepted_started: false,
-                lowconf_started: false,
-                sentences: 0,
-                words: 0,
-                lowconf_count: 0,
-                malformed: 0,
-                started: Instant::now(),
-            };
-            self.open.insert(job.id, outputs);
+        match self.open.entry(job.id) {
+            Entry::Occupied(e) => Ok(e.into_mut()),
+            Entry::Vacant(e) => {
+                let paths = self.spool.outputs(&spool_name(job));
+                let create = |p: &std::path::Path| {
+                    Output::create(p).map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", p.display())))
+                };
+                let outputs = FileOutputs {
+                    accepted: create(&paths.accepted_tmp)?,
+                    lowconf: create(&paths.lowconf_tmp)?,
+                    paths,
+                    accepted_started: false,
+                    lowconf_started: false,
+                    sentences: 0,
+                    words: 0,
+                    lowconf_count: 0,
+                    malformed: 0,
+                    started: Instant::now(),
+                };
+                Ok(e.insert(outputs))
+            }
         }
-        self.open.get_mut(&job.id).ok_or_else(|| io::Error::other("output vanished"))
     }
 
     /// The output a sentence goes to, with the model line written first in each file.
@@ -194,10 +197,6 @@ impl SpoolSink {
             writeln!(w, "# model = {}", model_label(&job.model))?;
         }
         Ok(w)
-    }
-
-    fn count(&self, counter: &AtomicU64, n: u64) {
-        Metrics::add(counter, n);
     }
 
     fn report(&self, name: String, fate: Fate) {
@@ -223,15 +222,15 @@ impl Sink for SpoolSink {
         out.sentences += 1;
         out.words += sent.len() as u64;
         out.lowconf_count += u64::from(lowconf);
-        let m = Arc::clone(&self.metrics);
-        self.count(&m.sentences, 1);
-        self.count(&m.words, sent.len() as u64);
-        self.count(if lowconf { &m.lowconf } else { &m.accepted }, 1);
+        let m = &self.metrics;
+        Metrics::add(&m.sentences, 1);
+        Metrics::add(&m.words, sent.len() as u64);
+        Metrics::add(if lowconf { &m.lowconf } else { &m.accepted }, 1);
         Ok(())
     }
 
     fn malformed(&mut self, job: &Job, error: CorpusError, text: &str) -> io::Result<()> {
-        let why = describe(&self.name(job), &error);
+        let why = describe(&spool_name(job), &error);
         let out = self.outputs(job)?;
         let w = Self::target(out, true, job)?;
         // A comment cannot span lines.
@@ -241,15 +240,15 @@ impl Sink for SpoolSink {
         out.sentences += 1;
         out.lowconf_count += 1;
         out.malformed += 1;
-        let m = Arc::clone(&self.metrics);
-        self.count(&m.sentences, 1);
-        self.count(&m.lowconf, 1);
-        self.count(&m.malformed, 1);
+        let m = &self.metrics;
+        Metrics::add(&m.sentences, 1);
+        Metrics::add(&m.lowconf, 1);
+        Metrics::add(&m.malformed, 1);
         Ok(())
     }
 
     fn end(&mut self, job: &Job, outcome: Outcome) -> io::Result<()> {
-        let name = self.name(job);
+        let name = spool_name(job);
         match outcome {
             Outcome::Complete => {
                 self.outputs(job)?;
@@ -269,7 +268,7 @@ impl Sink for SpoolSink {
                     JobError::NoTagger { error, .. } => format!("{name}: {error}"),
                 };
                 self.spool.fail(self.take_claim(job)?, &why)?;
-                self.count(&self.metrics.files_failed, 1);
+                Metrics::add(&self.metrics.files_failed, 1);
                 self.report(name, Fate::Failed(why));
             }
             Outcome::Abandoned => {

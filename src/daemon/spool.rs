@@ -91,11 +91,8 @@ impl Spool {
         // Between our open and our lock, another daemon may have claimed, finished and moved
         // that file, and a new one with the same name may have arrived: rename only the file
         // that we hold.
-        match fs::metadata(&from) {
-            Ok(m) if same_file(&m, &lock.metadata()?) => {}
-            Ok(_) => return Ok(None),
-            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
-            Err(e) => return Err(e),
+        if !still_named(&from, &lock)? {
+            return Ok(None);
         }
         let path = self.processing.join(name);
         match fs::rename(&from, &path) {
@@ -113,7 +110,7 @@ impl Spool {
             let path = self.processing.join(&name);
             if let Some(lock) = lock(&path)? {
                 // Still there once locked? (Its owner may have just finished with it.)
-                if fs::metadata(&path).is_ok_and(|m| lock.metadata().is_ok_and(|l| same_file(&m, &l))) {
+                if still_named(&path, &lock).unwrap_or(false) {
                     claims.push(Claim { name, path, _lock: lock });
                 }
             }
@@ -181,8 +178,15 @@ fn lock(path: &Path) -> io::Result<Option<File>> {
     }
 }
 
-fn same_file(a: &fs::Metadata, b: &fs::Metadata) -> bool {
-    a.dev() == b.dev() && a.ino() == b.ino()
+/// Whether `path` still names the file that `lock` has open (not gone, not replaced).
+fn still_named(path: &Path, lock: &File) -> io::Result<bool> {
+    let named = match fs::metadata(path) {
+        Ok(m) => m,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(false),
+        Err(e) => return Err(e),
+    };
+    let held = lock.metadata()?;
+    Ok(named.dev() == held.dev() && named.ino() == held.ino())
 }
 
 /// Regular, non-dot files in `dir`, sorted by name.

@@ -108,22 +108,33 @@ impl TransitionScores {
         let l = self.labels;
         let runs =
             [(0..1, legal.shift), (1..2, legal.right_root), (2..l + 1, legal.right), (l + 1..l + 2, legal.reduce)];
-        let mut best: Option<(usize, f32)> = None;
-        for (run, allowed) in runs.into_iter().chain([(l + 3..scores.len(), legal.left)]) {
-            if !allowed {
-                continue;
-            }
-            for (pos, &s) in scores.iter().enumerate().take(run.end).skip(run.start) {
-                let better = match best {
-                    None => true,
-                    Some((b, bs)) => s > bs || (s == bs && self.transition(pos).index() < self.transition(b).index()),
-                };
-                if better {
-                    best = Some((pos, s));
+        let legal_runs = runs
+            .into_iter()
+            .chain([(l + 3..scores.len(), legal.left)])
+            .filter_map(|(run, allowed)| (allowed && run.start < scores.len()).then(|| run.start..run.end.min(scores.len())));
+        // Two passes: the maximum (a branch-free loop the compiler vectorises), then the lowest
+        // transition index among the legal classes that reach it (ties are rare, but parses must
+        // not depend on the order classes are stored in).
+        let max = legal_runs.clone().map(|run| max_of(&scores[run])).fold(f32::NEG_INFINITY, f32::max);
+        let mut best: Option<(usize, usize)> = None;
+        let mut first_legal = None;
+        for run in legal_runs {
+            first_legal = first_legal.or(Some(run.start));
+            for (c, chunk) in scores[run.clone()].chunks(LANES).enumerate() {
+                if !chunk.iter().fold(false, |hit, &s| hit | (s == max)) {
+                    continue;
+                }
+                for (i, &s) in chunk.iter().enumerate() {
+                    let pos = run.start + c * LANES + i;
+                    let index = self.transition(pos).index();
+                    if s == max && best.is_none_or(|(_, b)| index < b) {
+                        best = Some((pos, index));
+                    }
                 }
             }
         }
-        best.map(|(pos, _)| self.transition(pos))
+        // Without a maximum (only NaN scores, from a corrupt model), any legal transition.
+        best.map(|(pos, _)| pos).or(first_legal).map(|pos| self.transition(pos))
     }
 
     /// The probability of legal transition `t`: softmax over the legal transitions at
@@ -131,6 +142,24 @@ impl TransitionScores {
     pub fn probability(&self, legal: &Legal, t: Transition, temperature: f32) -> f32 {
         probability_of(&self.scores[..self.scored], self.position(t), temperature, |pos| self.allows(legal, pos))
     }
+}
+
+/// Lanes of the vectorisable loops over scores.
+const LANES: usize = 8;
+
+/// The largest of `xs` (NaN ignored; −∞ if empty), lane by lane so that the compiler vectorises
+/// it: a plain running maximum is a serial chain it must not reorder.
+#[inline]
+fn max_of(xs: &[f32]) -> f32 {
+    let mut lanes = [f32::NEG_INFINITY; LANES];
+    let chunks = xs.chunks_exact(LANES);
+    let tail = chunks.remainder();
+    for chunk in chunks {
+        for (m, &s) in lanes.iter_mut().zip(chunk) {
+            *m = if s > *m { s } else { *m };
+        }
+    }
+    lanes.into_iter().chain(tail.iter().copied()).fold(f32::NEG_INFINITY, f32::max)
 }
 
 /// A greedy parser over borrowed weights, with its reusable scratch space.

@@ -270,7 +270,7 @@ fn encode_row(row: &[(u16, f32)], classes: usize, precision: Precision, class_by
 /// A read-only view of a table, borrowed from a memory map (or any byte buffer).
 #[derive(Debug, Clone, Copy)]
 pub struct TableView<'a> {
-    slots: &'a [u8],
+    slots: &'a [[u8; 8]],
     rows: &'a [u8],
     /// Rows starting below this are dense.
     dense_end: usize,
@@ -283,30 +283,33 @@ pub struct TableView<'a> {
 const CHUNK: usize = 128;
 
 #[inline(always)]
-fn prefetch(bytes: &[u8], at: usize) {
+fn prefetch<T>(items: &[T], at: usize) {
     #[cfg(target_arch = "x86_64")]
-    if let Some(b) = bytes.get(at) {
-        // SAFETY: prefetching is a hint; the address comes from a live slice element.
-        unsafe { std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>((b as *const u8).cast::<i8>()) };
+    {
+        // Never dereferenced, so an offset past the end (from a corrupt slot) is harmless.
+        let p = items.as_ptr().wrapping_add(at);
+        // SAFETY: prefetching is a hint: it never faults, whatever the address.
+        unsafe { std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(p.cast::<i8>()) };
     }
     #[cfg(not(target_arch = "x86_64"))]
-    let _ = (bytes, at);
+    let _ = (items, at);
 }
 
 /// The slot array's entry for `key`: its row's byte offset, if present.
 #[inline(always)]
-fn probe(slots: &[u8], key: u64) -> Option<u32> {
-    let n = slots.len() / 8;
+fn probe(slots: &[[u8; 8]], key: u64) -> Option<u32> {
+    let n = slots.len();
     let fp = key as u32;
     let mut i = home(key, n);
     // A corrupt table might have no empty slot: never probe more than all of them.
     for _ in 0..n {
-        let b = slots.get(i * 8..i * 8 + 8)?;
-        let start = u32::from_le_bytes([b[4], b[5], b[6], b[7]]);
+        // One load per slot: fingerprint in the low half, row field in the high half.
+        let slot = u64::from_le_bytes(*slots.get(i)?);
+        let start = (slot >> 32) as u32;
         if start == EMPTY {
             return None;
         }
-        if u32::from_le_bytes([b[0], b[1], b[2], b[3]]) == fp {
+        if slot as u32 == fp {
             return Some(start);
         }
         i = if i + 1 == n { 0 } else { i + 1 };
@@ -375,6 +378,7 @@ impl<'a> TableView<'a> {
         if n == 0 || slots.len() != n.checked_mul(8)? || rows.len() > MAX_ROWS_BYTES || dense_end > rows.len() {
             return None;
         }
+        let (slots, _) = slots.as_chunks::<8>();
         Some(TableView { slots, rows, dense_end, layout, simd: simd_supported() })
     }
 
@@ -444,11 +448,11 @@ impl<'a> TableView<'a> {
     /// `starts` and returns how many were found.
     #[inline(always)]
     fn find_rows(&self, features: &[u64], classes: usize, starts: &mut [u32; CHUNK]) -> usize {
-        let n = self.slots.len() / 8;
+        let n = self.slots.len();
         // Bytes of a dense row that hold the classes scored.
         let dense_len = self.layout.precision.header_bytes() + classes * self.layout.precision.weight_bytes();
         for &f in features {
-            prefetch(self.slots, home(f, n) * 8);
+            prefetch(self.slots, home(f, n));
         }
         let mut found = 0;
         for &f in features {
@@ -507,7 +511,8 @@ impl<'a> TableView<'a> {
         let header = self.layout.precision.header_bytes();
         // Lanes read per dense row; those past `n` hold the next bytes of the file, never stored.
         let body_bytes = 8 * V * self.layout.precision.weight_bytes();
-        let mut spill = [0f32; 8 * 16];
+        // Room for any one-byte class: a sparse record past the classes scored lands past `n`.
+        let mut spill = [0f32; 256];
         spill[..n].copy_from_slice(scores);
         let mut acc = [_mm256_setzero_ps(); V];
         for (v, a) in acc.iter_mut().enumerate() {
@@ -522,7 +527,7 @@ impl<'a> TableView<'a> {
                 for (v, a) in acc.iter().enumerate() {
                     _mm256_storeu_ps(spill.as_mut_ptr().add(8 * v), *a);
                 }
-                self.add_row(start as u32, &mut spill[..n]);
+                self.add_sparse_row(start, &mut spill, n);
                 for (v, a) in acc.iter_mut().enumerate() {
                     *a = _mm256_loadu_ps(spill.as_ptr().add(8 * v));
                 }
@@ -547,6 +552,35 @@ impl<'a> TableView<'a> {
             _mm256_storeu_ps(spill.as_mut_ptr().add(8 * v), *a);
         }
         scores.copy_from_slice(&spill[..n]);
+    }
+
+    /// Adds the row at `start`, not a dense one, to `spill`, whose first `n` classes are the
+    /// ones scored: [`TableView::add_row`], but with one-byte classes indexing `spill` without
+    /// a check (a class past `n` lands where nobody reads) and the scale converted by F16C.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2,f16c")]
+    fn add_sparse_row(&self, start: usize, spill: &mut [f32; 256], n: usize) {
+        use std::arch::x86_64::*;
+        let precision = self.layout.precision;
+        let header = precision.header_bytes();
+        let Some(head) = self.rows.get(start..start + header) else { return };
+        let count = u16::from_le_bytes([head[0], head[1]]);
+        if count == DENSE || self.layout.class_bytes != 1 || precision == Precision::F16 {
+            return self.add_row(start as u32, &mut spill[..n]);
+        }
+        let record = 1 + precision.weight_bytes();
+        let Some(body) = self.rows.get(start + header..start + header + count as usize * record) else { return };
+        if precision == Precision::I8 {
+            let half = u16::from_le_bytes([head[2], head[3]]);
+            let scale = _mm_cvtss_f32(_mm_cvtph_ps(_mm_cvtsi32_si128(i32::from(half))));
+            for r in body.chunks_exact(2) {
+                spill[usize::from(r[0])] += scale * f32::from(r[1] as i8);
+            }
+        } else {
+            for r in body.chunks_exact(5) {
+                spill[usize::from(r[0])] += f32::from_le_bytes([r[1], r[2], r[3], r[4]]);
+            }
+        }
     }
 }
 

@@ -282,6 +282,14 @@ pub struct TableView<'a> {
 /// The most features scored at once; larger sets are scored in chunks.
 const CHUNK: usize = 128;
 
+/// The rows found for a chunk of features: byte offsets of the dense and of the sparse ones.
+struct FoundRows {
+    dense: [u32; CHUNK],
+    sparse: [u32; CHUNK],
+    dense_count: usize,
+    sparse_count: usize,
+}
+
 #[inline(always)]
 fn prefetch<T>(items: &[T], at: usize) {
     #[cfg(target_arch = "x86_64")]
@@ -435,34 +443,39 @@ impl<'a> TableView<'a> {
     }
 
     /// Adds the weights of `features` to `scores`, as [`TableView::score`] sums them.
+    ///
+    /// Of each chunk of features the sparse rows are added first, then the dense ones, each in
+    /// feature order, on every CPU: the vector kernel then keeps the scores in registers over all
+    /// dense rows, and no branch per row asks which kind comes next.
     pub fn add(&self, features: &[u64], scores: &mut [f32]) {
-        let mut starts = [0u32; CHUNK];
+        let mut found = FoundRows { dense: [0; CHUNK], sparse: [0; CHUNK], dense_count: 0, sparse_count: 0 };
         for chunk in features.chunks(CHUNK) {
-            let found = self.find_rows(chunk, scores.len(), &mut starts);
-            self.add_rows(&starts[..found], scores);
+            self.find_rows(chunk, scores.len(), &mut found);
+            self.add_rows(&found, scores);
         }
     }
 
     /// Looks up the rows of `features` (at most [`CHUNK`]), prefetching their slots, then the
-    /// lines of their rows that hold the first `classes` classes; writes the rows' offsets into
-    /// `starts` and returns how many were found.
+    /// lines of their rows that hold the first `classes` classes; lists the rows' offsets in
+    /// `found`, dense and sparse apart.
     #[inline(always)]
-    fn find_rows(&self, features: &[u64], classes: usize, starts: &mut [u32; CHUNK]) -> usize {
+    fn find_rows(&self, features: &[u64], classes: usize, found: &mut FoundRows) {
         let n = self.slots.len();
-        // Bytes of a dense row that hold the classes scored.
-        let dense_len = self.layout.precision.header_bytes() + classes * self.layout.precision.weight_bytes();
+        // Lines beyond its first of a dense row that hold the classes scored.
+        let dense_lines =
+            (self.layout.precision.header_bytes() + classes * self.layout.precision.weight_bytes() - 1) / 64;
         for &f in features {
             prefetch(self.slots, home(f, n));
         }
-        let mut found = 0;
+        found.dense_count = 0;
+        found.sparse_count = 0;
         for &f in features {
             if let Some(r) = probe(self.slots, f) {
                 let start = (r & OFFSET_MASK) as usize;
-                let mut extra = (r >> OFFSET_BITS) as usize;
-                if start < self.dense_end {
-                    // Dense rows start a line: only the lines of the classes scored.
-                    extra = extra.min((dense_len - 1) / 64);
-                }
+                let dense = start < self.dense_end;
+                let lines = (r >> OFFSET_BITS) as usize;
+                // Dense rows start a line: only the lines of the classes scored.
+                let extra = if dense { lines.min(dense_lines) } else { lines };
                 // Most rows span one or two lines: those two prefetches without a branch, as a
                 // loop exit per row would be mispredicted (measured: a quarter of the time).
                 prefetch(self.rows, start);
@@ -470,41 +483,44 @@ impl<'a> TableView<'a> {
                 for line in 2..=extra {
                     prefetch(self.rows, start + 64 * line);
                 }
-                starts[found] = start as u32;
-                found += 1;
+                // Both lists get the offset and one count moves: no branch on the kind of row.
+                found.dense[found.dense_count] = start as u32;
+                found.sparse[found.sparse_count] = start as u32;
+                found.dense_count += usize::from(dense);
+                found.sparse_count += usize::from(!dense);
             }
         }
-        found
     }
 
-    /// Adds the rows at `starts`, in that order, to `scores`.
+    /// Adds the rows `found` to `scores`, the sparse ones first.
     #[inline(always)]
-    fn add_rows(&self, starts: &[u32], scores: &mut [f32]) {
+    fn add_rows(&self, found: &FoundRows, scores: &mut [f32]) {
+        let (dense, sparse) = (&found.dense[..found.dense_count], &found.sparse[..found.sparse_count]);
         #[cfg(target_arch = "x86_64")]
         if self.simd && self.layout.precision != Precision::F16 {
             // SAFETY: `simd` is set only where the CPU has AVX2 and F16C.
             macro_rules! kernel {
                 ($($v:literal)*) => {
                     match scores.len().div_ceil(8) {
-                        $($v => return unsafe { self.add_rows_avx2::<$v>(starts, scores) },)*
+                        $($v => return unsafe { self.add_rows_avx2::<$v>(dense, sparse, scores) },)*
                         _ => {}
                     }
                 };
             }
             kernel!(1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16);
         }
-        for &start in starts {
+        for &start in sparse.iter().chain(dense) {
             self.add_row(start, scores);
         }
     }
 
-    /// [`TableView::add_rows`] for up to `8·V` classes, with the scores held in `V` vector
-    /// registers from the first row to the last, so that a dense row costs a load, a conversion
-    /// and an add per eight classes. Sums are exactly the scalar ones: each class still gets
-    /// `scale · weight` added row by row in the same order (sparse rows go through memory).
+    /// [`TableView::add_rows`] for up to `8·V` classes: the scores are held in `V` vector
+    /// registers over all dense rows, so that a dense row costs a load, a conversion and an add
+    /// per eight classes. Sums are exactly the scalar ones: each class gets `scale · weight`
+    /// added row by row in the same order.
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx2,f16c")]
-    unsafe fn add_rows_avx2<const V: usize>(&self, starts: &[u32], scores: &mut [f32]) {
+    unsafe fn add_rows_avx2<const V: usize>(&self, dense: &[u32], sparse: &[u32], scores: &mut [f32]) {
         use std::arch::x86_64::*;
         let n = scores.len();
         let i8_weights = self.layout.precision == Precision::I8;
@@ -514,20 +530,24 @@ impl<'a> TableView<'a> {
         // Room for any one-byte class: a sparse record past the classes scored lands past `n`.
         let mut spill = [0f32; 256];
         spill[..n].copy_from_slice(scores);
+        for &start in sparse {
+            self.add_sparse_row(start as usize, &mut spill, n);
+        }
         let mut acc = [_mm256_setzero_ps(); V];
         for (v, a) in acc.iter_mut().enumerate() {
             *a = _mm256_loadu_ps(spill.as_ptr().add(8 * v));
         }
-        for &start in starts {
+        for &start in dense {
             let start = start as usize;
-            let dense = start < self.dense_end
-                && self.rows.get(start..start + 2) == Some(&DENSE.to_le_bytes()[..])
+            let whole = self.rows.get(start..start + 2) == Some(&DENSE.to_le_bytes()[..])
                 && start + header + body_bytes <= self.rows.len();
-            if !dense {
+            if !whole {
+                // A row too close to the end of the file to read whole vectors (or, in a
+                // corrupt file, not dense at all): through memory.
                 for (v, a) in acc.iter().enumerate() {
                     _mm256_storeu_ps(spill.as_mut_ptr().add(8 * v), *a);
                 }
-                self.add_sparse_row(start, &mut spill, n);
+                self.add_row(start as u32, &mut spill[..n]);
                 for (v, a) in acc.iter_mut().enumerate() {
                     *a = _mm256_loadu_ps(spill.as_ptr().add(8 * v));
                 }

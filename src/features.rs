@@ -100,9 +100,15 @@ fn distance_bucket(d: u32) -> u64 {
 }
 
 /// Extracts features of configurations into a reused buffer.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct Extractor {
-    feats: Vec<u64>,
+    feats: [u64; FEATURES_PER_CONFIGURATION],
+}
+
+impl Default for Extractor {
+    fn default() -> Self {
+        Extractor::new()
+    }
 }
 
 /// Number of features every configuration yields (one per template instance).
@@ -116,13 +122,14 @@ pub const BUFFER_FEATURES: usize = 16;
 impl Extractor {
     /// A new extractor.
     pub fn new() -> Extractor {
-        Extractor { feats: Vec::with_capacity(FEATURES_PER_CONFIGURATION) }
+        Extractor { feats: [0; FEATURES_PER_CONFIGURATION] }
     }
 
     /// The features of `c` over a sentence with attributes `attrs` (from [`encode_sentence`]).
     pub fn extract(&mut self, c: &Configuration, attrs: &[TokenAttrs]) -> &[u64] {
         let f = &mut self.feats;
-        f.clear();
+        // A fixed array written in place: pushing onto a vector checks its capacity each time.
+        let mut next = 0;
         let at = |node: u32| -> &TokenAttrs {
             if node == NONE {
                 &ABSENT_ATTRS
@@ -172,7 +179,8 @@ impl Extractor {
             for &v in vals {
                 h = combine(h, v);
             }
-            f.push(h);
+            f[next] = h;
+            next += 1;
         };
         push(1, &[]); // bias
         push(5, &[n0.form, n0.tag]);
@@ -273,8 +281,8 @@ impl Extractor {
         push(87, &[s0.upos, n0.upos, dist]);
         push(88, &[label_of(s0n), s0.tag, n0.tag]);
 
-        debug_assert_eq!(f.len(), FEATURES_PER_CONFIGURATION);
-        f
+        debug_assert_eq!(next, FEATURES_PER_CONFIGURATION);
+        &self.feats
     }
 }
 

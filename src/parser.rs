@@ -108,10 +108,9 @@ impl TransitionScores {
         let l = self.labels;
         let runs =
             [(0..1, legal.shift), (1..2, legal.right_root), (2..l + 1, legal.right), (l + 1..l + 2, legal.reduce)];
-        let legal_runs = runs
-            .into_iter()
-            .chain([(l + 3..scores.len(), legal.left)])
-            .filter_map(|(run, allowed)| (allowed && run.start < scores.len()).then(|| run.start..run.end.min(scores.len())));
+        let legal_runs = runs.into_iter().chain([(l + 3..scores.len(), legal.left)]).filter_map(|(run, allowed)| {
+            (allowed && run.start < scores.len()).then(|| run.start..run.end.min(scores.len()))
+        });
         // Two passes: the maximum (a branch-free loop the compiler vectorises), then the lowest
         // transition index among the legal classes that reach it (ties are rare, but parses must
         // not depend on the order classes are stored in).

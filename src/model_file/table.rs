@@ -23,12 +23,14 @@
 //! added to the scores, which are then held in vector registers while every dense row is added
 //! eight classes per instruction. What was measured (issue notes; en_ewt dev, `valgrind
 //! --tool=cachegrind --branch-sim=yes` for instructions and mispredictions, `perf` and
-//! `spoolparse bench` for time): without the prefetches a parse is 15–25% slower; summing in
-//! registers and branch-free prefetching took 904M instructions to 786M and one thread from
-//! about 192k to 245k words/s. Tried and dropped: comparing a whole line of slots at once with
-//! SSE2, and deciding the first two slots with selects (both more instructions than the
-//! mispredictions they saved), copying the table to huge pages (no change), and interleaving the
-//! lookups of independent configurations (no change: the misses already overlap).
+//! `spoolparse bench` for time): without the slot or the row prefetches a parse is 15–25%
+//! slower; summing in registers, prefetching without branches or bounds checks, one load per
+//! slot and sparse records added without checks took one thread from about 186k to 249k words/s
+//! and the last three a parse from 904M to 793M instructions. Tried and dropped: comparing a
+//! line of slots at once with SSE2, or the first two slots with selects (more instructions than
+//! the mispredictions they saved), masked vector loads and stores of the scores (fewer
+//! instructions, no faster), a copy of the table in huge pages, and interleaving the lookups of
+//! independent scoring calls in a replay of a parse (neither faster: the misses already overlap).
 //! Every read is bounds-checked: a corrupt table yields wrong scores, never a panic or undefined
 //! behaviour. This module knows nothing of files or features.
 

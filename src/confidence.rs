@@ -8,6 +8,7 @@
 //! Section 3) evaluated on dev. This module computes; it neither parses nor writes files.
 
 use serde::Serialize;
+use std::ops::Range;
 
 /// Probability of class `best` under the softmax of `scores / temperature` restricted to the
 /// classes `allowed` admits. Classes more than 30 nats below the best are skipped (their
@@ -21,6 +22,24 @@ pub fn probability_of(scores: &[f32], best: usize, temperature: f32, allowed: im
         let d = s - top;
         if d > -cutoff && allowed(i) {
             z += (d / temperature).exp();
+        }
+    }
+    1.0 / z.max(1.0)
+}
+
+/// [`probability_of`] with the allowed classes given as runs of positions in increasing order,
+/// which is cheaper than asking about every class (the sum is the same, in the same order).
+#[inline]
+pub fn probability_in(scores: &[f32], best: usize, temperature: f32, runs: impl Iterator<Item = Range<usize>>) -> f32 {
+    let Some(&top) = scores.get(best) else { return 0.0 };
+    let cutoff = 30.0 * temperature;
+    let mut z = 0.0f32;
+    for run in runs {
+        for &s in scores.get(run).unwrap_or_default() {
+            let d = s - top;
+            if d > -cutoff {
+                z += (d / temperature).exp();
+            }
         }
     }
     1.0 / z.max(1.0)

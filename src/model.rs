@@ -49,7 +49,7 @@ pub struct TrainingInfo {
 /// A trained parser model.
 #[derive(Debug, Clone)]
 pub struct Model {
-    /// Template set the weights belong to ([`FEATURE_SET`]).
+    /// Template set the weights belong to ([`crate::features::FEATURE_SET`]).
     pub feature_set: String,
     /// Label inventory; index 0 is the root label.
     pub labels: LabelSet,

@@ -3,8 +3,10 @@
 //! parsing allocates nothing per sentence once the buffers have grown. This module applies a
 //! model; it does not train one.
 
+use std::ops::Range;
+
 use crate::arc_eager::{Configuration, Legal, Transition};
-use crate::confidence::{probability_of, Isotonic};
+use crate::confidence::{probability_in, probability_of, Isotonic};
 use crate::corpus::Sentence;
 use crate::features::{encode_sentence, Extractor, TokenAttrs, BUFFER_FEATURES};
 use crate::label::{Label, LabelSet};
@@ -103,14 +105,7 @@ impl TransitionScores {
         if self.order == ClassOrder::Index {
             return argmax(scores, |i| legal.allows_index(i)).map(Transition::from_index);
         }
-        // Score order in legal runs: SHIFT, RIGHT-ARC_root, the other RIGHT-ARCs, REDUCE, and
-        // the LEFT-ARCs but LEFT-ARC_root (never legal).
-        let l = self.labels;
-        let runs =
-            [(0..1, legal.shift), (1..2, legal.right_root), (2..l + 1, legal.right), (l + 1..l + 2, legal.reduce)];
-        let legal_runs = runs.into_iter().chain([(l + 3..scores.len(), legal.left)]).filter_map(|(run, allowed)| {
-            (allowed && run.start < scores.len()).then(|| run.start..run.end.min(scores.len()))
-        });
+        let legal_runs = self.legal_runs(legal);
         // Two passes: the maximum (a branch-free loop the compiler vectorises), then the lowest
         // transition index among the legal classes that reach it (ties are rare, but parses must
         // not depend on the order classes are stored in).
@@ -136,10 +131,29 @@ impl TransitionScores {
         best.map(|(pos, _)| pos).or(first_legal).map(|pos| self.transition(pos))
     }
 
+    /// In score order, the runs of positions of the scores that hold legal transitions:
+    /// SHIFT, RIGHT-ARC_root, the other RIGHT-ARCs, REDUCE, and the LEFT-ARCs but LEFT-ARC_root
+    /// (never legal), each if legal, in increasing position.
+    fn legal_runs(&self, legal: &Legal) -> impl Iterator<Item = Range<usize>> + Clone {
+        let (l, n) = (self.labels, self.scored);
+        let runs = [
+            (0..1, legal.shift),
+            (1..2, legal.right_root),
+            (2..l + 1, legal.right),
+            (l + 1..l + 2, legal.reduce),
+            (l + 3..n, legal.left),
+        ];
+        runs.into_iter().filter_map(move |(run, allowed)| (allowed && run.start < n).then(|| run.start..run.end.min(n)))
+    }
+
     /// The probability of legal transition `t`: softmax over the legal transitions at
     /// `temperature`.
     pub fn probability(&self, legal: &Legal, t: Transition, temperature: f32) -> f32 {
-        probability_of(&self.scores[..self.scored], self.position(t), temperature, |pos| self.allows(legal, pos))
+        let scores = &self.scores[..self.scored];
+        match self.order {
+            ClassOrder::Index => probability_of(scores, self.position(t), temperature, |pos| self.allows(legal, pos)),
+            ClassOrder::Score => probability_in(scores, self.position(t), temperature, self.legal_runs(legal)),
+        }
     }
 }
 

@@ -439,6 +439,16 @@ fn run_train(
         meta.weights,
         output.display()
     );
+    // The dev scores above are those of the full-precision weights: say what was stored scores.
+    if let Some(dev) = prepared.dev.as_deref().filter(|_| write.precision != Precision::F32 || write.prune_below > 0.0)
+    {
+        let file = ModelFile::open(output)?;
+        let s = train::evaluate_dev(dev, file.weights(), &file.meta().labels, file.meta().fallback);
+        eprintln!(
+            "as stored ({:?}, pruned below {}): dev UAS {:.2} LAS {:.2} (no punct UAS {:.2} LAS {:.2})",
+            write.precision, write.prune_below, s.uas, s.las, s.uas_no_punct, s.las_no_punct
+        );
+    }
     Ok(())
 }
 

@@ -280,3 +280,35 @@ fn calibration_report_and_plot() {
     let svg = std::fs::read_to_string(svg).unwrap();
     assert!(svg.starts_with("<svg") && svg.contains("Reliability") && svg.contains("Coverage"));
 }
+
+#[test]
+fn training_a_quantised_pruned_model_reports_the_dev_scores_of_what_it_stored() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = dir.path().join("q.model");
+    let gold = common::fixture("special.conllu");
+    let out = ok(common::train(
+        &gold,
+        &model,
+        &["--epochs", "2", "--dev", gold.to_str().unwrap(), "--quantize", "i8", "--prune", "0.5"],
+    ));
+    let log = String::from_utf8_lossy(&out.stderr);
+    let stored = log.lines().find(|l| l.starts_with("as stored (I8, pruned below 0.5)")).expect(&log);
+    let las_of = |text: &str, key: &str| -> String {
+        let at = text.find(key).unwrap_or_else(|| panic!("no {key} in {text}")) + key.len();
+        text[at..].split_whitespace().next().unwrap().to_string()
+    };
+    // The stored model parsed and scored by the commands a user runs gives the same LAS.
+    let system = dir.path().join("sys.conllu");
+    ok(common::spoolparse(&[
+        "parse",
+        "--model",
+        model.to_str().unwrap(),
+        gold.to_str().unwrap(),
+        "--output",
+        system.to_str().unwrap(),
+    ]));
+    let eval = ok(common::spoolparse(&["eval", gold.to_str().unwrap(), system.to_str().unwrap()]));
+    let eval = String::from_utf8_lossy(&eval.stdout);
+    let table = eval.lines().find(|l| l.starts_with("LAS  ")).unwrap();
+    assert_eq!(las_of(stored, " LAS "), table.rsplit('|').next().unwrap().trim(), "{log}\n{eval}");
+}

@@ -414,27 +414,42 @@ impl<'a> TableView<'a> {
     /// Adds the row at `start` to `scores`.
     #[inline]
     pub fn add_row(&self, start: u32, scores: &mut [f32]) {
-        let start = start as usize;
+        let Some((count, scale, body)) = self.row_at(start as usize) else { return };
+        // `to_f32_const` is inline software conversion: cheaper than a dispatched call per row.
+        self.add_decoded(count, f16::from_bits(scale).to_f32_const(), body, scores);
+    }
+
+    /// The row at `start`: its count ([`DENSE`] for a dense row), the bits of its `f16` scale
+    /// (`i8` rows; 1.0 for the others) and its body; `None` if it runs past the rows.
+    #[inline(always)]
+    fn row_at(&self, start: usize) -> Option<(u16, u16, &'a [u8])> {
         let precision = self.layout.precision;
-        let Some(head) = self.rows.get(start..start + precision.header_bytes()) else { return };
+        let head = self.rows.get(start..start + precision.header_bytes())?;
         let count = u16::from_le_bytes([head[0], head[1]]);
         let scale = match precision {
-            // `to_f32_const` is inline software conversion: cheaper than a dispatched call per row.
-            Precision::I8 => f16::from_le_bytes([head[2], head[3]]).to_f32_const(),
-            _ => 1.0,
+            Precision::I8 => u16::from_le_bytes([head[2], head[3]]),
+            _ => f16::ONE.to_bits(),
         };
         let body_start = start + head.len();
         let wb = precision.weight_bytes();
+        let body_len = if count == DENSE {
+            self.layout.classes as usize * wb
+        } else {
+            count as usize * (self.layout.class_bytes as usize + wb)
+        };
+        Some((count, scale, self.rows.get(body_start..body_start + body_len)?))
+    }
+
+    /// Adds a row decoded by [`TableView::row_at`] to `scores`; classes past them are ignored.
+    #[inline(always)]
+    fn add_decoded(&self, count: u16, scale: f32, body: &[u8], scores: &mut [f32]) {
+        let precision = self.layout.precision;
         if count == DENSE {
-            let classes = self.layout.classes as usize;
-            let Some(body) = self.rows.get(body_start..body_start + classes * wb) else { return };
-            let n = classes.min(scores.len());
+            let n = (self.layout.classes as usize).min(scores.len());
             add_dense(precision, scale, body, &mut scores[..n]);
             return;
         }
-        let cb = self.layout.class_bytes as usize;
-        let Some(body) = self.rows.get(body_start..body_start + count as usize * (cb + wb)) else { return };
-        match (precision, cb) {
+        match (precision, self.layout.class_bytes) {
             (Precision::F32, 1) => add_sparse::<1, 4>(body, scores, f32::from_le_bytes),
             (Precision::F32, _) => add_sparse::<2, 4>(body, scores, f32::from_le_bytes),
             (Precision::F16, 1) => add_sparse::<1, 2>(body, scores, |w| f16::from_le_bytes(w).to_f32_const()),
@@ -537,11 +552,16 @@ impl<'a> TableView<'a> {
         let header = self.layout.precision.header_bytes();
         // Lanes read per dense row; those past `n` hold the next bytes of the file, never stored.
         let body_bytes = 8 * V * self.layout.precision.weight_bytes();
-        // Room for any one-byte class: a sparse record past the classes scored lands past `n`.
+        // The scores in memory for the rows added class by class, with room for any one-byte
+        // class: a record of a class past the ones scored lands past `n`, where nothing is read.
         let mut spill = [0f32; 256];
         spill[..n].copy_from_slice(scores);
+        // The scale converted by F16C: the software conversion costs more than the row.
+        let scale_of = |bits: u16| _mm_cvtss_f32(_mm_cvtph_ps(_mm_cvtsi32_si128(i32::from(bits))));
         for &start in sparse {
-            self.add_sparse_row(start as usize, &mut spill, n);
+            if let Some((count, scale, body)) = self.row_at(start as usize) {
+                self.add_decoded(count, scale_of(scale), body, &mut spill);
+            }
         }
         let mut acc = [_mm256_setzero_ps(); V];
         for (v, a) in acc.iter_mut().enumerate() {
@@ -549,9 +569,9 @@ impl<'a> TableView<'a> {
         }
         for &start in dense {
             let start = start as usize;
-            let whole = self.rows.get(start..start + 2) == Some(&DENSE.to_le_bytes()[..])
-                && start + header + body_bytes <= self.rows.len();
-            if !whole {
+            let decoded = self.row_at(start).filter(|&(count, ..)| count == DENSE);
+            let whole = start + header + body_bytes <= self.rows.len();
+            let (Some((_, scale, _)), true) = (decoded, whole) else {
                 // A row too close to the end of the file to read whole vectors (or, in a
                 // corrupt file, not dense at all): through memory.
                 for (v, a) in acc.iter().enumerate() {
@@ -562,12 +582,11 @@ impl<'a> TableView<'a> {
                     *a = _mm256_loadu_ps(spill.as_ptr().add(8 * v));
                 }
                 continue;
-            }
+            };
             // In bounds: checked above.
             let body = self.rows.as_ptr().add(start + header);
             if i8_weights {
-                let half = u16::from_le_bytes([self.rows[start + 2], self.rows[start + 3]]);
-                let scale = _mm256_set1_ps(_mm_cvtss_f32(_mm_cvtph_ps(_mm_cvtsi32_si128(i32::from(half)))));
+                let scale = _mm256_set1_ps(scale_of(scale));
                 for (v, a) in acc.iter_mut().enumerate() {
                     let q = _mm256_cvtepi8_epi32(_mm_loadl_epi64(body.add(8 * v).cast()));
                     *a = _mm256_add_ps(*a, _mm256_mul_ps(scale, _mm256_cvtepi32_ps(q)));
@@ -582,35 +601,6 @@ impl<'a> TableView<'a> {
             _mm256_storeu_ps(spill.as_mut_ptr().add(8 * v), *a);
         }
         scores.copy_from_slice(&spill[..n]);
-    }
-
-    /// Adds the row at `start`, not a dense one, to `spill`, whose first `n` classes are the
-    /// ones scored: [`TableView::add_row`], but with one-byte classes indexing `spill` without
-    /// a check (a class past `n` lands where nobody reads) and the scale converted by F16C.
-    #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "avx2,f16c")]
-    fn add_sparse_row(&self, start: usize, spill: &mut [f32; 256], n: usize) {
-        use std::arch::x86_64::*;
-        let precision = self.layout.precision;
-        let header = precision.header_bytes();
-        let Some(head) = self.rows.get(start..start + header) else { return };
-        let count = u16::from_le_bytes([head[0], head[1]]);
-        if count == DENSE || self.layout.class_bytes != 1 || precision == Precision::F16 {
-            return self.add_row(start as u32, &mut spill[..n]);
-        }
-        let record = 1 + precision.weight_bytes();
-        let Some(body) = self.rows.get(start + header..start + header + count as usize * record) else { return };
-        if precision == Precision::I8 {
-            let half = u16::from_le_bytes([head[2], head[3]]);
-            let scale = _mm_cvtss_f32(_mm_cvtph_ps(_mm_cvtsi32_si128(i32::from(half))));
-            for r in body.chunks_exact(2) {
-                spill[usize::from(r[0])] += scale * f32::from(r[1] as i8);
-            }
-        } else {
-            for r in body.chunks_exact(5) {
-                spill[usize::from(r[0])] += f32::from_le_bytes([r[1], r[2], r[3], r[4]]);
-            }
-        }
     }
 }
 

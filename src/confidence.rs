@@ -11,24 +11,15 @@ use serde::Serialize;
 use std::ops::Range;
 
 /// Probability of class `best` under the softmax of `scores / temperature` restricted to the
-/// classes `allowed` admits. Classes more than 30 nats below the best are skipped (their
-/// contribution is below 1e-13).
+/// classes `allowed` admits; 0 if `best` is out of range. Classes more than 30 nats below the
+/// best are skipped (their contribution is below 1e-13).
 #[inline]
 pub fn probability_of(scores: &[f32], best: usize, temperature: f32, allowed: impl Fn(usize) -> bool) -> f32 {
-    let top = scores[best];
-    let cutoff = 30.0 * temperature;
-    let mut z = 0.0f32;
-    for (i, &s) in scores.iter().enumerate() {
-        let d = s - top;
-        if d > -cutoff && allowed(i) {
-            z += (d / temperature).exp();
-        }
-    }
-    1.0 / z.max(1.0)
+    probability_in(scores, best, temperature, (0..scores.len()).filter(|&i| allowed(i)).map(|i| i..i + 1))
 }
 
 /// [`probability_of`] with the allowed classes given as runs of positions in increasing order,
-/// which is cheaper than asking about every class (the sum is the same, in the same order).
+/// which is cheaper than asking about every class.
 #[inline]
 pub fn probability_in(scores: &[f32], best: usize, temperature: f32, runs: impl Iterator<Item = Range<usize>>) -> f32 {
     let Some(&top) = scores.get(best) else { return 0.0 };

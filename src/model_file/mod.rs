@@ -44,8 +44,9 @@ pub use table::{Precision, TableLayout, TableView};
 
 /// First bytes of every model file.
 pub const MAGIC: [u8; 8] = *b"SPOOLPM\0";
-/// Version of the layout described above; bump on any incompatible change.
-pub const FORMAT_VERSION: u32 = 6;
+/// Version of the layout described above; bump on any incompatible change (7: slots carry a
+/// 28-bit fingerprint and a reach, see [`table`]).
+pub const FORMAT_VERSION: u32 = 7;
 /// Identifies the transition system and its class numbering.
 pub const TRANSITION_SYSTEM: &str = "arc-eager+single-root/1";
 const ENDIAN_MARK: u32 = 0x0102_0304;

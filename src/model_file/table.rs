@@ -163,17 +163,17 @@ impl SlotArray {
         let n = self.starts.len();
         let fp = fingerprint(key);
         let h = home(key, n);
-        let (mut i, mut displacement) = (h, 0u32);
+        let mut i = h;
         while self.starts[i] != EMPTY {
             if self.fps[i] == fp {
                 return false;
             }
             i = if i + 1 == n { 0 } else { i + 1 };
-            displacement = displacement.saturating_add(1);
         }
         self.starts[i] = start;
         self.fps[i] = fp;
-        self.reach[h] = self.reach[h].max(displacement.saturating_add(1).min(FAR));
+        let displacement = (i + n - h) % n;
+        self.reach[h] = self.reach[h].max((displacement + 1).min(FAR as usize) as u32);
         true
     }
 
@@ -350,8 +350,7 @@ fn probe(slots: &[[u8; 8]], key: u64) -> Option<u32> {
     let mut i = home(key, n);
     // The home slot's reach bounds the probe: most absent features (a tenth of a parser's
     // lookups, which otherwise probe about six slots at this load factor) stop at once.
-    let home_slot = slots.get(i)?;
-    let reach = u32::from_le_bytes([home_slot[0], home_slot[1], home_slot[2], home_slot[3]]) >> FP_BITS;
+    let reach = (u64::from_le_bytes(*slots.get(i)?) as u32) >> FP_BITS;
     // A corrupt table might have no empty slot: never probe more than all of them.
     let limit = if reach == FAR { n } else { reach as usize };
     for _ in 0..limit {

@@ -114,16 +114,17 @@ impl TransitionScores {
         let mut first_legal = None;
         for run in legal_runs {
             first_legal = first_legal.or(Some(run.start));
-            for (c, chunk) in scores[run.clone()].chunks(LANES).enumerate() {
-                if !chunk.iter().fold(false, |hit, &s| hit | (s == max)) {
-                    continue;
-                }
-                for (i, &s) in chunk.iter().enumerate() {
-                    let pos = run.start + c * LANES + i;
+            // Lane by lane into a bit mask, which the compiler turns into vector compares.
+            let chunks = scores[run.clone()].chunks(LANES);
+            for (c, chunk) in chunks.enumerate() {
+                let mut hits = chunk.iter().enumerate().fold(0u32, |m, (i, &s)| m | u32::from(s == max) << i);
+                while hits != 0 {
+                    let pos = run.start + c * LANES + hits.trailing_zeros() as usize;
                     let index = self.transition(pos).index();
-                    if s == max && best.is_none_or(|(_, b)| index < b) {
+                    if best.is_none_or(|(_, b)| index < b) {
                         best = Some((pos, index));
                     }
+                    hits &= hits - 1;
                 }
             }
         }
@@ -133,7 +134,7 @@ impl TransitionScores {
 
     /// In score order, the runs of positions of the scores that hold legal transitions:
     /// SHIFT, RIGHT-ARC_root, the other RIGHT-ARCs, REDUCE, and the LEFT-ARCs but LEFT-ARC_root
-    /// (never legal), each if legal, in increasing position.
+    /// (never legal), each if legal and not empty, in increasing position.
     fn legal_runs(&self, legal: &Legal) -> impl Iterator<Item = Range<usize>> + Clone {
         let (l, n) = (self.labels, self.scored);
         let runs = [
@@ -143,7 +144,9 @@ impl TransitionScores {
             (l + 1..l + 2, legal.reduce),
             (l + 3..n, legal.left),
         ];
-        runs.into_iter().filter_map(move |(run, allowed)| (allowed && run.start < n).then(|| run.start..run.end.min(n)))
+        runs.into_iter().filter_map(move |(run, allowed)| {
+            (allowed && run.start < run.end.min(n)).then(|| run.start..run.end.min(n))
+        })
     }
 
     /// The probability of legal transition `t`: softmax over the legal transitions at
@@ -325,5 +328,55 @@ impl<'m, S: Scorer> Parser<'m, S> {
     /// [`Configuration::finish`] attached.
     pub fn repaired(&self) -> usize {
         self.repaired
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::{Rng, SeedableRng};
+
+    /// Scores in score order for `labels` labels, drawn from few values so that ties are common.
+    fn scores_in_score_order(rng: &mut impl Rng, labels: usize, legal: &Legal) -> TransitionScores {
+        let n = legal.score_prefix(labels);
+        let mut scores = vec![f32::NAN; Transition::count(labels)];
+        for s in &mut scores[..n] {
+            *s = f32::from(rng.gen_range(0u8..4)) * 0.5;
+        }
+        TransitionScores {
+            order: ClassOrder::Score,
+            labels,
+            scores,
+            scored: n,
+            buffer: Vec::new(),
+            buffer_sum: Vec::new(),
+            buffer_scored: 0,
+        }
+    }
+
+    #[test]
+    fn best_in_score_order_is_the_legal_maximum_with_the_lowest_transition_index() {
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(3);
+        for _ in 0..2000 {
+            let labels = rng.gen_range(1..40);
+            let legal = Legal {
+                shift: rng.gen_bool(0.8),
+                reduce: rng.gen_bool(0.5),
+                left: rng.gen_bool(0.5),
+                right: rng.gen_bool(0.7),
+                right_root: rng.gen_bool(0.2),
+            };
+            let ts = scores_in_score_order(&mut rng, labels, &legal);
+            // The plain definition: over transition indices, the first legal one with the
+            // largest score.
+            let mut expected: Option<(Transition, f32)> = None;
+            for t in legal.transitions(labels) {
+                let s = ts.scores[t.score_position(labels)];
+                if expected.is_none_or(|(_, m)| s > m) {
+                    expected = Some((t, s));
+                }
+            }
+            assert_eq!(ts.best(&legal), expected.map(|(t, _)| t), "{legal:?}, {labels} labels");
+        }
     }
 }

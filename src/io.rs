@@ -148,3 +148,25 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> io::Result<()> {
     }
     result
 }
+
+/// Asks the kernel to drop `path`'s pages from the page cache (Linux; elsewhere nothing). For
+/// a model file just written: its cached pages are the small ones the writes made, and a page
+/// cache that holds a file in small pages maps it in small pages. Read back from disk into a
+/// mapping advised for huge pages, it is read and mapped in 2 MiB pages instead (see
+/// [`crate::model_file::ModelFile::open`]). Only clean, unmapped pages are dropped, so call
+/// it after `fsync`; it never loses data, and readers that have the file mapped keep their pages.
+pub fn drop_from_page_cache(path: &Path) -> io::Result<()> {
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::fd::AsRawFd;
+        let file = File::open(path)?;
+        // SAFETY: a valid open descriptor; the call only reads its arguments.
+        let err = unsafe { libc::posix_fadvise(file.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) };
+        if err != 0 {
+            return Err(io::Error::from_raw_os_error(err));
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = path;
+    Ok(())
+}

@@ -305,6 +305,8 @@ pub fn write(model: &Model, path: &Path, opts: WriteOptions) -> Result<Metadata,
     file[20..24].copy_from_slice(&table_crc.to_le_bytes());
     crate::io::write_atomically(path, &file)
         .map_err(|source| ModelError::Io { path: path.to_path_buf(), error: source })?;
+    // Only a hint for speed (huge pages, see `ModelFile::open`): the file is durable either way.
+    let _ = crate::io::drop_from_page_cache(path);
     Ok(meta)
 }
 
@@ -352,6 +354,14 @@ impl ModelFile {
         // SAFETY: model files are immutable once renamed into place (they are only ever
         // replaced by rename, never written in place), so the mapping does not change under us.
         let map = unsafe { Mmap::map(&file) }.map_err(io_err)?;
+        // Lookups hit random lines all over the weights, and with 4 KiB pages most of them
+        // also miss the TLB. Advised, the kernel reads pages that are not cached yet in 2 MiB
+        // folios and maps each with one TLB entry (en_ewt, one thread: about 5% faster). Only a
+        // hint: without it, or where the cache already holds the file in small pages, reads are
+        // the same. Writers drop a new model's pages from the cache for this reason
+        // ([`crate::io::drop_from_page_cache`]).
+        #[cfg(target_os = "linux")]
+        let _ = map.advise(memmap2::Advice::HugePage);
         let sections = parse_header(&map).map_err(fmt_err)?;
         let find = |tag: [u8; 8]| {
             sections.iter().find(|s| s.tag == tag).copied().ok_or_else(|| {

@@ -35,14 +35,25 @@
 //! at their home slot, and one thread went from about 225k to 255k words/s, as fast as a table
 //! at load factor 0.5 that is 4.7 MB larger (0.6 and 0.8 are within noise of 0.7). Probing
 //! stays a loop of predicted branches: the CPU runs ahead on them to the next probe while a
-//! slot line is still in flight, which a data-dependent compare does not allow. Tried and
+//! slot line is still in flight, which a data-dependent compare does not allow. What is left
+//! is mostly waiting on memory: one sentence repeated (every line cached) parses at about 350k
+//! words per CPU-second, en_ewt dev at about 260k (with the huge pages that
+//! [`crate::model_file::ModelFile::open`] asks for; 5% less without), and cutting 9% of the
+//! instructions (780M to 710M on en_ewt dev) moved the latter by 2–3% only. Most of that wait
+//! is on features seen once or never: on en_ewt dev, 12% of lookups are of features absent from
+//! the model (320k distinct keys) and each misses its slot line. A one-byte-per-slot array of
+//! home tags, checked first so that most absent features stop there, made parsing 20% slower:
+//! every lookup then waits on one more line before its slot. Tried and
 //! dropped: comparing a line of slots at once with SSE2 (10% slower; 20% slower over homes
 //! aligned to lines), or the first two slots with selects (more instructions than the
 //! mispredictions they saved), homes aligned to lines with scalar probing (no faster), masked
 //! vector loads and stores of the scores (fewer instructions, no faster), non-temporal
-//! prefetches for sparse rows, sections aligned to pages, a copy of the table in huge pages,
-//! and interleaving the lookups of independent scoring calls in a replay of a parse (none
-//! faster).
+//! prefetches for sparse rows, sections aligned to pages, interleaving the lookups of
+//! independent scoring calls in a replay of a parse, looking up the buffer features and the
+//! others in one pass of slot and then row prefetches, prefetching each slot as soon as
+//! extraction hashes its feature, adding dense rows before sparse ones, and fused multiply-adds
+//! in the kernel (none faster). (An earlier note found a copy of the table in huge pages no
+//! faster; checked in `/proc/PID/smaps_rollup`, huge pages do help, see above.)
 //! Every read is bounds-checked: a corrupt table yields wrong scores, never a panic or undefined
 //! behaviour. This module knows nothing of files or features.
 

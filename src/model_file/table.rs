@@ -512,11 +512,7 @@ impl<'a> TableView<'a> {
     fn row_at(&self, start: usize) -> Option<(u16, u16, &'a [u8])> {
         let precision = self.layout.precision;
         let head = self.rows.get(start..start + precision.header_bytes())?;
-        let count = u16::from_le_bytes([head[0], head[1]]);
-        let scale = match precision {
-            Precision::I8 => u16::from_le_bytes([head[2], head[3]]),
-            _ => f16::ONE.to_bits(),
-        };
+        let (count, scale) = self.header(head);
         let body_start = start + head.len();
         let wb = precision.weight_bytes();
         let body_len = if count == DENSE {
@@ -525,6 +521,18 @@ impl<'a> TableView<'a> {
             count as usize * (self.layout.class_bytes as usize + wb)
         };
         Some((count, scale, self.rows.get(body_start..body_start + body_len)?))
+    }
+
+    /// A row's count and the bits of its `f16` scale (1.0 but for `i8` rows), from `head`,
+    /// which starts with the row's header.
+    #[inline(always)]
+    fn header(&self, head: &[u8]) -> (u16, u16) {
+        let count = u16::from_le_bytes([head[0], head[1]]);
+        let scale = match self.layout.precision {
+            Precision::I8 => u16::from_le_bytes([head[2], head[3]]),
+            _ => f16::ONE.to_bits(),
+        };
+        (count, scale)
     }
 
     /// Adds a row decoded by [`TableView::row_at`] to `scores`; classes past them are ignored.
@@ -656,7 +664,9 @@ impl<'a> TableView<'a> {
             // Only the header and the lanes read need to be in the file: one bounds check, where
             // decoding the whole row first cost about 40M of a parse's 740M instructions.
             let lanes = self.rows.get(start..start + header + body_bytes);
-            let Some(head) = lanes.filter(|head| u16::from_le_bytes([head[0], head[1]]) == DENSE) else {
+            let Some((head, (_, scale))) =
+                lanes.map(|head| (head, self.header(head))).filter(|&(_, (count, _))| count == DENSE)
+            else {
                 // A row too close to the end of the file to read whole vectors (or, in a
                 // corrupt file, not dense at all): through memory.
                 for (v, a) in acc.iter().enumerate() {
@@ -671,7 +681,7 @@ impl<'a> TableView<'a> {
             // In bounds: checked above.
             let body = head.as_ptr().add(header);
             if i8_weights {
-                let scale = _mm256_set1_ps(scale_of(u16::from_le_bytes([head[2], head[3]])));
+                let scale = _mm256_set1_ps(scale_of(scale));
                 for (v, a) in acc.iter_mut().enumerate() {
                     let q = _mm256_cvtepi8_epi32(_mm_loadl_epi64(body.add(8 * v).cast()));
                     *a = _mm256_add_ps(*a, _mm256_mul_ps(scale, _mm256_cvtepi32_ps(q)));

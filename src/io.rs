@@ -18,11 +18,44 @@ pub fn open_input(path: &Path) -> io::Result<Box<dyn BufRead + Send>> {
     if path.as_os_str() == STDIO {
         return Ok(Box::new(BufReader::new(io::stdin())));
     }
-    let file = File::open(path)?;
+    let file = File::open(path).map_err(|e| io::Error::new(e.kind(), format!("cannot open: {e}")))?;
     if is_zst(path) {
-        Ok(Box::new(BufReader::new(zstd::Decoder::new(file)?)))
+        Ok(Box::new(BufReader::new(Zstd { inner: zstd::Decoder::new(file)?, produced: 0 })))
     } else {
         Ok(Box::new(BufReader::with_capacity(1 << 16, file)))
+    }
+}
+
+/// A zstd decoder whose errors say what happened in a user's words (zstd's own are "Unknown
+/// frame descriptor" for a file that is not zstd at all, "incomplete frame" for a truncated one).
+struct Zstd<R: BufRead> {
+    inner: zstd::Decoder<'static, R>,
+    /// Decompressed bytes so far.
+    produced: u64,
+}
+
+impl<R: BufRead> io::Read for Zstd<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        match self.inner.read(buf) {
+            Ok(n) => {
+                self.produced += n as u64;
+                Ok(n)
+            }
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => Err(e),
+            Err(e) => Err(io::Error::new(e.kind(), describe_zstd_error(&e, self.produced))),
+        }
+    }
+}
+
+/// What a zstd decoding error means, after `produced` decompressed bytes.
+fn describe_zstd_error(e: &io::Error, produced: u64) -> String {
+    let message = e.to_string();
+    if e.kind() == io::ErrorKind::UnexpectedEof || message.contains("incomplete frame") {
+        format!("the zstd stream is truncated: the file ends after {produced} bytes of decompressed text (cut off while being copied?)")
+    } else if produced == 0 && message.contains("Unknown frame descriptor") {
+        "not zstd-compressed data, although the name ends in .zst".to_string()
+    } else {
+        format!("corrupt zstd data after {produced} bytes of decompressed text ({message})")
     }
 }
 

@@ -6,7 +6,7 @@ use std::io::{Cursor, Read};
 use std::path::Path;
 
 use spoolparse::corpus::tree::gold_heads;
-use spoolparse::corpus::{Column, ErrorKind, Format, Reader, Sentence, TokenKind};
+use spoolparse::corpus::{Column, ErrorKind, Format, Limits, Reader, Sentence, TokenKind};
 use spoolparse::io::Output;
 
 fn decompress(path: &Path) -> Vec<u8> {
@@ -153,4 +153,133 @@ fn parse_input_may_leave_head_and_deprel_empty() {
     let text = "1\ta\t_\tX\t_\t_\t_\t_\t_\t_\n2\tb\t_\tX\t_\t_\t_\t_\t_\t_\n\n";
     let sents = read_all(text.as_bytes(), Format::Conllu);
     assert_eq!(sents[0].heads().unwrap(), None);
+}
+
+/// Every kind of malformed sentence, followed by a good one: the good one is read whole and
+/// unharmed, whether the bad one is the first, a middle or the last sentence but one. Errors
+/// found only once the sentence's closing blank line has been read (a bad HEAD, a cycle-free
+/// but out-of-range HEAD, a sentence of comments only) used to make the reader skip the next
+/// sentence too.
+#[test]
+fn a_malformed_sentence_never_takes_the_next_one_with_it() {
+    let bad: [&str; 7] = [
+        "1\ta\t_\tX\t_\t_\tone\tdep\t_\t_\n",
+        "1\ta\t_\tX\t_\t_\t7\tdep\t_\t_\n",
+        "1\ta\t_\tX\n",
+        "x\ta\t_\tX\t_\t_\t0\troot\t_\t_\n",
+        "2\ta\t_\tX\t_\t_\t0\troot\t_\t_\n",
+        "# only a comment\n",
+        "1\ta\t_\tX\t_\t_\t0\troot\t_\t_\n# late comment\n",
+    ];
+    let good = |i: usize| format!("# sent_id = g{i}\n1\tg{i}\t_\tX\t_\t_\t0\troot\t_\t_\n\n");
+    for b in bad {
+        for place in 0..3 {
+            // Good sentences before and after the bad one; `place` of them before it.
+            let mut text = String::new();
+            for i in 0..place {
+                text.push_str(&good(i));
+            }
+            text.push_str(b);
+            text.push('\n');
+            for i in place..3 {
+                text.push_str(&good(i));
+            }
+            let results: Vec<_> =
+                Reader::new(Cursor::new(text.as_bytes()), Path::new("f"), Format::Conllu).keep_text().collect();
+            let errors = results.iter().filter(|r| r.is_err()).count();
+            let ids: Vec<String> = results
+                .iter()
+                .filter_map(|r| r.as_ref().ok())
+                .map(|s| s.word(1).get(Column::Form).to_string())
+                .collect();
+            assert_eq!(errors, 1, "{b:?} at {place}: {results:?}");
+            assert_eq!(ids, ["g0", "g1", "g2"], "{b:?} at {place}");
+        }
+    }
+}
+
+/// Errors about a whole file (it cannot be opened, it is not zstd, it was cut off) name the
+/// file without a misleading line number, in words a user understands.
+#[test]
+fn file_level_errors_are_worded_for_users() {
+    let dir = tempfile::tempdir().unwrap();
+    let first_error = |name: &str, bytes: Option<&[u8]>| {
+        let path = dir.path().join(name);
+        if let Some(b) = bytes {
+            std::fs::write(&path, b).unwrap();
+        }
+        let error = match Reader::open(&path, Format::Conllu) {
+            Err(e) => e,
+            Ok(r) => r.into_iter().find_map(Result::err).expect("an error"),
+        };
+        assert!(error.kind.is_unreadable(), "{error}");
+        error.to_string().replace(&dir.path().display().to_string(), "D")
+    };
+    assert_eq!(
+        first_error("plain.conllu.zst", Some(format!("{GOOD}\n").as_bytes())),
+        "D/plain.conllu.zst: not zstd-compressed data, although the name ends in .zst"
+    );
+    let mut text = String::new();
+    for _ in 0..2000 {
+        text.push_str(GOOD);
+        text.push('\n');
+    }
+    let whole = zstd::encode_all(text.as_bytes(), 3).unwrap();
+    let cut = first_error("cut.conllu.zst", Some(&whole[..whole.len() / 2]));
+    assert!(cut.starts_with("D/cut.conllu.zst: the zstd stream is truncated: the file ends after "), "{cut}");
+    let missing = first_error("missing.conllu", None);
+    assert!(missing.starts_with("D/missing.conllu: cannot open: No such file"), "{missing}");
+}
+
+/// Reads `text` with `limits`, keeping text: each sentence's first form, or its error.
+fn read_limited(text: &[u8], format: Format, limits: Limits) -> Vec<Result<String, String>> {
+    let mut reader = Reader::new(Cursor::new(text), Path::new("f"), format).keep_text().with_limits(limits);
+    let mut sent = Sentence::default();
+    let mut out = Vec::new();
+    while let Some(r) = reader.read_next(&mut sent) {
+        out.push(r.map(|()| sent.word(1).get(Column::Form).to_string()).map_err(|e| e.to_string()));
+        assert!(reader.sentence_text().len() <= limits.max_bytes, "kept text beyond the limit");
+    }
+    out
+}
+
+#[test]
+fn sentences_beyond_the_limits_are_malformed_and_reading_goes_on() {
+    let limits = Limits { max_words: 3, max_bytes: 200 };
+    let long_line = format!("1\t{}\t_\tX\t_\t_\t0\troot\t_\t_\n\n", "x".repeat(1000));
+    let four_words: String = (1..=4).map(|i| format!("{i}\tw\t_\tX\t_\t_\t0\troot\t_\t_\n")).collect();
+    let many_lines: String = (0..30).map(|_| "# a comment of some length\n").collect();
+    for bad in [long_line, format!("{four_words}\n"), format!("{many_lines}{GOOD}\n")] {
+        let text = format!("{GOOD}\n{bad}{}\n", GOOD.replace("\ta\t", "\tb\t"));
+        let got = read_limited(text.as_bytes(), Format::Conllu, limits);
+        assert_eq!(got.len(), 3, "{got:?}");
+        assert_eq!(got[0], Ok("a".into()));
+        assert!(got[1].as_ref().is_err_and(|e| e.contains("limit")), "{got:?}");
+        assert_eq!(got[2], Ok("b".into()));
+    }
+    let text = "a b c\na b c d\nb\n".to_string() + &"y".repeat(500) + "\nc\n";
+    let got = read_limited(text.as_bytes(), Format::Text, limits);
+    let firsts: Vec<_> = got.iter().map(|r| r.as_ref().map(String::as_str).map_err(|_| "error")).collect();
+    assert_eq!(firsts, [Ok("a"), Err("error"), Ok("b"), Err("error"), Ok("c")]);
+}
+
+#[test]
+fn binary_data_and_files_of_another_format_are_unreadable_not_malformed() {
+    let mut binary = format!("{GOOD}\n").into_bytes();
+    binary.extend_from_slice(b"1\ta\0b\t_\n\n");
+    let got = read_limited(&binary, Format::Conllu, Limits::default());
+    assert_eq!(got.len(), 2);
+    assert_eq!(got[1], Err("f:3: a NUL byte: this is binary data, not CoNLL-U".into()));
+
+    let json: String = (0..50).map(|i| format!("{{\"sentence\": {i}}}\n\n")).collect();
+    let got = read_limited(json.as_bytes(), Format::Conllu, Limits::default());
+    assert_eq!(got.len(), 10, "stops at the tenth malformed sentence: {got:?}");
+    assert!(got[9].as_ref().is_err_and(
+        |e| e.starts_with("f: not CoNLL-U: its first 10 sentences are all malformed (the first at line 1: expected 10")
+    ));
+    // Once one sentence was good, bad ones are just malformed sentences.
+    let mostly_bad = format!("{GOOD}\n{json}");
+    let got = read_limited(mostly_bad.as_bytes(), Format::Conllu, Limits::default());
+    assert_eq!(got.len(), 51);
+    assert!(got[1..].iter().all(|r| r.as_ref().is_err_and(|e| e.contains("expected 10 tab-separated columns"))));
 }

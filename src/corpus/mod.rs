@@ -423,10 +423,21 @@ pub fn parse_head(text: &str, len: usize) -> Result<Option<usize>, ErrorKind> {
 /// What is wrong with a line or sentence.
 #[derive(Debug, thiserror::Error)]
 pub enum ErrorKind {
-    #[error("I/O error: {0}")]
+    /// Reading failed (the message says how: [`crate::io::open_input`] words zstd failures).
+    #[error("{0}")]
     Io(io::Error),
     #[error("invalid UTF-8")]
     InvalidUtf8,
+    #[error("a NUL byte: this is binary data, not {0}")]
+    Binary(Format),
+    #[error("not {format}: its first {sentences} sentences are all malformed (the first at line {line}: {first})")]
+    NotThisFormat { format: Format, sentences: u64, line: u64, first: String },
+    #[error("line longer than {limit} bytes (the sentence size limit)")]
+    LineTooLong { limit: usize },
+    #[error("sentence longer than {limit} bytes (the sentence size limit)")]
+    SentenceTooLong { limit: usize },
+    #[error("sentence of more than {limit} words (the sentence length limit)")]
+    TooManyWords { limit: usize },
     #[error("expected 10 tab-separated columns, found {found}")]
     ColumnCount { found: usize },
     #[error("invalid ID {0:?}")]
@@ -453,7 +464,10 @@ impl ErrorKind {
     /// True for errors after which nothing more of the file can be read: the file as a whole
     /// is unreadable (I/O or decompression failure, invalid UTF-8), not just one sentence.
     pub fn is_unreadable(&self) -> bool {
-        matches!(self, ErrorKind::Io(_) | ErrorKind::InvalidUtf8)
+        matches!(
+            self,
+            ErrorKind::Io(_) | ErrorKind::InvalidUtf8 | ErrorKind::Binary(_) | ErrorKind::NotThisFormat { .. }
+        )
     }
 }
 
@@ -465,33 +479,90 @@ impl From<io::Error> for ErrorKind {
     }
 }
 
-/// An error in a corpus file, located by file and line.
+/// An error in a corpus file, located by file and line (`FILE:LINE: problem`, or
+/// `FILE: problem` for the file as a whole).
 #[derive(Debug, thiserror::Error)]
-#[error("{}:{line}: {kind}", path.display())]
+#[error("{}{}: {kind}", path.display(), Location(*line))]
 pub struct CorpusError {
     /// The file, as given by the user (`-` for stdin).
     pub path: PathBuf,
-    /// 1-based line number.
+    /// 1-based line number; 0 when the error concerns the whole file (it cannot be opened,
+    /// its compression is broken).
     pub line: u64,
     /// What is wrong there.
     pub kind: ErrorKind,
 }
 
+/// `:LINE`, or nothing for line 0 (the whole file).
+struct Location(u64);
+
+impl fmt::Display for Location {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0 {
+            0 => Ok(()),
+            line => write!(f, ":{line}"),
+        }
+    }
+}
+
+/// How large a sentence may be. Input beyond these is a malformed sentence, skipped without
+/// being held in memory, so that memory stays bounded whatever the input.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// Syntactic words per sentence.
+    pub max_words: usize,
+    /// Bytes per sentence (and so per line), newlines included.
+    pub max_bytes: usize,
+}
+
+impl Limits {
+    /// No limit: for trusted input such as training treebanks.
+    pub const NONE: Limits = Limits { max_words: usize::MAX, max_bytes: usize::MAX };
+}
+
+impl Default for Limits {
+    /// 1,000 words and 1 MiB: far above any treebank sentence (en_ewt's longest has 159
+    /// words), far below what would strain memory or the parser.
+    fn default() -> Self {
+        Limits { max_words: 1000, max_bytes: 1 << 20 }
+    }
+}
+
+/// A file whose first this many sentences are all malformed is taken to be in another format
+/// (or no corpus at all): it fails as a whole instead of becoming thousands of malformed
+/// sentences.
+pub const NOT_THIS_FORMAT_AFTER: u64 = 10;
+
 /// Streams [`Sentence`]s out of a ten-column file.
 ///
 /// After an error inside a sentence the reader skips to the next blank line, so the caller may
-/// report the error and go on with the rest of the file.
+/// report the error and go on with the rest of the file. Lines and sentences beyond
+/// [`Limits`] are errors too, and are skipped without being held in memory.
 pub struct Reader<R> {
     input: R,
     path: PathBuf,
     format: Format,
+    limits: Limits,
     line_no: u64,
     buf: Vec<u8>,
+    /// Whether the last line read was part of a sentence (not blank, not the end): after an
+    /// error there, the rest of that sentence must be skipped. An error found only once the
+    /// sentence's closing blank line was read needs no skipping.
+    in_sentence: bool,
+    /// Bytes of the current sentence so far.
+    sentence_bytes: usize,
     done: bool,
-    /// With [`Reader::keep_text`]: the lines of the current sentence as read.
+    /// With [`Reader::keep_text`]: the lines of the current sentence as read, up to
+    /// [`Limits::max_bytes`].
     text: Option<String>,
+    /// Lines of the current sentence were left out of `text` (it was too long).
+    text_truncated: bool,
     /// An error met while skipping a bad sentence, reported by the next read.
     deferred: Option<CorpusError>,
+    /// Sentences read well and badly so far, and the first bad one's error.
+    good: u64,
+    bad: u64,
+    first_bad: Option<(u64, String)>,
 }
 
 impl Reader<Box<dyn BufRead + Send>> {
@@ -504,17 +575,24 @@ impl Reader<Box<dyn BufRead + Send>> {
 }
 
 impl<R: BufRead> Reader<R> {
-    /// Reads `input`, naming it `path` in errors.
+    /// Reads `input`, naming it `path` in errors, without size limits.
     pub fn new(input: R, path: &Path, format: Format) -> Self {
         Reader {
             input,
             path: path.to_path_buf(),
             format,
+            limits: Limits::NONE,
             line_no: 0,
             buf: Vec::new(),
+            in_sentence: false,
+            sentence_bytes: 0,
             done: false,
             text: None,
+            text_truncated: false,
             deferred: None,
+            good: 0,
+            bad: 0,
+            first_bad: None,
         }
     }
 
@@ -525,10 +603,23 @@ impl<R: BufRead> Reader<R> {
         self
     }
 
+    /// Refuses sentences beyond `limits` (as malformed sentences).
+    pub fn with_limits(mut self, limits: Limits) -> Self {
+        self.limits = limits;
+        self
+    }
+
     /// With [`Reader::keep_text`], the lines (each with its newline) of the sentence last
-    /// read, through the end of the bad part after an error; empty otherwise.
+    /// read, through the end of the bad part after an error; empty otherwise. At most
+    /// [`Limits::max_bytes`]: see [`Reader::sentence_text_truncated`].
     pub fn sentence_text(&self) -> &str {
         self.text.as_deref().unwrap_or_default()
+    }
+
+    /// Whether lines of the sentence last read were left out of [`Reader::sentence_text`]
+    /// because it was longer than the limit.
+    pub fn sentence_text_truncated(&self) -> bool {
+        self.text_truncated
     }
 
     /// The file name errors are reported against.
@@ -541,32 +632,72 @@ impl<R: BufRead> Reader<R> {
     }
 
     /// Reads the next line into `self.buf` without its newline; `Ok(false)` at end of input.
+    /// A line longer than the limit is consumed to its end but not kept: an error.
     fn next_line(&mut self) -> Result<bool, CorpusError> {
         self.buf.clear();
-        let n = self.input.read_until(b'\n', &mut self.buf).map_err(|e| CorpusError {
-            path: self.path.clone(),
-            line: self.line_no + 1,
-            kind: e.into(),
-        })?;
-        if n == 0 {
+        let (mut any, mut overlong) = (false, false);
+        loop {
+            let available = match self.input.fill_buf() {
+                Ok(b) => b,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                // The whole file is unreadable from here: no line to point at (a line number
+                // of decompressed text would only mislead).
+                Err(e) => return Err(self.error(0, e.into())),
+            };
+            if available.is_empty() {
+                break;
+            }
+            any = true;
+            let (take, ends) = match memchr::memchr(b'\n', available) {
+                Some(i) => (i + 1, true),
+                None => (available.len(), false),
+            };
+            let room = self.limits.max_bytes.saturating_sub(self.buf.len());
+            if take <= room {
+                self.buf.extend_from_slice(&available[..take]);
+            } else {
+                overlong = true;
+            }
+            self.input.consume(take);
+            if ends {
+                break;
+            }
+        }
+        if !any {
+            self.in_sentence = false;
             return Ok(false);
         }
         self.line_no += 1;
         if self.buf.last() == Some(&b'\n') {
             self.buf.pop();
         }
-        match std::str::from_utf8(&self.buf) {
-            Ok(line) => {
-                if let Some(text) = &mut self.text {
-                    if !(text.is_empty() && line.trim().is_empty()) {
-                        text.push_str(line);
-                        text.push('\n');
-                    }
-                }
-                Ok(true)
-            }
-            Err(_) => Err(self.error(self.line_no, ErrorKind::InvalidUtf8)),
+        self.in_sentence = overlong || !self.buf.is_empty();
+        if overlong {
+            self.buf.clear();
+            self.text_truncated = true;
+            return Err(self.error(self.line_no, ErrorKind::LineTooLong { limit: self.limits.max_bytes }));
         }
+        if memchr::memchr(0, &self.buf).is_some() {
+            return Err(self.error(self.line_no, ErrorKind::Binary(self.format)));
+        }
+        let line = std::str::from_utf8(&self.buf).map_err(|_| self.error(self.line_no, ErrorKind::InvalidUtf8))?;
+        if self.in_sentence {
+            self.sentence_bytes += line.len() + 1;
+        }
+        if let Some(text) = &mut self.text {
+            if !(text.is_empty() && line.trim().is_empty()) {
+                if text.len() + line.len() < self.limits.max_bytes {
+                    text.push_str(line);
+                    text.push('\n');
+                } else {
+                    self.text_truncated = true;
+                }
+            }
+        }
+        if self.sentence_bytes > self.limits.max_bytes {
+            return Err(self.error(self.line_no, ErrorKind::SentenceTooLong { limit: self.limits.max_bytes }));
+        }
+        Ok(true)
     }
 
     /// The line last read by [`Reader::next_line`] (valid UTF-8 by then).
@@ -577,14 +708,19 @@ impl<R: BufRead> Reader<R> {
     /// Skips to just after the next blank line (or end of input). An error that ends reading
     /// (I/O, invalid UTF-8) is kept for the next call of [`Reader::read_next`].
     fn resync(&mut self) {
-        loop {
+        if self.format == Format::Text {
+            // A sentence is one line: the next line starts the next one.
+            return;
+        }
+        while self.in_sentence {
             match self.next_line() {
-                Ok(true) if !self.buf.is_empty() => continue,
-                Ok(_) => return,
-                Err(e) => {
+                Ok(_) => {}
+                Err(e) if e.kind.is_unreadable() => {
                     self.deferred = Some(e);
                     return;
                 }
+                // Too long: skipped all the same.
+                Err(_) => {}
             }
         }
     }
@@ -596,6 +732,8 @@ impl<R: BufRead> Reader<R> {
         if let Some(text) = &mut self.text {
             text.clear();
         }
+        self.text_truncated = false;
+        self.sentence_bytes = 0;
         // Skip blank lines before the sentence (tolerated, not reproduced).
         loop {
             if !self.next_line()? {
@@ -610,6 +748,11 @@ impl<R: BufRead> Reader<R> {
             }
         }
         if self.format == Format::Text {
+            // One line, one sentence: nothing to skip after an error.
+            self.in_sentence = false;
+            if self.line().split_whitespace().nth(self.limits.max_words).is_some() {
+                return Err(self.error(self.line_no, ErrorKind::TooManyWords { limit: self.limits.max_words }));
+            }
             sent.fill_from_text(self.line(), self.line_no);
             return Ok(true);
         }
@@ -632,6 +775,9 @@ impl<R: BufRead> Reader<R> {
                     Format::Conllu | Format::Text => conllu::token_kind,
                 };
                 let expected = sent.words.len() + 1;
+                if expected > self.limits.max_words {
+                    return Err(self.error(here, ErrorKind::TooManyWords { limit: self.limits.max_words }));
+                }
                 let token = sent.push_token(text, kind_of).map_err(|k| self.error(here, k))?;
                 if token.kind == TokenKind::Word {
                     let id = token.get(Column::Id);
@@ -662,7 +808,8 @@ impl<R: BufRead> Reader<R> {
     }
 
     /// Like [`Reader::read_into`], but after an error skips to the next sentence so that the
-    /// caller can report it and go on.
+    /// caller can report it and go on. A file whose first [`NOT_THIS_FORMAT_AFTER`] sentences
+    /// are all malformed ends with [`ErrorKind::NotThisFormat`].
     pub fn read_next(&mut self, sent: &mut Sentence) -> Option<Result<(), CorpusError>> {
         if self.done {
             return None;
@@ -672,7 +819,10 @@ impl<R: BufRead> Reader<R> {
             return Some(Err(e));
         }
         match self.read_into(sent) {
-            Ok(true) => Some(Ok(())),
+            Ok(true) => {
+                self.good += 1;
+                Some(Ok(()))
+            }
             Ok(false) => {
                 self.done = true;
                 None
@@ -680,9 +830,18 @@ impl<R: BufRead> Reader<R> {
             Err(e) => {
                 if e.kind.is_unreadable() || matches!(e.kind, ErrorKind::UnterminatedSentence) {
                     self.done = true;
-                } else if self.format != Format::Text {
-                    // In text, a sentence is one line: the next line starts the next one.
-                    self.resync();
+                    return Some(Err(e));
+                }
+                self.resync();
+                self.bad += 1;
+                if self.good == 0 {
+                    self.first_bad.get_or_insert_with(|| (e.line, e.kind.to_string()));
+                    if self.bad >= NOT_THIS_FORMAT_AFTER {
+                        self.done = true;
+                        let (line, first) = self.first_bad.take().unwrap_or_default();
+                        let kind = ErrorKind::NotThisFormat { format: self.format, sentences: self.bad, line, first };
+                        return Some(Err(self.error(0, kind)));
+                    }
                 }
                 Some(Err(e))
             }

@@ -182,6 +182,35 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> io::Result<()> {
     result
 }
 
+/// Removes the temporaries of [`write_atomically`] (`NAME.tmpPID`) in `dir` whose process is
+/// gone, or is this one (call it before this process writes any). Returns how many.
+pub fn sweep_atomic_temporaries(dir: &Path) -> io::Result<usize> {
+    let mut removed = 0;
+    let entries = match fs::read_dir(dir) {
+        Ok(e) => e,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(0),
+        Err(e) => return Err(e),
+    };
+    for entry in entries {
+        let entry = entry?;
+        let Ok(name) = entry.file_name().into_string() else { continue };
+        let Some((_, pid)) = name.rsplit_once(".tmp") else { continue };
+        let Ok(pid) = pid.parse::<u32>() else { continue };
+        if (pid == std::process::id() || !process_alive(pid)) && fs::remove_file(entry.path()).is_ok() {
+            removed += 1;
+        }
+    }
+    Ok(removed)
+}
+
+/// Whether a process with this id exists (Linux and other Unixes: `kill(pid, 0)`).
+fn process_alive(pid: u32) -> bool {
+    let Ok(pid) = libc::pid_t::try_from(pid) else { return false };
+    // SAFETY: signal 0 only checks for existence and permission.
+    let r = unsafe { libc::kill(pid, 0) };
+    r == 0 || io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
+}
+
 /// Asks the kernel to drop `path`'s pages from the page cache (Linux; elsewhere nothing). For
 /// a model file just written: its cached pages are the small ones the writes made, and a page
 /// cache that holds a file in small pages maps it in small pages. Read back from disk into a

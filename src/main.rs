@@ -156,6 +156,15 @@ enum Command {
         /// Output for the sentences below --min-confidence (`.zst`: compressed).
         #[arg(long, requires = "min_confidence")]
         rejected: Option<PathBuf>,
+        /// Do not check the model's checksums before parsing (saves a few milliseconds).
+        #[arg(long)]
+        no_verify: bool,
+        /// Sentences with more words than this are bad input.
+        #[arg(long, default_value_t = spoolparse::corpus::Limits::default().max_words)]
+        max_sentence_words: usize,
+        /// Sentences (and lines) longer than this many bytes are bad input.
+        #[arg(long, default_value_t = spoolparse::corpus::Limits::default().max_bytes)]
+        max_sentence_bytes: usize,
     },
     /// Print a model's metadata and sections.
     Inspect {
@@ -259,16 +268,30 @@ fn run(cli: Cli) -> Result<()> {
             let tagger = tagger.then_some(TaggerOptions { epochs: tagger_epochs, jackknife });
             run_train(&train, dev.as_deref(), &output, &opts, write, tagger)
         }
-        Command::Parse { model, inputs, output, threads, format, retag, no_confidence, min_confidence, rejected } => {
+        Command::Parse {
+            model,
+            inputs,
+            output,
+            threads,
+            format,
+            retag,
+            no_confidence,
+            min_confidence,
+            rejected,
+            no_verify,
+            max_sentence_words,
+            max_sentence_bytes,
+        } => {
             let opts = PipelineOptions {
                 threads: threads.max(1),
                 format: format.map(Format::from),
                 retag,
                 confidence: !no_confidence,
                 min_confidence,
+                limits: spoolparse::corpus::Limits { max_words: max_sentence_words, max_bytes: max_sentence_bytes },
                 ..PipelineOptions::default()
             };
-            run_parse(&model, &inputs, &output, rejected.as_deref(), opts)
+            run_parse(&model, &inputs, &output, rejected.as_deref(), opts, !no_verify)
         }
         Command::Inspect { model, verify } => run_inspect(&model, verify),
         Command::Daemon { config } => Ok(spoolparse::daemon::run(&config)?),
@@ -458,9 +481,14 @@ fn run_parse(
     output: &Path,
     rejected: Option<&Path>,
     opts: PipelineOptions,
+    verify: bool,
 ) -> Result<()> {
     let loading = Instant::now();
     let model = std::sync::Arc::new(ModelFile::open(model_path)?);
+    // A corrupt model parses without complaint, only wrongly: its checksums take a few ms.
+    if verify {
+        model.verify()?;
+    }
     let load_secs = loading.elapsed().as_secs_f64();
     let stdin = [PathBuf::from("-")];
     let inputs = if inputs.is_empty() { &stdin[..] } else { inputs };

@@ -22,7 +22,7 @@ use std::sync::Arc;
 use crossbeam_channel::{bounded, select, Receiver, Sender};
 
 use crate::annotate::{Annotator, NoTagger, Steps};
-use crate::corpus::{CorpusError, Format, Reader, Sentence};
+use crate::corpus::{CorpusError, Format, Limits, Reader, Sentence};
 use crate::model_file::ModelFile;
 
 /// One input file to parse.
@@ -64,8 +64,9 @@ pub trait Sink {
     /// A parsed sentence and its confidence (mean arc confidence; 1 when not computed).
     fn sentence(&mut self, job: &Job, sent: &Sentence, confidence: f64) -> Result<(), Self::Error>;
     /// A sentence that could not be read, with the text of its lines as read (empty unless
-    /// [`PipelineOptions::keep_malformed`]).
-    fn malformed(&mut self, job: &Job, error: CorpusError, text: &str) -> Result<(), Self::Error>;
+    /// [`PipelineOptions::keep_malformed`]; `truncated` if lines were left out of it because
+    /// the sentence is beyond the limits).
+    fn malformed(&mut self, job: &Job, error: CorpusError, text: &str, truncated: bool) -> Result<(), Self::Error>;
     /// The job is over.
     fn end(&mut self, job: &Job, outcome: Outcome) -> Result<(), Self::Error>;
 }
@@ -93,6 +94,8 @@ pub struct PipelineOptions {
     pub conllx_as_conllu: bool,
     /// Keep the text of malformed sentences for [`Sink::malformed`].
     pub keep_malformed: bool,
+    /// Sentences beyond these are malformed (and never held whole in memory).
+    pub limits: Limits,
 }
 
 impl Default for PipelineOptions {
@@ -108,6 +111,7 @@ impl Default for PipelineOptions {
             min_confidence: None,
             conllx_as_conllu: false,
             keep_malformed: false,
+            limits: Limits::default(),
         }
     }
 }
@@ -136,7 +140,7 @@ impl PipelineOptions {
         if self.needs_tags(job.format) && job.model.tagger().is_none() {
             return Err(JobError::NoTagger { path: job.path.clone(), error: NoTagger });
         }
-        let reader = Reader::open(&job.path, job.format)?;
+        let reader = Reader::open(&job.path, job.format)?.with_limits(self.limits);
         Ok(if self.keep_malformed { reader.keep_text() } else { reader })
     }
 
@@ -151,7 +155,12 @@ impl PipelineOptions {
                 Read::Sentence
             }
             Some(Err(e)) if e.kind.is_unreadable() => Read::Unreadable(e),
-            Some(Err(e)) => Read::Malformed(e, reader.sentence_text().to_string()),
+            Some(Err(e)) => Read::Malformed(Malformed {
+                index: 0,
+                error: e,
+                text: reader.sentence_text().to_string(),
+                truncated: reader.sentence_text_truncated(),
+            }),
         }
     }
 }
@@ -159,7 +168,7 @@ impl PipelineOptions {
 /// What one read gave.
 enum Read {
     Sentence,
-    Malformed(CorpusError, String),
+    Malformed(Malformed),
     Unreadable(CorpusError),
     End,
 }
@@ -169,7 +178,15 @@ struct Malformed {
     index: usize,
     error: CorpusError,
     text: String,
+    truncated: bool,
 }
+
+/// A batch is closed once its sentences hold this many bytes of text, whatever their words:
+/// with the sentence limit, this bounds a batch's memory at about 2 MiB on any input.
+const BATCH_BYTES: usize = 1 << 20;
+
+/// A batch slot that held a sentence above this many bytes gives its allocations back.
+const SLOT_BYTES: usize = 64 << 10;
 
 /// A batch of sentences of one job, with its position in the job.
 #[derive(Default)]
@@ -179,6 +196,8 @@ struct Batch {
     sentences: Vec<Sentence>,
     used: usize,
     words: usize,
+    /// Text bytes of the sentences read into it.
+    bytes: usize,
     /// What to do besides parsing (the same for the whole job).
     steps: Steps,
     /// Confidence (mean arc confidence) of each sentence, when computed.
@@ -196,7 +215,15 @@ impl Batch {
         self.seq = seq;
         self.used = 0;
         self.words = 0;
+        self.bytes = 0;
         self.steps = steps;
+        // A slot keeps the allocations of the largest sentence it ever held: let go of huge
+        // ones, or every slot could end up holding a sentence of the maximum size.
+        for s in &mut self.sentences {
+            if s.text_bytes() > SLOT_BYTES {
+                *s = Sentence::default();
+            }
+        }
         self.confidence.clear();
         self.malformed.clear();
         self.end = None;
@@ -220,7 +247,7 @@ impl Batch {
         let mut malformed = self.malformed.drain(..).peekable();
         for (i, s) in self.sentences[..self.used].iter().enumerate() {
             match malformed.next_if(|m| m.index == i) {
-                Some(m) => sink.malformed(job, m.error, &m.text)?,
+                Some(m) => sink.malformed(job, m.error, &m.text, m.truncated)?,
                 None => sink.sentence(job, s, self.confidence.get(i).copied().unwrap_or(1.0))?,
             }
         }
@@ -332,7 +359,7 @@ impl Sink for OutputsSink<'_> {
         Ok(())
     }
 
-    fn malformed(&mut self, _: &Job, error: CorpusError, _: &str) -> Result<(), PipelineError> {
+    fn malformed(&mut self, _: &Job, error: CorpusError, _: &str, _: bool) -> Result<(), PipelineError> {
         Err(error.into())
     }
 
@@ -361,7 +388,7 @@ pub fn run_sequential<S: Sink>(
                 match opts.read(&mut reader, &mut sent, job.format) {
                     Read::End => break Outcome::Complete,
                     Read::Unreadable(e) => break Outcome::Failed(e.into()),
-                    Read::Malformed(e, text) => sink.malformed(&job, e, &text)?,
+                    Read::Malformed(m) => sink.malformed(&job, m.error, &m.text, m.truncated)?,
                     Read::Sentence => {
                         // Checked when the job was opened: the model can tag if the job needs it.
                         let _ = annotator.annotate(&mut sent, steps);
@@ -488,11 +515,18 @@ fn read_job(
             match opts.read(&mut reader, batch.slot(), job.format) {
                 Read::End => break Outcome::Complete,
                 Read::Unreadable(e) => break Outcome::Failed(e.into()),
-                Read::Malformed(error, text) => batch.malformed.push(Malformed { index, error, text }),
-                Read::Sentence => batch.words += batch.sentences[index].len(),
+                Read::Malformed(m) => {
+                    batch.bytes += m.text.len();
+                    batch.malformed.push(Malformed { index, ..m });
+                }
+                Read::Sentence => {
+                    let s = &batch.sentences[index];
+                    batch.words += s.len();
+                    batch.bytes += s.text_bytes();
+                }
             }
             batch.used += 1;
-            if batch.words >= opts.batch_words || batch.used >= opts.batch_words {
+            if batch.words >= opts.batch_words || batch.used >= opts.batch_words || batch.bytes >= BATCH_BYTES {
                 work.send(batch).ok()?;
                 seq += 1;
                 batch = free.recv().ok()?;

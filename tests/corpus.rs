@@ -271,15 +271,25 @@ fn binary_data_and_files_of_another_format_are_unreadable_not_malformed() {
     assert_eq!(got.len(), 2);
     assert_eq!(got[1], Err("f:3: a NUL byte: this is binary data, not CoNLL-U".into()));
 
-    let json: String = (0..50).map(|i| format!("{{\"sentence\": {i}}}\n\n")).collect();
-    let got = read_limited(json.as_bytes(), Format::Conllu, Limits::default());
-    assert_eq!(got.len(), 10, "stops at the tenth malformed sentence: {got:?}");
-    assert!(got[9].as_ref().is_err_and(
-        |e| e.starts_with("f: not CoNLL-U: its first 10 sentences are all malformed (the first at line 1: expected 10")
-    ));
-    // Once one sentence was good, bad ones are just malformed sentences.
-    let mostly_bad = format!("{GOOD}\n{json}");
-    let got = read_limited(mostly_bad.as_bytes(), Format::Conllu, Limits::default());
-    assert_eq!(got.len(), 51);
-    assert!(got[1..].iter().all(|r| r.as_ref().is_err_and(|e| e.contains("expected 10 tab-separated columns"))));
+    // JSON lines: one long "sentence"; JSON records with blank lines: many.
+    let lines: String = (0..150).map(|i| format!("{{\"sentence\": {i}}}\n")).collect();
+    let records: String = (0..150).map(|i| format!("{{\"sentence\": {i}}}\n\n")).collect();
+    let short: String = (0..3).map(|i| format!("{{\"sentence\": {i}}}\n")).collect();
+    for (json, read) in [(&lines, 1), (&records, 100), (&short, 2)] {
+        let got = read_limited(json.as_bytes(), Format::Conllu, Limits::default());
+        assert_eq!(got.len(), read, "{got:?}");
+        let last = got.last().unwrap().as_ref().unwrap_err();
+        assert!(
+            last.starts_with("f: not CoNLL-U: none of its first ")
+                && last.contains("token lines has 10 tab-separated columns (line 1: expected 10"),
+            "{last}"
+        );
+    }
+    // Once one sentence was good, or one line had ten columns, bad ones are just malformed.
+    let bad_head = "1\ta\t_\tX\t_\t_\tone\tdep\t_\t_\n\n";
+    for mostly_bad in [format!("{GOOD}\n{records}"), format!("{bad_head}{records}")] {
+        let got = read_limited(mostly_bad.as_bytes(), Format::Conllu, Limits::default());
+        assert_eq!(got.len(), 151);
+        assert!(got.iter().all(|r| !r.as_ref().is_err_and(|e| e.contains("not CoNLL-U"))));
+    }
 }

@@ -13,6 +13,8 @@ use std::time::{Duration, Instant};
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
+use spoolparse::corpus::unparsed::raw_text;
+use spoolparse::corpus::{Column, Format, Reader, Sentence};
 
 const WORDS: [(&str, &str, &str); 10] = [
     ("the", "DET", "DT"),
@@ -223,11 +225,16 @@ fn terminate(child: &mut Child, limit: Duration) -> (ExitStatus, Duration) {
     }
 }
 
-/// Ids (first word) of the sentences of an output, in order.
+/// Ids (first word) of the sentences of an output, in order; an unparsed (malformed)
+/// sentence's from the raw lines it carries.
 fn ids(output: &str) -> Vec<String> {
     output
         .split("\n\n")
         .filter_map(|block| {
+            let raw = block.lines().find_map(|l| l.strip_prefix("# spoolparse_raw = 1\\t"));
+            if let Some(raw) = raw {
+                return Some(raw.split("\\t").next().unwrap().to_string());
+            }
             block.lines().find(|l| l.starts_with("1\t")).map(|l| l.split('\t').nth(1).unwrap().to_string())
         })
         .collect()
@@ -271,7 +278,7 @@ fn a_mixed_spool_comes_out_whole_in_order_and_split() {
         assert_split_losslessly(&setup, input);
     }
     let why = fs::read_to_string(setup.path("spool/failed/corrupt.conllu.zst.error")).unwrap();
-    assert!(why.starts_with("corrupt.conllu.zst:") && why.contains("I/O error"), "{why}");
+    assert!(why.starts_with("corrupt.conllu.zst: corrupt zstd data after 0 bytes of decompressed text"), "{why}");
     let why = fs::read_to_string(setup.path("spool/failed/latin1.conllu.error")).unwrap();
     assert_eq!(why, "latin1.conllu:1: invalid UTF-8\n");
     let why = fs::read_to_string(setup.path("spool/failed/notes.json.error")).unwrap();
@@ -287,16 +294,19 @@ fn a_mixed_spool_comes_out_whole_in_order_and_split() {
     );
     let outputs = setup.all_outputs();
     for (path, text) in &outputs {
-        assert!(text.is_empty() || text.starts_with("# model = m.model "), "{path} does not name its model");
+        assert!(text.is_empty() || text.starts_with("# model = m-"), "{path} does not name its model copy");
     }
     assert!(setup.names("out/accepted").iter().chain(&setup.names("out/lowconf")).all(|n| !n.starts_with('.')));
     let sentences: usize = inputs.iter().map(|i| i.ids.len()).sum();
     let metrics = fs::read_to_string(setup.path("metrics.prom")).unwrap();
+    let accepted_count: usize =
+        outputs.iter().filter(|(p, _)| p.starts_with("accepted")).map(|(_, t)| ids(t).len()).sum();
     for line in [
-        format!("spoolparse_sentences_total {sentences}"),
+        format!("spoolparse_published_sentences_total{{output=\"accepted\"}} {accepted_count}"),
+        format!("spoolparse_published_sentences_total{{output=\"lowconf\"}} {}", sentences - accepted_count),
         format!("spoolparse_files_total{{outcome=\"done\"}} {}", inputs.len()),
         "spoolparse_files_total{outcome=\"failed\"} 3".to_string(),
-        "spoolparse_malformed_sentences_total 1".to_string(),
+        "spoolparse_published_malformed_sentences_total 1".to_string(),
     ] {
         assert!(metrics.contains(&line), "metrics lack {line:?}:\n{metrics}");
     }
@@ -352,10 +362,14 @@ fn kill_9_at_random_moments_loses_and_duplicates_nothing() {
             }
         }
         if setup.names("spool/done").len() == inputs.len() {
-            // Finished before the kills ran out: start over with the same files.
+            // Finished before the kills ran out: start over with the same files (and no outputs,
+            // or they would be new deliveries of names already used, and get new names).
             for name in setup.names("spool/done") {
                 fs::rename(setup.path(&format!("spool/done/{name}")), setup.path(&format!("spool/incoming/{name}")))
                     .unwrap();
+            }
+            for dir in ["out/accepted", "out/lowconf"] {
+                fs::remove_dir_all(setup.path(dir)).unwrap();
             }
         }
     }
@@ -500,7 +514,7 @@ fn systemd_is_told_ready_watchdog_reloading_stopping_and_sighup_swaps_the_model(
     setup.drop_files(std::slice::from_ref(&second));
     setup.wait_until_finished(2, &mut daemon);
     let after = label("second.conllu");
-    assert!(before.starts_with("# model = m.model ") && after.starts_with("# model = m.model "));
+    assert!(before.starts_with("# model = m-") && after.starts_with("# model = m-"));
     assert_ne!(before, after, "the output does not record the new model");
     assert_eq!(label("first.conllu"), before, "an earlier output changed");
 
@@ -508,4 +522,298 @@ fn systemd_is_told_ready_watchdog_reloading_stopping_and_sighup_swaps_the_model(
     expect_notification(&socket, "STOPPING=1", &mut seen);
     assert!(daemon.wait().unwrap().success());
     assert!(seen.iter().any(|m| m.lines().any(|l| l.starts_with("STATUS="))), "{seen:?}");
+}
+
+impl Setup {
+    /// Replaces `from` by `to` in the configuration file.
+    fn edit_config(&self, from: &str, to: &str) {
+        let text = fs::read_to_string(&self.config).unwrap();
+        assert!(text.contains(from), "{from:?} not in the configuration");
+        fs::write(&self.config, text.replace(from, to)).unwrap();
+    }
+
+    /// The value of a metric line (`name{labels}` exactly), once the metrics file has it.
+    fn metric(&self, name: &str) -> u64 {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            let text = fs::read_to_string(self.path("metrics.prom")).unwrap_or_default();
+            if let Some(v) = text.lines().find_map(|l| l.strip_prefix(name).and_then(|r| r.strip_prefix(' '))) {
+                return v.parse().unwrap();
+            }
+            assert!(Instant::now() < deadline, "no {name} in the metrics:\n{text}");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// Waits until `path` exists (the daemon's log line, a file) or the daemon exits.
+    fn wait_for(&self, what: impl Fn() -> bool, child: &mut Child, describe: &str) {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while !what() {
+            if let Some(status) = child.try_wait().unwrap() {
+                panic!("the daemon exited ({status}) waiting for {describe}: {}", self.log("daemon.log"));
+            }
+            assert!(Instant::now() < deadline, "timed out waiting for {describe}: {}", self.log("daemon.log"));
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+/// An idle daemon sleeps: with inotify it scans `incoming/` once at start and then only when
+/// woken by an arrival (the rescan interval is an hour here), and without inotify once per
+/// rescan interval; a file dropped in is still picked up either way. Counted, not timed: the
+/// scan counter of the metrics. It used to scan thousands of times a second.
+#[test]
+fn an_idle_daemon_sleeps_and_still_notices_new_files() {
+    let work = tempfile::tempdir().unwrap();
+    let model = model(work.path());
+    let mut rng = ChaCha8Rng::seed_from_u64(11);
+    for (inotify, rescan, most_scans) in [("true", "3600", 1), ("false", "0.5", 8)] {
+        let setup = Setup::new(&model, 1);
+        setup.edit_config(
+            "[watch]\nrescan_seconds = 0.2\n",
+            &format!("[watch]\ninotify = {inotify}\nrescan_seconds = {rescan}\n"),
+        );
+        let mut daemon = setup.start("daemon.log");
+        let before = setup.metric("spoolparse_scans_total");
+        std::thread::sleep(Duration::from_secs(3));
+        let idle = setup.metric("spoolparse_scans_total") - before;
+        assert!(idle <= most_scans, "inotify = {inotify}: {idle} scans of an empty spool in 3 s");
+        let file = input("late.conllu", 3, &mut rng, false);
+        setup.drop_files(std::slice::from_ref(&file));
+        setup.wait_until_finished(1, &mut daemon);
+        assert_split_losslessly(&setup, &file);
+        terminate(&mut daemon, Duration::from_secs(10));
+    }
+}
+
+/// `cp new.model current.model` rewrites the mapped file in place: the daemon maps only its
+/// own copy in models/, so parsing goes on, and a reload of the garbage is refused with a
+/// clear message while the old model keeps serving. It used to die of SIGBUS.
+#[test]
+fn a_model_overwritten_in_place_neither_kills_nor_changes_the_daemon() {
+    let work = tempfile::tempdir().unwrap();
+    let trained = model(work.path());
+    let configured = work.path().join("configured.model");
+    fs::copy(&trained, &configured).unwrap();
+    let setup = Setup::new(&configured, 1);
+    setup.edit_config("batch_words = 500", "batch_words = 50");
+    let mut rng = ChaCha8Rng::seed_from_u64(12);
+    let big = input("big.conllu", 20_000, &mut rng, false);
+    setup.drop_files(std::slice::from_ref(&big));
+    let mut daemon = setup.start("daemon.log");
+    setup.wait_for(|| !setup.names("spool/processing").is_empty(), &mut daemon, "the big file to be claimed");
+    // In place, as cp does: same inode, truncated, then garbage.
+    let mut f = fs::OpenOptions::new().write(true).truncate(true).open(&configured).unwrap();
+    std::io::Write::write_all(&mut f, b"garbage, not a model").unwrap();
+    drop(f);
+    setup.wait_until_finished(1, &mut daemon);
+    assert_split_losslessly(&setup, &big);
+    signal(&daemon, "-HUP");
+    setup.wait_for(|| setup.log("daemon.log").contains("reload failed"), &mut daemon, "the failed reload");
+    let log = setup.log("daemon.log");
+    assert!(log.contains("configured.model: not a usable model"), "{log}");
+    setup.wait_for(|| setup.metric("spoolparse_reload_failures_total") == 1, &mut daemon, "the reload failure metric");
+    let after = input("after.conllu", 5, &mut rng, false);
+    setup.drop_files(std::slice::from_ref(&after));
+    setup.wait_until_finished(2, &mut daemon);
+    assert_split_losslessly(&setup, &after);
+    let first_line = |name: &str| {
+        let both = setup.output("accepted", name).unwrap() + &setup.output("lowconf", name).unwrap();
+        both.lines().next().unwrap().to_string()
+    };
+    assert_eq!(first_line("after.conllu"), first_line("big.conllu"), "the model changed");
+    assert!(first_line("big.conllu").starts_with("# model = configured-"), "{}", first_line("big.conllu"));
+    let (status, _) = terminate(&mut daemon, Duration::from_secs(10));
+    assert!(status.success());
+}
+
+/// Every kind of malformed sentence, first, in the middle and last, with one and two threads:
+/// it goes to lowconf as valid CoNLL-U that carries its raw lines, and every good sentence
+/// around it is parsed (before the fix, the next good sentence went along unparsed).
+#[test]
+fn malformed_sentences_leave_their_neighbours_parsed_and_lowconf_valid() {
+    let work = tempfile::tempdir().unwrap();
+    let model = model(work.path());
+    let bad = [
+        "1\tthe\t_\tDET\tDT\t_\tone\tdet\t_\t_\n",
+        "1\tthe\t_\tDET\tDT\t_\t7\tdet\t_\t_\n",
+        "1\tthe\t_\tDET\n",
+        "x\tthe\t_\tDET\tDT\t_\t_\t_\t_\t_\n",
+        "2\tthe\t_\tDET\tDT\t_\t_\t_\t_\t_\n",
+        "# sent_id = only-a-comment\n",
+        "1\tthe\t_\tDET\tDT\t_\t_\t_\t_\t_\n# late comment\n",
+    ];
+    let good = |i: usize| {
+        format!("# sent_id = g{i}\n1\tg{i}\t_\tPROPN\tNNP\t_\t_\t_\t_\t_\n2\tbarks\t_\tVERB\tVBZ\t_\t_\t_\t_\t_\n\n")
+    };
+    for threads in [1, 2] {
+        let setup = Setup::new(&model, threads);
+        let mut files = Vec::new();
+        for (k, b) in bad.iter().enumerate() {
+            for place in 0..3 {
+                let mut text = String::new();
+                (0..place).for_each(|i| text.push_str(&good(i)));
+                text.push_str(b);
+                text.push('\n');
+                (place..2).for_each(|i| text.push_str(&good(i)));
+                let name = format!("b{k}p{place}.conllu");
+                fs::write(setup.path(&format!("spool/incoming/{name}")), &text).unwrap();
+                files.push((name, text, *b));
+            }
+        }
+        let mut daemon = setup.start("daemon.log");
+        setup.wait_until_finished(files.len(), &mut daemon);
+        terminate(&mut daemon, Duration::from_secs(10));
+        for (name, _, b) in &files {
+            let lowconf = setup.output("lowconf", name).unwrap();
+            let all = setup.output("accepted", name).unwrap() + &lowconf;
+            // Read strictly: every output is valid CoNLL-U.
+            let sents: Vec<Sentence> = Reader::new(all.as_bytes(), Path::new(name), Format::Conllu)
+                .collect::<Result<_, _>>()
+                .unwrap_or_else(|e| panic!("{name}: output not valid CoNLL-U: {e}\n{all}"));
+            let (unparsed, parsed): (Vec<_>, Vec<_>) = sents.iter().partition(|s| raw_text(s).is_some());
+            assert_eq!(unparsed.len(), 1, "{name} ({threads} threads):\n{all}");
+            assert_eq!(raw_text(unparsed[0]).unwrap(), *b, "{name}: raw text not kept");
+            assert_eq!(parsed.len(), 2, "{name} ({threads} threads): good sentences lost:\n{all}");
+            for s in parsed {
+                assert!(
+                    s.words().all(|w| w.get(Column::Head) != "_" && w.get(Column::Misc).contains("Conf=")),
+                    "{name}: unparsed:\n{all}"
+                );
+            }
+        }
+    }
+}
+
+/// `x.conllu`, then `x.conllu.zst`, then `x.conllu` again: three inputs, three sets of
+/// outputs and three done/ entries; nothing is overwritten (the rule: a `~N` suffix).
+#[test]
+fn inputs_with_the_same_output_names_get_unique_ones() {
+    let work = tempfile::tempdir().unwrap();
+    let model = model(work.path());
+    let setup = Setup::new(&model, 2);
+    let mut rng = ChaCha8Rng::seed_from_u64(13);
+    let mut daemon = setup.start("daemon.log");
+    let names = ["x.conllu", "x.conllu.zst", "x.conllu"];
+    let expected = ["x.conllu", "x~2.conllu.zst", "x~3.conllu"];
+    for (n, (name, unique)) in names.iter().zip(expected).enumerate() {
+        let mut file = input(name, 4, &mut rng, false);
+        file.ids.iter_mut().for_each(|id| *id = format!("{id}-{n}"));
+        let text = String::from_utf8(if name.ends_with(".zst") {
+            zstd::decode_all(&file.bytes[..]).unwrap()
+        } else {
+            file.bytes.clone()
+        })
+        .unwrap();
+        let text = text
+            .lines()
+            .map(|l| if l.starts_with("1\t") { l.replacen("\tx", &format!("\tx-{n}-"), 1) } else { l.to_string() })
+            .collect::<Vec<_>>()
+            .join("\n")
+            + "\n";
+        file.ids = ids(&text);
+        file.bytes =
+            if name.ends_with(".zst") { zstd::encode_all(text.as_bytes(), 3).unwrap() } else { text.into_bytes() };
+        setup.drop_files(std::slice::from_ref(&file));
+        setup.wait_until_finished(n + 1, &mut daemon);
+        assert!(
+            setup.path(&format!("spool/done/{unique}")).exists(),
+            "{unique} not in done/: {:?}",
+            setup.names("spool/done")
+        );
+        file.name = unique.to_string();
+        assert_split_losslessly(&setup, &file);
+    }
+    terminate(&mut daemon, Duration::from_secs(10));
+    assert_eq!(setup.names("out/accepted").len(), 3);
+    assert!(setup.log("daemon.log").contains("x.conllu: an input of that name was seen before: taken as x~3.conllu"));
+}
+
+/// Published counts match what out/ holds, even when a file fails after some sentences were
+/// parsed; work done is counted apart.
+#[test]
+fn published_metrics_match_the_outputs() {
+    let work = tempfile::tempdir().unwrap();
+    let model = model(work.path());
+    let setup = Setup::new(&model, 2);
+    let inputs = mixed_inputs(30, 3);
+    setup.drop_files(&inputs);
+    // 30 good sentences, then invalid UTF-8: parsed, then failed and its outputs removed.
+    let mut rng = ChaCha8Rng::seed_from_u64(3);
+    let mut failing = input("failing.conllu", 30, &mut rng, false).bytes;
+    failing.extend_from_slice(b"1\tcaf\xe9\t_\tNOUN\tNN\t_\t_\t_\t_\t_\n\n");
+    fs::write(setup.path("spool/incoming/failing.conllu"), failing).unwrap();
+    let mut daemon = setup.start("daemon.log");
+    setup.wait_until_finished(inputs.len() + 1, &mut daemon);
+    std::thread::sleep(Duration::from_millis(500));
+    let accepted: usize =
+        setup.all_outputs().iter().filter(|(p, _)| p.starts_with("accepted")).map(|(_, t)| ids(t).len()).sum();
+    let lowconf: usize =
+        setup.all_outputs().iter().filter(|(p, _)| p.starts_with("lowconf")).map(|(_, t)| ids(t).len()).sum();
+    assert_eq!(setup.metric("spoolparse_published_sentences_total{output=\"accepted\"}"), accepted as u64);
+    assert_eq!(setup.metric("spoolparse_published_sentences_total{output=\"lowconf\"}"), lowconf as u64);
+    assert_eq!(accepted + lowconf, inputs.iter().map(|i| i.ids.len()).sum::<usize>());
+    assert!(setup.metric("spoolparse_parsed_sentences_total") >= (accepted + lowconf) as u64);
+    assert_eq!(setup.metric("spoolparse_files_total{outcome=\"failed\"}"), 1);
+    let text = fs::read_to_string(setup.path("metrics.prom")).unwrap();
+    assert!(text.contains("spoolparse_model_info{file=\"m-") && text.contains(",fingerprint=\""), "{text}");
+    terminate(&mut daemon, Duration::from_secs(10));
+}
+
+/// A sentence beyond the limits (a 5 MB line here) goes to lowconf with an error and without
+/// its full text; the next sentence is parsed. A file in another format fails as a whole.
+#[test]
+fn huge_sentences_and_foreign_files_are_handled_without_holding_them() {
+    let work = tempfile::tempdir().unwrap();
+    let model = model(work.path());
+    let setup = Setup::new(&model, 2);
+    let mut rng = ChaCha8Rng::seed_from_u64(14);
+    let mut text = format!("1\t{}\t_\tX\t_\t_\t_\t_\t_\t_\n\n", "y".repeat(5 << 20)).into_bytes();
+    let good = input("huge.conllu", 2, &mut rng, false);
+    text.extend_from_slice(&good.bytes);
+    fs::write(setup.path("spool/incoming/huge.conllu"), text).unwrap();
+    let json: String = (0..100).map(|i| format!("{{\"sentence\": {i}}}\n")).collect();
+    fs::write(setup.path("spool/incoming/records.conllu"), json).unwrap();
+    let mut daemon = setup.start("daemon.log");
+    setup.wait_until_finished(2, &mut daemon);
+    terminate(&mut daemon, Duration::from_secs(10));
+    let lowconf = setup.output("lowconf", "huge.conllu").unwrap();
+    assert!(
+        lowconf.contains("# spoolparse_error = huge.conllu:1: line longer than 1048576 bytes"),
+        "{}",
+        &lowconf[..lowconf.len().min(500)]
+    );
+    assert!(lowconf.contains("# spoolparse_raw_truncated = yes") && lowconf.len() < 10_000);
+    let all = setup.output("accepted", "huge.conllu").unwrap() + &lowconf;
+    assert_eq!(ids(&all).iter().filter(|id| id.starts_with("huges")).count(), 2, "{all}");
+    let why = fs::read_to_string(setup.path("spool/failed/records.conllu.error")).unwrap();
+    assert!(why.starts_with("records.conllu: not CoNLL-U: none of its first 100 token lines has 10"), "{why}");
+}
+
+/// Temporaries that a killed daemon left (an output of a file no longer in processing/, a
+/// metrics file and a failed/ sidecar of dead processes) are removed at start.
+#[test]
+fn temporaries_of_a_dead_daemon_are_swept_at_start() {
+    let work = tempfile::tempdir().unwrap();
+    let model = model(work.path());
+    let setup = Setup::new(&model, 1);
+    for d in ["out/accepted", "out/lowconf"] {
+        fs::create_dir_all(setup.path(d)).unwrap();
+    }
+    // A pid that cannot be alive: above the kernel's pid_max limit.
+    let stale = [
+        "out/accepted/.tmp.gone.conllu.zst",
+        "out/lowconf/.tmp.gone.conllu.zst",
+        "metrics.prom.tmp4999999",
+        "spool/failed/gone.conllu.error.tmp4999999",
+    ];
+    for s in stale {
+        fs::write(setup.path(s), b"x").unwrap();
+    }
+    let mut daemon = setup.start("daemon.log");
+    setup.wait_for(|| setup.log("daemon.log").contains("watching"), &mut daemon, "the daemon to start");
+    for s in stale {
+        assert!(!setup.path(s).exists(), "{s} was left");
+    }
+    terminate(&mut daemon, Duration::from_secs(10));
 }

@@ -10,6 +10,7 @@
 pub mod conllu;
 pub mod conllx;
 pub mod tree;
+pub mod unparsed;
 
 use std::fmt;
 use std::io::{self, BufRead, Write};
@@ -222,6 +223,11 @@ impl Sentence {
         self.words.len()
     }
 
+    /// Bytes of its lines' text (comments and token lines, without newlines).
+    pub fn text_bytes(&self) -> usize {
+        self.comments.iter().map(String::len).sum::<usize>() + self.tokens.iter().map(|t| t.text.len()).sum::<usize>()
+    }
+
     /// True for a sentence without syntactic words.
     pub fn is_empty(&self) -> bool {
         self.words.is_empty()
@@ -430,8 +436,8 @@ pub enum ErrorKind {
     InvalidUtf8,
     #[error("a NUL byte: this is binary data, not {0}")]
     Binary(Format),
-    #[error("not {format}: its first {sentences} sentences are all malformed (the first at line {line}: {first})")]
-    NotThisFormat { format: Format, sentences: u64, line: u64, first: String },
+    #[error("not {format}: none of its first {lines} token lines has 10 tab-separated columns (line {line}: {first})")]
+    NotThisFormat { format: Format, lines: u64, line: u64, first: String },
     #[error("line longer than {limit} bytes (the sentence size limit)")]
     LineTooLong { limit: usize },
     #[error("sentence longer than {limit} bytes (the sentence size limit)")]
@@ -528,10 +534,10 @@ impl Default for Limits {
     }
 }
 
-/// A file whose first this many sentences are all malformed is taken to be in another format
-/// (or no corpus at all): it fails as a whole instead of becoming thousands of malformed
-/// sentences.
-pub const NOT_THIS_FORMAT_AFTER: u64 = 10;
+/// A CoNLL file in which no sentence could be read and none of the first this many token
+/// lines (all of them, in a shorter file) has 10 columns is taken to be in another format, or
+/// no corpus at all: it fails as a whole instead of becoming malformed sentences.
+pub const NOT_THIS_FORMAT_AFTER: u64 = 100;
 
 /// Streams [`Sentence`]s out of a ten-column file.
 ///
@@ -559,10 +565,13 @@ pub struct Reader<R> {
     text_truncated: bool,
     /// An error met while skipping a bad sentence, reported by the next read.
     deferred: Option<CorpusError>,
-    /// Sentences read well and badly so far, and the first bad one's error.
+    /// Sentences read well so far, and the first bad one's line and error.
     good: u64,
-    bad: u64,
     first_bad: Option<(u64, String)>,
+    /// Until a sentence was read well: lines that are not blank or comments, and whether one
+    /// had ten columns (the file looks like CoNLL at all).
+    token_lines: u64,
+    looks_right: bool,
 }
 
 impl Reader<Box<dyn BufRead + Send>> {
@@ -591,8 +600,9 @@ impl<R: BufRead> Reader<R> {
             text_truncated: false,
             deferred: None,
             good: 0,
-            bad: 0,
             first_bad: None,
+            token_lines: 0,
+            looks_right: false,
         }
     }
 
@@ -681,6 +691,10 @@ impl<R: BufRead> Reader<R> {
             return Err(self.error(self.line_no, ErrorKind::Binary(self.format)));
         }
         let line = std::str::from_utf8(&self.buf).map_err(|_| self.error(self.line_no, ErrorKind::InvalidUtf8))?;
+        if !self.looks_right && self.format != Format::Text && !line.is_empty() && !line.starts_with('#') {
+            self.token_lines += 1;
+            self.looks_right = memchr::memchr_iter(b'\t', line.as_bytes()).count() == COLUMNS - 1;
+        }
         if self.in_sentence {
             self.sentence_bytes += line.len() + 1;
         }
@@ -808,8 +822,8 @@ impl<R: BufRead> Reader<R> {
     }
 
     /// Like [`Reader::read_into`], but after an error skips to the next sentence so that the
-    /// caller can report it and go on. A file whose first [`NOT_THIS_FORMAT_AFTER`] sentences
-    /// are all malformed ends with [`ErrorKind::NotThisFormat`].
+    /// caller can report it and go on. A file that does not look like its format at all (see
+    /// [`NOT_THIS_FORMAT_AFTER`]) ends with [`ErrorKind::NotThisFormat`].
     pub fn read_next(&mut self, sent: &mut Sentence) -> Option<Result<(), CorpusError>> {
         if self.done {
             return None;
@@ -825,27 +839,36 @@ impl<R: BufRead> Reader<R> {
             }
             Ok(false) => {
                 self.done = true;
-                None
+                self.not_this_format().map(Err)
             }
             Err(e) => {
                 if e.kind.is_unreadable() || matches!(e.kind, ErrorKind::UnterminatedSentence) {
                     self.done = true;
-                    return Some(Err(e));
+                    return Some(Err(self.not_this_format().unwrap_or(e)));
                 }
                 self.resync();
-                self.bad += 1;
                 if self.good == 0 {
                     self.first_bad.get_or_insert_with(|| (e.line, e.kind.to_string()));
-                    if self.bad >= NOT_THIS_FORMAT_AFTER {
-                        self.done = true;
-                        let (line, first) = self.first_bad.take().unwrap_or_default();
-                        let kind = ErrorKind::NotThisFormat { format: self.format, sentences: self.bad, line, first };
-                        return Some(Err(self.error(0, kind)));
+                    if self.token_lines >= NOT_THIS_FORMAT_AFTER {
+                        if let Some(e) = self.not_this_format() {
+                            self.done = true;
+                            return Some(Err(e));
+                        }
                     }
                 }
                 Some(Err(e))
             }
         }
+    }
+
+    /// The error for a file that is not in this format, if nothing read so far says it is.
+    fn not_this_format(&mut self) -> Option<CorpusError> {
+        if self.good > 0 || self.looks_right || self.format == Format::Text {
+            return None;
+        }
+        let (line, first) = self.first_bad.take()?;
+        let kind = ErrorKind::NotThisFormat { format: self.format, lines: self.token_lines, line, first };
+        Some(self.error(0, kind))
     }
 }
 

@@ -22,6 +22,8 @@ pub struct Config {
     pub metrics: Metrics,
     #[serde(default)]
     pub shutdown: Shutdown,
+    #[serde(default)]
+    pub limits: Limits,
 }
 
 /// `[paths]`: where everything is.
@@ -32,8 +34,18 @@ pub struct Paths {
     pub spool: PathBuf,
     /// Holds `accepted/` and `lowconf/` (created if missing).
     pub output: PathBuf,
-    /// The model file (see `spoolparse train`); re-read on SIGHUP.
+    /// The model file (see `spoolparse train`); re-read on SIGHUP. The daemon never maps it:
+    /// it copies it into `models` first, so that it may be overwritten in place at any time.
     pub model: PathBuf,
+    /// The daemon's own model files, immutable and named by content (default `SPOOL/models`).
+    pub models: Option<PathBuf>,
+}
+
+impl Paths {
+    /// The directory of the daemon's own model files.
+    pub fn models(&self) -> PathBuf {
+        self.models.clone().unwrap_or_else(|| self.spool.join("models"))
+    }
 }
 
 /// `[parse]`: how sentences are parsed and split.
@@ -123,6 +135,31 @@ impl Default for Shutdown {
     }
 }
 
+/// `[limits]`: the largest sentence taken; larger ones go to `lowconf/` unparsed, with a
+/// `# spoolparse_error`, without ever being held whole in memory.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Limits {
+    /// Syntactic words per sentence.
+    pub max_sentence_words: usize,
+    /// Bytes per sentence (and so per line).
+    pub max_sentence_bytes: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        let d = crate::corpus::Limits::default();
+        Limits { max_sentence_words: d.max_words, max_sentence_bytes: d.max_bytes }
+    }
+}
+
+impl Limits {
+    /// The reader's limits.
+    pub fn reader(&self) -> crate::corpus::Limits {
+        crate::corpus::Limits { max_words: self.max_sentence_words, max_bytes: self.max_sentence_bytes }
+    }
+}
+
 /// Why a configuration was refused.
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
@@ -169,6 +206,13 @@ impl Config {
         at_least_one("queues.readers", self.queues.readers)?;
         at_least_one("queues.batch_words", self.queues.batch_words)?;
         at_least_one("queues.batches_per_thread", self.queues.batches_per_thread)?;
+        at_least_one("limits.max_sentence_words", self.limits.max_sentence_words)?;
+        if self.limits.max_sentence_bytes < 1024 {
+            return Err((
+                "limits.max_sentence_bytes",
+                format!("must be 1024 or more (got {})", self.limits.max_sentence_bytes),
+            ));
+        }
         if !(0.0..=1.0).contains(&self.parse.min_confidence) {
             return Err(("parse.min_confidence", format!("must be within 0..1 (got {})", self.parse.min_confidence)));
         }

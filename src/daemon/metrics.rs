@@ -9,19 +9,30 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 use std::time::Instant;
 
-/// Counters since the daemon started.
+/// Counters since the daemon started. Work done (`parsed_*`) counts every sentence parsed,
+/// also in files that later fail or are parsed again; what is in `out/` is counted only once
+/// published, so that accepted + lowconf equals what the outputs hold.
 #[derive(Debug)]
 pub struct Metrics {
     pub files_done: AtomicU64,
     pub files_failed: AtomicU64,
-    pub sentences: AtomicU64,
-    pub words: AtomicU64,
+    /// Files whose outputs could not be written or published, to be tried again.
+    pub files_retried: AtomicU64,
+    /// Sentences and words parsed (work done).
+    pub parsed_sentences: AtomicU64,
+    pub parsed_words: AtomicU64,
+    /// Published sentences and words, by output.
     pub accepted: AtomicU64,
     pub lowconf: AtomicU64,
-    /// Malformed sentences passed through unparsed (into lowconf).
+    pub published_words: AtomicU64,
+    /// Malformed sentences published unparsed (into lowconf; counted there too).
     pub malformed: AtomicU64,
-    /// Model identifier, for the `spoolparse_model_info` gauge.
-    model: Mutex<String>,
+    /// Reloads (SIGHUP) that failed and kept the previous configuration and model.
+    pub reload_failures: AtomicU64,
+    /// Scans of `incoming/`: an idle daemon makes one per rescan interval.
+    pub scans: AtomicU64,
+    /// Model file name and fingerprint, for the `spoolparse_model_info` gauge.
+    model: Mutex<(String, String)>,
     started: Instant,
     /// Words and time at the last rate computation.
     last_rate: Mutex<(u64, Instant, f64)>,
@@ -33,12 +44,16 @@ impl Default for Metrics {
         Metrics {
             files_done: AtomicU64::new(0),
             files_failed: AtomicU64::new(0),
-            sentences: AtomicU64::new(0),
-            words: AtomicU64::new(0),
+            files_retried: AtomicU64::new(0),
+            parsed_sentences: AtomicU64::new(0),
+            parsed_words: AtomicU64::new(0),
             accepted: AtomicU64::new(0),
             lowconf: AtomicU64::new(0),
+            published_words: AtomicU64::new(0),
             malformed: AtomicU64::new(0),
-            model: Mutex::new(String::new()),
+            reload_failures: AtomicU64::new(0),
+            scans: AtomicU64::new(0),
+            model: Mutex::new(Default::default()),
             started: now,
             last_rate: Mutex::new((0, now, 0.0)),
         }
@@ -55,10 +70,10 @@ impl Metrics {
         c.fetch_add(n, Ordering::Relaxed);
     }
 
-    /// Records the model now in use.
-    pub fn set_model(&self, model: &str) {
+    /// Records the model now in use: its file name and fingerprint.
+    pub fn set_model(&self, file: &str, fingerprint: &str) {
         if let Ok(mut m) = self.model.lock() {
-            *m = model.to_string();
+            *m = (file.to_string(), fingerprint.to_string());
         }
     }
 
@@ -66,7 +81,7 @@ impl Metrics {
     /// figure).
     pub fn words_per_second(&self) -> f64 {
         let Ok(mut last) = self.last_rate.lock() else { return 0.0 };
-        let (words, now) = (get(&self.words), Instant::now());
+        let (words, now) = (get(&self.parsed_words), Instant::now());
         let secs = now.duration_since(last.1).as_secs_f64();
         if secs >= 1.0 {
             *last = (words, now, (words - last.0) as f64 / secs);
@@ -76,16 +91,16 @@ impl Metrics {
 
     /// A number that grows whenever a sentence or a file is finished.
     pub fn progress(&self) -> u64 {
-        get(&self.sentences) + get(&self.files_done) + get(&self.files_failed)
+        get(&self.parsed_sentences) + get(&self.files_done) + get(&self.files_failed) + get(&self.files_retried)
     }
 
     /// One line for systemd's STATUS.
     pub fn status(&self) -> String {
         format!(
-            "{} files done, {} failed; {} sentences ({} lowconf, {} malformed); {:.0} words/s",
+            "{} files done, {} failed; {} sentences published ({} lowconf, {} malformed); {:.0} words/s",
             get(&self.files_done),
             get(&self.files_failed),
-            get(&self.sentences),
+            get(&self.accepted) + get(&self.lowconf),
             get(&self.lowconf),
             get(&self.malformed),
             self.words_per_second()
@@ -95,13 +110,42 @@ impl Metrics {
     /// The metrics in the Prometheus text exposition format.
     pub fn render(&self) -> String {
         let counters = [
-            ("files_total", "Input files finished, by outcome.", "{outcome=\"done\"}", &self.files_done),
+            (
+                "files_total",
+                "Input files by outcome (retried: outputs not writable, tried again).",
+                "{outcome=\"done\"}",
+                &self.files_done,
+            ),
             ("files_total", "", "{outcome=\"failed\"}", &self.files_failed),
-            ("sentences_total", "Sentences written (accepted, lowconf or malformed).", "", &self.sentences),
-            ("words_total", "Words parsed.", "", &self.words),
-            ("accepted_sentences_total", "Sentences at or above the confidence threshold.", "", &self.accepted),
-            ("lowconf_sentences_total", "Sentences below the threshold, malformed ones included.", "", &self.lowconf),
-            ("malformed_sentences_total", "Malformed sentences passed through unparsed.", "", &self.malformed),
+            ("files_total", "", "{outcome=\"retried\"}", &self.files_retried),
+            (
+                "published_sentences_total",
+                "Sentences published in out/, by output (malformed ones in lowconf).",
+                "{output=\"accepted\"}",
+                &self.accepted,
+            ),
+            ("published_sentences_total", "", "{output=\"lowconf\"}", &self.lowconf),
+            ("published_words_total", "Words of the published sentences.", "", &self.published_words),
+            (
+                "published_malformed_sentences_total",
+                "Malformed sentences published unparsed (in lowconf).",
+                "",
+                &self.malformed,
+            ),
+            (
+                "parsed_sentences_total",
+                "Sentences parsed (work done, also in files that failed or were parsed again).",
+                "",
+                &self.parsed_sentences,
+            ),
+            ("parsed_words_total", "Words parsed (work done).", "", &self.parsed_words),
+            (
+                "reload_failures_total",
+                "Reloads that failed and kept the previous configuration and model.",
+                "",
+                &self.reload_failures,
+            ),
+            ("scans_total", "Scans of incoming/.", "", &self.scans),
         ];
         let mut out = String::new();
         for (name, help, labels, value) in counters {
@@ -110,17 +154,19 @@ impl Metrics {
             }
             let _ = writeln!(out, "spoolparse_{name}{labels} {}", get(value));
         }
-        let model = self.model.lock().map(|m| m.clone()).unwrap_or_default();
+        let (file, fingerprint) = self.model.lock().map(|m| m.clone()).unwrap_or_default();
+        let escape = |v: &str| v.replace('\\', "\\\\").replace('"', "\\\"").replace('\n', "\\n");
         let _ = writeln!(
             out,
             "# HELP spoolparse_words_per_second Parsing throughput over the last interval.\n\
              # TYPE spoolparse_words_per_second gauge\nspoolparse_words_per_second {:.1}\n\
-             # HELP spoolparse_model_info The model in use (label), always 1.\n\
-             # TYPE spoolparse_model_info gauge\nspoolparse_model_info{{model=\"{}\"}} 1\n\
+             # HELP spoolparse_model_info The model in use (its file in models/ and fingerprint), always 1.\n\
+             # TYPE spoolparse_model_info gauge\nspoolparse_model_info{{file=\"{}\",fingerprint=\"{}\"}} 1\n\
              # HELP spoolparse_uptime_seconds Seconds since the daemon started.\n\
              # TYPE spoolparse_uptime_seconds gauge\nspoolparse_uptime_seconds {:.0}",
             self.words_per_second(),
-            model.replace('\\', "\\\\").replace('"', "\\\""),
+            escape(&file),
+            escape(&fingerprint),
             self.started.elapsed().as_secs_f64()
         );
         out
@@ -139,11 +185,11 @@ mod tests {
     #[test]
     fn renders_every_counter_once() {
         let m = Metrics::default();
-        Metrics::add(&m.words, 42);
-        m.set_model("en.model 0123abcd");
+        Metrics::add(&m.parsed_words, 42);
+        m.set_model("en\"x.model", "0123abcd");
         let text = m.render();
-        assert!(text.contains("spoolparse_words_total 42\n"), "{text}");
-        assert!(text.contains("spoolparse_model_info{model=\"en.model 0123abcd\"} 1"), "{text}");
+        assert!(text.contains("spoolparse_parsed_words_total 42\n"), "{text}");
+        assert!(text.contains("spoolparse_model_info{file=\"en\\\"x.model\",fingerprint=\"0123abcd\"} 1"), "{text}");
         assert_eq!(text.matches("# TYPE spoolparse_files_total").count(), 1);
         assert!(text.contains("spoolparse_files_total{outcome=\"failed\"} 0"));
     }

@@ -16,20 +16,21 @@
 
 pub mod config;
 pub mod metrics;
+pub mod models;
 pub mod sink;
 pub mod spool;
 pub mod systemd;
 
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use crossbeam_channel::{bounded, select, tick, unbounded, Receiver, Sender};
+use crossbeam_channel::{bounded, never, select, tick, unbounded, Receiver, Sender};
 use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
 
-use crate::model_file::{ModelError, ModelFile};
+use crate::model_file::ModelFile;
 use crate::pipeline::{self, Job, PipelineOptions, RunError};
 use config::{Config, ConfigError};
 use metrics::Metrics;
@@ -42,7 +43,7 @@ pub enum DaemonError {
     #[error(transparent)]
     Config(#[from] ConfigError),
     #[error(transparent)]
-    Model(#[from] ModelError),
+    Model(#[from] models::InstallError),
     #[error("{what}: {error}")]
     Io { what: String, error: std::io::Error },
     #[error("the parsing pipeline stopped: {0}")]
@@ -67,12 +68,11 @@ struct Setup {
 }
 
 impl Setup {
-    /// Reads the configuration, then opens the model and checks every checksum (a model is
-    /// verified in full when it is promoted to serve, not at each parse).
+    /// Reads the configuration, then copies the model into `models/` and opens and checks
+    /// that copy in full (a model is verified when it starts to serve, not at each parse).
     fn load(path: &Path) -> Result<Setup, DaemonError> {
         let config = Config::load(path)?;
-        let model = ModelFile::open(&config.paths.model)?;
-        model.verify()?;
+        let model = models::install(&config.paths.model, &config.paths.models())?;
         let label = model_label(&model);
         Ok(Setup { config, model: Arc::new(model), label })
     }
@@ -94,6 +94,7 @@ impl Setup {
             min_confidence: Some(c.parse.min_confidence),
             conllx_as_conllu: true,
             keep_malformed: true,
+            limits: c.limits.reader(),
         }
     }
 }
@@ -125,24 +126,41 @@ fn signals() -> Result<(Receiver<Request>, signal_hook::iterator::Handle), Daemo
     Ok((rx, handle))
 }
 
-/// Wakes the scheduler when something happens in `incoming/`; `None` (rescans only) if inotify
-/// is off or unavailable. The watcher must be kept alive.
+/// Whether an inotify event can mean that a file arrived. The daemon's own reads of the
+/// directory (open, read, close) are events too: waking on them, an idle daemon rescanned
+/// thousands of times a second.
+fn is_arrival(event: &notify::Event) -> bool {
+    use notify::event::{AccessKind, AccessMode, ModifyKind, RenameMode};
+    use notify::EventKind;
+    match event.kind {
+        EventKind::Create(_) | EventKind::Any | EventKind::Other => true,
+        EventKind::Modify(ModifyKind::Name(mode)) => mode != RenameMode::From,
+        EventKind::Access(AccessKind::Close(AccessMode::Write)) => true,
+        _ => false,
+    }
+}
+
+/// Wakes the scheduler when a file may have arrived in `incoming/`; `None` and a channel that
+/// never fires (rescans only) if inotify is off or unavailable. The watcher must be kept alive.
 fn watch(dir: &Path, enabled: bool) -> (Option<notify::RecommendedWatcher>, Receiver<()>) {
     use notify::Watcher;
-    let (tx, rx) = bounded(1);
     if !enabled {
-        return (None, rx);
+        return (None, never());
     }
-    let watcher = notify::recommended_watcher(move |_: notify::Result<notify::Event>| {
-        // One pending wake-up is enough: the scheduler rescans the directory.
-        let _ = tx.try_send(());
+    let (tx, rx) = bounded(1);
+    let watcher = notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
+        // One pending wake-up is enough: the scheduler rescans the directory. Errors (a queue
+        // overflow) may hide arrivals: rescan.
+        if event.as_ref().map_or(true, is_arrival) {
+            let _ = tx.try_send(());
+        }
     })
     .and_then(|mut w| w.watch(dir, notify::RecursiveMode::NonRecursive).map(|()| w));
     match watcher {
         Ok(w) => (Some(w), rx),
         Err(e) => {
             log(&format!("inotify unavailable ({e}); relying on rescans"));
-            (None, rx)
+            (None, never())
         }
     }
 }
@@ -160,7 +178,10 @@ pub fn run(config_path: &Path) -> Result<(), DaemonError> {
                     log(&format!("reloaded {}; model {}", config_path.display(), new.label));
                     setup = new;
                 }
-                Err(e) => log(&format!("reload failed, keeping the previous configuration and model: {e}")),
+                Err(e) => {
+                    Metrics::add(&metrics.reload_failures, 1);
+                    log(&format!("reload failed, keeping the previous configuration and model: {e}"));
+                }
             },
             Err(e) => break Err(e),
         }
@@ -184,15 +205,33 @@ struct Scheduler<'a> {
     backlog: VecDeque<String>,
     /// `incoming/` (and `processing/`) must be scanned again.
     rescan: bool,
+    /// Claims whose outputs could not be written, with when to try again; they count as in
+    /// flight, so that a full disk stops claiming instead of piling up claims.
+    retries: Vec<(Instant, Claim)>,
+    /// Failed attempts by file name, for the backoff.
+    attempts: HashMap<String, u32>,
     metrics: &'a Metrics,
+}
+
+/// The wait before the `n`-th retry of a file: 1 s, doubling, at most a minute.
+fn backoff(n: u32) -> Duration {
+    Duration::from_secs(1u64 << n.min(6)).min(Duration::from_secs(60))
 }
 
 impl Scheduler<'_> {
     /// Claims files while there is room in the pipeline.
     fn fill(&mut self) -> Result<(), DaemonError> {
+        let now = Instant::now();
+        while let Some(i) = self.retries.iter().position(|(due, _)| *due <= now) {
+            let (_, claim) = self.retries.swap_remove(i);
+            self.in_flight -= 1;
+            log(&format!("trying {} again", claim.name));
+            self.dispatch(claim)?;
+        }
         let room = self.setup.config.queues.readers + 2;
         if self.rescan && self.in_flight < room {
             self.rescan = false;
+            Metrics::add(&self.metrics.scans, 1);
             for claim in self.spool.orphans().map_err(io_error(self.spool.processing.display().to_string()))? {
                 log(&format!("re-queued {} (left in processing/)", claim.name));
                 self.dispatch(claim)?;
@@ -203,7 +242,12 @@ impl Scheduler<'_> {
         while self.in_flight < room {
             let Some(name) = self.backlog.pop_front() else { break };
             match self.spool.claim(&name) {
-                Ok(Some(claim)) => self.dispatch(claim)?,
+                Ok(Some(claim)) => {
+                    if let Some(old) = &claim.arrived_as {
+                        log(&format!("{old}: an input of that name was seen before: taken as {}", claim.name));
+                    }
+                    self.dispatch(claim)?
+                }
                 Ok(None) => {}
                 Err(e) => log(&format!("could not claim {name}: {e}")),
             }
@@ -220,7 +264,7 @@ impl Scheduler<'_> {
             );
             log(&format!("failed {why}"));
             Metrics::add(&self.metrics.files_failed, 1);
-            return self.spool.fail(claim, &why).map_err(io_error("moving a file to failed/"));
+            return self.spool.fail(&claim, &why).map_err(io_error("moving a file to failed/"));
         };
         let Some(jobs) = &self.jobs else { return Ok(()) };
         let id = self.next_id;
@@ -238,11 +282,28 @@ impl Scheduler<'_> {
     fn finished(&mut self, f: Finished) {
         self.in_flight = self.in_flight.saturating_sub(1);
         match f.fate {
-            Fate::Done { sentences, words, lowconf, malformed, seconds } => log(&format!(
-                "done {}: {sentences} sentences, {words} words, {lowconf} lowconf ({malformed} malformed) in {seconds:.2} s",
-                f.name
-            )),
-            Fate::Failed(why) => log(&format!("failed {why}")),
+            Fate::Done { sentences, words, lowconf, malformed, seconds } => {
+                self.attempts.remove(&f.name);
+                log(&format!(
+                    "done {}: {sentences} sentences, {words} words, {lowconf} lowconf ({malformed} malformed) in {seconds:.2} s",
+                    f.name
+                ))
+            }
+            Fate::Failed(why) => {
+                self.attempts.remove(&f.name);
+                log(&format!("failed {why}"))
+            }
+            Fate::Retry { why, claim } => {
+                let n = self.attempts.entry(f.name).or_default();
+                *n += 1;
+                let wait = backoff(*n - 1);
+                log(&format!(
+                    "could not publish {why}; nothing of it is in out/; trying again in {} s",
+                    wait.as_secs()
+                ));
+                self.retries.push((Instant::now() + wait, claim));
+                self.in_flight += 1;
+            }
             Fate::Abandoned => log(&format!("left {} in processing/ for the next start", f.name)),
         }
         // A slot is free: look again (files that arrived while we were full).
@@ -250,6 +311,15 @@ impl Scheduler<'_> {
             self.rescan = true;
         }
     }
+}
+
+/// Removes temporaries of dead daemons: outputs, `failed/` sidecars, metrics, model copies.
+fn sweep_temporaries(spool: &Spool, config: &Config) -> std::io::Result<usize> {
+    let mut n = spool.sweep_temporaries()?;
+    if let Some(dir) = config.metrics.file.as_ref().and_then(|f| f.parent()) {
+        n += crate::io::sweep_atomic_temporaries(if dir.as_os_str().is_empty() { Path::new(".") } else { dir })?;
+    }
+    Ok(n + crate::io::sweep_atomic_temporaries(&config.paths.models())?)
 }
 
 /// Serves with `setup` until a stop or reload request, once every file in flight is finished
@@ -261,7 +331,15 @@ fn serve(setup: &Setup, requests: &Receiver<Request>, metrics: &Arc<Metrics>) ->
     {
         std::fs::create_dir_all(dir).map_err(io_error(format!("creating {}", dir.display())))?;
     }
-    metrics.set_model(&setup.label);
+    metrics.set_model(
+        &setup.model.path().file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default(),
+        &setup.model.fingerprint(),
+    );
+    match sweep_temporaries(&spool, &setup.config) {
+        Ok(0) => {}
+        Ok(n) => log(&format!("removed {n} temporary files left by a daemon that died")),
+        Err(e) => log(&format!("could not sweep temporary files: {e}")),
+    }
     let (jobs_tx, jobs_rx) = unbounded::<Arc<Job>>();
     let (finished_tx, finished_rx) = unbounded::<Finished>();
     let (engine_tx, engine_rx) = bounded::<Result<(), String>>(1);
@@ -300,6 +378,8 @@ fn serve(setup: &Setup, requests: &Receiver<Request>, metrics: &Arc<Metrics>) ->
         in_flight: 0,
         backlog: VecDeque::new(),
         rescan: true,
+        retries: Vec::new(),
+        attempts: HashMap::new(),
         metrics,
     };
     let watchdog = systemd::watchdog_timeout();

@@ -3,17 +3,15 @@
 //! durable. This module owns the output files' contents; the moves between spool directories
 //! are [`super::spool`]'s.
 
-use std::collections::hash_map::Entry;
 use std::collections::HashMap;
 use std::io::{self, Write};
 use std::sync::{Arc, Mutex};
-use std::time::Instant;
 
 use crossbeam_channel::Sender;
 
 use super::metrics::Metrics;
 use super::spool::{Claim, OutputPaths, Spool};
-use crate::corpus::{CorpusError, Sentence};
+use crate::corpus::{unparsed, CorpusError, Sentence};
 use crate::io::Output;
 use crate::model_file::ModelFile;
 use crate::pipeline::{Job, JobError, Outcome, Sink};
@@ -36,6 +34,9 @@ pub enum Fate {
     Done { sentences: u64, words: u64, lowconf: u64, malformed: u64, seconds: f64 },
     /// Input in `failed/` with the reason.
     Failed(String),
+    /// Its outputs could not be written or published (disk full, read-only): nothing of them
+    /// is left in `out/`, and the claim comes back to be tried again later.
+    Retry { why: String, claim: Claim },
     /// Given up at shutdown: the input stays in `processing/`.
     Abandoned,
 }
@@ -43,8 +44,10 @@ pub enum Fate {
 /// One file's outputs while it is being written.
 struct FileOutputs {
     paths: OutputPaths,
-    accepted: Output,
-    lowconf: Output,
+    /// `None` once writing failed: the rest of the file is read and dropped.
+    streams: Option<(Output, Output)>,
+    /// The first write error.
+    error: Option<io::Error>,
     /// Whether anything has been written to each (the model line comes first).
     accepted_started: bool,
     lowconf_started: bool,
@@ -52,11 +55,10 @@ struct FileOutputs {
     words: u64,
     lowconf_count: u64,
     malformed: u64,
-    started: Instant,
 }
 
-/// The daemon's [`Sink`]. Its errors (an output that cannot be written) are fatal: the daemon
-/// stops, and the files it held are parsed again by the next one.
+/// The daemon's [`Sink`]. An output that cannot be written (a full or read-only disk) fails
+/// only its file, which is tried again later ([`Fate::Retry`]); the daemon goes on.
 ///
 /// Finished files are published (fsync, renames, acknowledgement) by a thread of their own, so
 /// that the writer goes on with the next file while the disk syncs.
@@ -68,10 +70,11 @@ pub struct SpoolSink {
     finished: Sender<Finished>,
     open: HashMap<u64, FileOutputs>,
     publish: Option<Sender<(String, FileOutputs, Claim)>>,
-    publisher: Option<std::thread::JoinHandle<io::Result<()>>>,
+    publisher: Option<std::thread::JoinHandle<()>>,
 }
 
-/// Makes a complete file's outputs durable, publishes them and acknowledges the input.
+/// Makes a complete file's outputs durable, publishes them and acknowledges the input; if
+/// any step fails, removes what it published and hands the claim back for a retry.
 fn publish(
     spool: &Spool,
     metrics: &Metrics,
@@ -79,20 +82,38 @@ fn publish(
     name: String,
     out: FileOutputs,
     claim: Claim,
-) -> io::Result<()> {
-    out.accepted.finish_durably()?;
-    out.lowconf.finish_durably()?;
-    spool.acknowledge(claim, &out.paths)?;
-    Metrics::add(&metrics.files_done, 1);
-    let fate = Fate::Done {
-        sentences: out.sentences,
-        words: out.words,
-        lowconf: out.lowconf_count,
-        malformed: out.malformed,
-        seconds: out.started.elapsed().as_secs_f64(),
+) {
+    let result = (|| {
+        if let Some(e) = out.error {
+            return Err(e);
+        }
+        let (accepted, lowconf) = out.streams.ok_or_else(|| io::Error::other("outputs closed"))?;
+        accepted.finish_durably()?;
+        lowconf.finish_durably()?;
+        spool.acknowledge(&claim, &out.paths)
+    })();
+    let fate = match result {
+        Ok(()) => {
+            Metrics::add(&metrics.files_done, 1);
+            Metrics::add(&metrics.accepted, out.sentences - out.lowconf_count);
+            Metrics::add(&metrics.lowconf, out.lowconf_count);
+            Metrics::add(&metrics.malformed, out.malformed);
+            Metrics::add(&metrics.published_words, out.words);
+            Fate::Done {
+                sentences: out.sentences,
+                words: out.words,
+                lowconf: out.lowconf_count,
+                malformed: out.malformed,
+                seconds: claim.claimed.elapsed().as_secs_f64(),
+            }
+        }
+        Err(e) => {
+            spool.unpublish(&out.paths);
+            Metrics::add(&metrics.files_retried, 1);
+            Fate::Retry { why: format!("{name}: writing its outputs: {e}"), claim }
+        }
     };
     let _ = finished.send(Finished { name, fate });
-    Ok(())
 }
 
 /// How an output file names the model that parsed it (`# model = …`).
@@ -114,6 +135,50 @@ fn describe(name: &str, error: &CorpusError) -> String {
     }
 }
 
+impl FileOutputs {
+    /// Creates the temporary outputs; a failure is kept as the file's error.
+    fn create(paths: OutputPaths) -> FileOutputs {
+        let create = |p: &std::path::Path| {
+            Output::create(p).map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", p.display())))
+        };
+        let (streams, error) = match create(&paths.accepted_tmp).and_then(|a| Ok((a, create(&paths.lowconf_tmp)?))) {
+            Ok(s) => (Some(s), None),
+            Err(e) => (None, Some(e)),
+        };
+        FileOutputs {
+            paths,
+            streams,
+            error,
+            accepted_started: false,
+            lowconf_started: false,
+            sentences: 0,
+            words: 0,
+            lowconf_count: 0,
+            malformed: 0,
+        }
+    }
+
+    /// Writes to one output, the model line first; after a failure, nothing.
+    fn write(&mut self, lowconf: bool, job: &Job, what: impl FnOnce(&mut Output) -> io::Result<()>) {
+        let Some((accepted, low)) = &mut self.streams else { return };
+        let (w, started) =
+            if lowconf { (low, &mut self.lowconf_started) } else { (accepted, &mut self.accepted_started) };
+        let first = !*started;
+        *started = true;
+        let result = (|| {
+            if first {
+                writeln!(w, "# model = {}", model_label(&job.model))?;
+            }
+            what(w)
+        })();
+        if let Err(e) = result {
+            // Close the streams now (and free the space they took); the file is retried later.
+            self.streams = None;
+            self.error = Some(e);
+        }
+    }
+}
+
 impl SpoolSink {
     pub fn new(
         spool: Spool,
@@ -128,9 +193,8 @@ impl SpoolSink {
             let (spool, metrics, finished) = (spool.clone(), Arc::clone(&metrics), finished.clone());
             std::thread::Builder::new().name("spoolparse-publish".into()).spawn(move || {
                 for (name, out, claim) in rx {
-                    publish(&spool, &metrics, &finished, name, out, claim)?;
+                    publish(&spool, &metrics, &finished, name, out, claim);
                 }
-                Ok(())
             })?
         };
         Ok(SpoolSink {
@@ -145,7 +209,7 @@ impl SpoolSink {
         })
     }
 
-    /// Waits until every finished file is published; the first error if one could not be.
+    /// Waits until every finished file is published.
     pub fn close(mut self) -> io::Result<()> {
         self.join_publisher()
     }
@@ -153,50 +217,15 @@ impl SpoolSink {
     fn join_publisher(&mut self) -> io::Result<()> {
         self.publish = None;
         match self.publisher.take().map(|p| p.join()) {
-            None | Some(Ok(Ok(()))) => Ok(()),
-            Some(Ok(Err(e))) => Err(e),
+            None | Some(Ok(())) => Ok(()),
             Some(Err(_)) => Err(io::Error::other("the publishing thread panicked")),
         }
     }
 
     /// The outputs of `job`, created at its first sentence.
-    fn outputs(&mut self, job: &Job) -> io::Result<&mut FileOutputs> {
-        match self.open.entry(job.id) {
-            Entry::Occupied(e) => Ok(e.into_mut()),
-            Entry::Vacant(e) => {
-                let paths = self.spool.outputs(&spool_name(job));
-                let create = |p: &std::path::Path| {
-                    Output::create(p).map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", p.display())))
-                };
-                let outputs = FileOutputs {
-                    accepted: create(&paths.accepted_tmp)?,
-                    lowconf: create(&paths.lowconf_tmp)?,
-                    paths,
-                    accepted_started: false,
-                    lowconf_started: false,
-                    sentences: 0,
-                    words: 0,
-                    lowconf_count: 0,
-                    malformed: 0,
-                    started: Instant::now(),
-                };
-                Ok(e.insert(outputs))
-            }
-        }
-    }
-
-    /// The output a sentence goes to, with the model line written first in each file.
-    fn target<'a>(out: &'a mut FileOutputs, lowconf: bool, job: &Job) -> io::Result<&'a mut Output> {
-        let (w, started) = if lowconf {
-            (&mut out.lowconf, &mut out.lowconf_started)
-        } else {
-            (&mut out.accepted, &mut out.accepted_started)
-        };
-        if !*started {
-            *started = true;
-            writeln!(w, "# model = {}", model_label(&job.model))?;
-        }
-        Ok(w)
+    fn outputs(&mut self, job: &Job) -> &mut FileOutputs {
+        let spool = &self.spool;
+        self.open.entry(job.id).or_insert_with(|| FileOutputs::create(spool.outputs(&spool_name(job))))
     }
 
     fn report(&self, name: String, fate: Fate) {
@@ -217,46 +246,34 @@ impl Sink for SpoolSink {
 
     fn sentence(&mut self, job: &Job, sent: &Sentence, confidence: f64) -> io::Result<()> {
         let lowconf = confidence < self.min_confidence;
-        let out = self.outputs(job)?;
-        sent.write_to(Self::target(out, lowconf, job)?)?;
+        let out = self.outputs(job);
+        out.write(lowconf, job, |w| sent.write_to(w));
         out.sentences += 1;
         out.words += sent.len() as u64;
         out.lowconf_count += u64::from(lowconf);
-        let m = &self.metrics;
-        Metrics::add(&m.sentences, 1);
-        Metrics::add(&m.words, sent.len() as u64);
-        Metrics::add(if lowconf { &m.lowconf } else { &m.accepted }, 1);
+        Metrics::add(&self.metrics.parsed_sentences, 1);
+        Metrics::add(&self.metrics.parsed_words, sent.len() as u64);
         Ok(())
     }
 
-    fn malformed(&mut self, job: &Job, error: CorpusError, text: &str) -> io::Result<()> {
+    fn malformed(&mut self, job: &Job, error: CorpusError, text: &str, truncated: bool) -> io::Result<()> {
         let why = describe(&spool_name(job), &error);
-        let out = self.outputs(job)?;
-        let w = Self::target(out, true, job)?;
-        // A comment cannot span lines.
-        writeln!(w, "# spoolparse_error = {}", why.replace(['\n', '\r'], " "))?;
-        w.write_all(text.trim_end_matches('\n').as_bytes())?;
-        w.write_all(b"\n\n")?;
+        let out = self.outputs(job);
+        out.write(true, job, |w| unparsed::write(w, &why, text, truncated));
         out.sentences += 1;
         out.lowconf_count += 1;
         out.malformed += 1;
-        let m = &self.metrics;
-        Metrics::add(&m.sentences, 1);
-        Metrics::add(&m.lowconf, 1);
-        Metrics::add(&m.malformed, 1);
         Ok(())
     }
 
     fn end(&mut self, job: &Job, outcome: Outcome) -> io::Result<()> {
         let name = spool_name(job);
+        let claim = self.take_claim(job)?;
         match outcome {
             Outcome::Complete => {
-                self.outputs(job)?;
-                let out = self.open.remove(&job.id).ok_or_else(|| io::Error::other("output vanished"))?;
-                let claim = self.take_claim(job)?;
+                let out = self.open.remove(&job.id).unwrap_or_else(|| FileOutputs::create(self.spool.outputs(&name)));
                 let sent = self.publish.as_ref().is_some_and(|p| p.send((name, out, claim)).is_ok());
                 if !sent {
-                    // The publisher stopped: its error is the one to report.
                     self.join_publisher()?;
                     return Err(io::Error::other("the publishing thread stopped"));
                 }
@@ -267,14 +284,22 @@ impl Sink for SpoolSink {
                     JobError::Corpus(e) => describe(&name, e),
                     JobError::NoTagger { error, .. } => format!("{name}: {error}"),
                 };
-                self.spool.fail(self.take_claim(job)?, &why)?;
-                Metrics::add(&self.metrics.files_failed, 1);
-                self.report(name, Fate::Failed(why));
+                match self.spool.fail(&claim, &why) {
+                    Ok(()) => {
+                        Metrics::add(&self.metrics.files_failed, 1);
+                        self.report(name, Fate::Failed(why));
+                    }
+                    Err(e) => {
+                        Metrics::add(&self.metrics.files_retried, 1);
+                        let why = format!("{name}: moving it to failed/ ({why}): {e}");
+                        self.report(name, Fate::Retry { why, claim });
+                    }
+                }
             }
             Outcome::Abandoned => {
                 self.open.remove(&job.id);
                 self.spool.discard(&self.spool.outputs(&name));
-                drop(self.take_claim(job)?);
+                drop(claim);
                 self.report(name, Fate::Abandoned);
             }
         }

@@ -12,6 +12,13 @@
 //! out/lowconf/       NAME.conllu.zst: the rest
 //! ```
 //!
+//! Names: every input gets outputs and a `done/` (or `failed/`) entry of its own. A file
+//! whose outputs would take names already used (`x.conllu` after `x.conllu.zst`, or the same
+//! name delivered twice) is renamed at claim time to the first free `x~2.conllu`,
+//! `x~3.conllu`, … (the suffix goes before the format's extension); since the claim renames it
+//! into `processing/` under that name, a re-parse after a crash writes the same names again.
+//! Nothing published is ever overwritten by another input.
+//!
 //! Ownership is an exclusive `flock` on the input file, taken before the rename out of
 //! `incoming/` and held until the file has left `processing/`. The kernel drops it when the
 //! daemon dies, however it dies, so a file in `processing/` whose lock can be taken belongs to
@@ -22,6 +29,7 @@ use std::fs::{self, File, TryLockError};
 use std::io;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
+use std::time::Instant;
 
 use crate::corpus::Format;
 use crate::io::{rename_durably, write_atomically};
@@ -44,6 +52,10 @@ pub struct Claim {
     pub name: String,
     /// Its path in `processing/`.
     pub path: PathBuf,
+    /// The name it arrived under in `incoming/`, when it had to be renamed to stay unique.
+    pub arrived_as: Option<String>,
+    /// When this daemon claimed it.
+    pub claimed: Instant,
     /// Holds the lock for as long as the claim lives.
     _lock: File,
 }
@@ -94,12 +106,59 @@ impl Spool {
         if !still_named(&from, &lock)? {
             return Ok(None);
         }
-        let path = self.processing.join(name);
-        match fs::rename(&from, &path) {
-            Ok(()) => Ok(Some(Claim { name: name.to_string(), path, _lock: lock })),
-            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
-            Err(e) => Err(e),
+        let (stem, ext) = split_extension(name);
+        for n in 1u64.. {
+            let unique = if n == 1 { name.to_string() } else { format!("{stem}~{n}{ext}") };
+            if self.taken(&unique) {
+                continue;
+            }
+            let path = self.processing.join(&unique);
+            // No-replace: another daemon may have taken the same free name an instant ago.
+            match rename_no_replace(&from, &path) {
+                Ok(()) => {
+                    let arrived_as = (unique != name).then(|| name.to_string());
+                    return Ok(Some(Claim { name: unique, path, arrived_as, claimed: Instant::now(), _lock: lock }));
+                }
+                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
+                Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+                Err(e) => return Err(e),
+            }
         }
+        unreachable!("there is always a free name")
+    }
+
+    /// Whether an input named `name` would write names another input has: its outputs, or
+    /// an entry in `processing/`, `done/` or `failed/` under any name with the same outputs.
+    fn taken(&self, name: &str) -> bool {
+        let out = self.outputs(name);
+        if out.accepted.exists() || out.lowconf.exists() {
+            return true;
+        }
+        let file = out.accepted.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default();
+        let variants = names_with_outputs(file.strip_suffix(".conllu.zst").unwrap_or(&file));
+        [&self.processing, &self.done, &self.failed]
+            .iter()
+            .any(|dir| variants.iter().chain([&name.to_string()]).any(|v| dir.join(v).exists()))
+    }
+
+    /// Removes temporaries that a daemon killed at the wrong moment left behind: outputs
+    /// `.tmp.*` of inputs no longer in `processing/`, and `NAME.tmpPID` files (atomic writes)
+    /// of processes that are gone. Returns how many were removed.
+    pub fn sweep_temporaries(&self) -> io::Result<usize> {
+        let mut removed = 0;
+        for dir in [&self.accepted, &self.lowconf] {
+            for name in dot_files_in(dir)? {
+                let Some(output) = name.strip_prefix(".tmp.") else { continue };
+                let variants = names_with_outputs(output.strip_suffix(".conllu.zst").unwrap_or(output));
+                if !variants.iter().any(|v| self.processing.join(v).exists())
+                    && fs::remove_file(dir.join(&name)).is_ok()
+                {
+                    removed += 1;
+                }
+            }
+        }
+        removed += crate::io::sweep_atomic_temporaries(&self.failed)?;
+        Ok(removed)
     }
 
     /// Claims every file in `processing/` that no live daemon holds: files of a daemon that
@@ -111,7 +170,7 @@ impl Spool {
             if let Some(lock) = lock(&path)? {
                 // Still there once locked? (Its owner may have just finished with it.)
                 if still_named(&path, &lock).unwrap_or(false) {
-                    claims.push(Claim { name, path, _lock: lock });
+                    claims.push(Claim { name, path, arrived_as: None, claimed: Instant::now(), _lock: lock });
                 }
             }
         }
@@ -137,15 +196,15 @@ impl Spool {
 
     /// Publishes a claim's outputs (already written durably to their temporary names) and then
     /// moves the input to `done/`.
-    pub fn acknowledge(&self, claim: Claim, outputs: &OutputPaths) -> io::Result<()> {
+    pub fn acknowledge(&self, claim: &Claim, outputs: &OutputPaths) -> io::Result<()> {
         rename_durably(&outputs.accepted_tmp, &outputs.accepted)?;
         rename_durably(&outputs.lowconf_tmp, &outputs.lowconf)?;
         rename_durably(&claim.path, &self.done.join(&claim.name))
     }
 
     /// Moves a claim to `failed/` with `NAME.error` saying `why`; any partial outputs are
-    /// removed.
-    pub fn fail(&self, claim: Claim, why: &str) -> io::Result<()> {
+    /// removed. The claim's lock is released when the caller drops it.
+    pub fn fail(&self, claim: &Claim, why: &str) -> io::Result<()> {
         self.discard(&self.outputs(&claim.name));
         write_atomically(&self.failed.join(format!("{}.error", claim.name)), format!("{why}\n").as_bytes())?;
         rename_durably(&claim.path, &self.failed.join(&claim.name))
@@ -156,6 +215,68 @@ impl Spool {
         let _ = fs::remove_file(&outputs.accepted_tmp);
         let _ = fs::remove_file(&outputs.lowconf_tmp);
     }
+
+    /// After a failed publication: removes the temporary outputs and any output already
+    /// renamed into place, so that `out/` holds both outputs of an input or neither.
+    pub fn unpublish(&self, outputs: &OutputPaths) {
+        self.discard(outputs);
+        let _ = fs::remove_file(&outputs.accepted);
+        let _ = fs::remove_file(&outputs.lowconf);
+    }
+}
+
+/// The input names whose outputs are `BASE.conllu.zst` (see [`Spool::outputs`]).
+fn names_with_outputs(base: &str) -> [String; 4] {
+    [base.to_string(), format!("{base}.zst"), format!("{base}.conllu"), format!("{base}.conllu.zst")]
+}
+
+/// Splits a name before its format's extension (`x.conllu.zst` → `x`, `.conllu.zst`); a name
+/// without a known one keeps its whole self as the stem.
+fn split_extension(name: &str) -> (&str, &str) {
+    const KNOWN: [&str; 4] = [".conllu", ".conllx", ".conll", ".txt"];
+    let unzst = name.strip_suffix(".zst").unwrap_or(name);
+    match KNOWN.iter().find(|k| unzst.ends_with(*k) && unzst.len() > k.len()) {
+        Some(k) => name.split_at(unzst.len() - k.len()),
+        None => (name, ""),
+    }
+}
+
+/// Renames `from` to `to` unless `to` exists (`AlreadyExists` then), atomically on Linux.
+fn rename_no_replace(from: &Path, to: &Path) -> io::Result<()> {
+    #[cfg(target_os = "linux")]
+    {
+        use std::ffi::CString;
+        use std::os::unix::ffi::OsStrExt;
+        let c = |p: &Path| CString::new(p.as_os_str().as_bytes()).map_err(io::Error::other);
+        let (f, t) = (c(from)?, c(to)?);
+        // SAFETY: two valid NUL-terminated paths; the call only reads them.
+        let r =
+            unsafe { libc::renameat2(libc::AT_FDCWD, f.as_ptr(), libc::AT_FDCWD, t.as_ptr(), libc::RENAME_NOREPLACE) };
+        if r == 0 {
+            return Ok(());
+        }
+        let e = io::Error::last_os_error();
+        // File systems without RENAME_NOREPLACE: check, then rename (a race only between daemons).
+        if e.raw_os_error() != Some(libc::EINVAL) {
+            return Err(e);
+        }
+    }
+    if to.exists() {
+        return Err(io::Error::from(io::ErrorKind::AlreadyExists));
+    }
+    fs::rename(from, to)
+}
+
+/// Dot-files in `dir` (where temporaries live).
+fn dot_files_in(dir: &Path) -> io::Result<Vec<String>> {
+    let mut names = Vec::new();
+    for entry in fs::read_dir(dir)? {
+        let Ok(name) = entry?.file_name().into_string() else { continue };
+        if name.starts_with('.') {
+            names.push(name);
+        }
+    }
+    Ok(names)
 }
 
 /// Whether a file name can be parsed at all: `None` if its extension is unknown.
@@ -223,7 +344,7 @@ mod tests {
         let orphans = spool.orphans().unwrap();
         assert_eq!(orphans.len(), 1);
         assert!(spool.orphans().unwrap().is_empty(), "an orphan is taken once");
-        spool.fail(orphans.into_iter().next().unwrap(), "because").unwrap();
+        spool.fail(&orphans[0], "because").unwrap();
         assert_eq!(fs::read_to_string(spool.failed.join("a.conllu.error")).unwrap(), "because\n");
         assert!(spool.failed.join("a.conllu").exists());
     }

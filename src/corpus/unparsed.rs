@@ -1,0 +1,148 @@
+//! How a sentence that could not be read travels in CoNLL-U output: as a valid CoNLL-U
+//! sentence that carries its raw lines, escaped, in comments, so that strict readers accept
+//! the file and the original text can be recovered exactly ([`raw_text`]).
+//!
+//! ```text
+//! # spoolparse_error = in.conllu:12: invalid HEAD "one" (expected an integer or `_`)
+//! # spoolparse_raw = 1\tThe\t_\tDET …
+//! # spoolparse_raw = 2\tdog\t_\tNOUN …
+//! 1 _ _ X _ _ 0 root _ SpoolparseUnparsed=Yes          (tab-separated)
+//! ```
+//!
+//! CoNLL-U wants at least one word per sentence, hence the placeholder word, marked in MISC.
+//! A sentence longer than the reader's limit is not held in memory, so only its first lines
+//! are carried, and a `# spoolparse_raw_truncated` comment says so. This module owns the
+//! encoding; it must not decide which sentences are malformed.
+
+use std::fmt::Write as _;
+use std::io::{self, Write};
+
+use super::Sentence;
+
+/// The comment key of the error message.
+pub const ERROR_KEY: &str = "spoolparse_error";
+/// The comment key of each raw line.
+pub const RAW_KEY: &str = "spoolparse_raw";
+/// The comment key saying that raw lines were left out.
+pub const TRUNCATED_KEY: &str = "spoolparse_raw_truncated";
+/// The MISC entry of the placeholder word.
+pub const PLACEHOLDER_MISC: &str = "SpoolparseUnparsed=Yes";
+
+/// Writes an unparsed sentence: the error `why`, the lines of `text` (as read, each ending
+/// with a newline; blank lines around it are dropped), and the placeholder word.
+pub fn write<W: Write + ?Sized>(out: &mut W, why: &str, text: &str, truncated: bool) -> io::Result<()> {
+    // A comment cannot span lines.
+    writeln!(out, "# {ERROR_KEY} = {}", why.replace(['\n', '\r'], " "))?;
+    let mut escaped = String::new();
+    for line in text.trim_matches('\n').split('\n') {
+        escaped.clear();
+        escape(line, &mut escaped);
+        writeln!(out, "# {RAW_KEY} = {escaped}")?;
+    }
+    if truncated {
+        writeln!(out, "# {TRUNCATED_KEY} = yes: the sentence is longer than the limit; the input file has it whole")?;
+    }
+    writeln!(out, "1\t_\t_\tX\t_\t_\t0\troot\t_\t{PLACEHOLDER_MISC}\n")
+}
+
+/// The raw text (lines joined by newlines, with a final newline) an unparsed sentence
+/// carries; `None` if `sent` is not one.
+pub fn raw_text(sent: &Sentence) -> Option<String> {
+    let prefix = format!("# {RAW_KEY} = ");
+    let mut text = String::new();
+    let mut found = false;
+    for c in &sent.comments {
+        if let Some(line) = c.strip_prefix(&prefix) {
+            unescape(line, &mut text);
+            text.push('\n');
+            found = true;
+        }
+    }
+    found.then_some(text)
+}
+
+/// Escapes backslashes and control characters (tab, CR, …) so that any line fits in a comment.
+fn escape(line: &str, out: &mut String) {
+    for c in line.chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            '\t' => out.push_str("\\t"),
+            '\r' => out.push_str("\\r"),
+            '\n' => out.push_str("\\n"),
+            c if c.is_ascii_control() => {
+                let _ = write!(out, "\\x{:02x}", c as u32);
+            }
+            c => out.push(c),
+        }
+    }
+}
+
+/// The inverse of [`escape`]; an escape it does not know is kept as it is.
+fn unescape(line: &str, out: &mut String) {
+    let mut chars = line.chars();
+    while let Some(c) = chars.next() {
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        match chars.next() {
+            Some('\\') => out.push('\\'),
+            Some('t') => out.push('\t'),
+            Some('r') => out.push('\r'),
+            Some('n') => out.push('\n'),
+            Some('x') => {
+                let hex: String = chars.by_ref().take(2).collect();
+                match u8::from_str_radix(&hex, 16) {
+                    Ok(b) => out.push(b as char),
+                    Err(_) => {
+                        out.push_str("\\x");
+                        out.push_str(&hex);
+                    }
+                }
+            }
+            Some(other) => {
+                out.push('\\');
+                out.push(other);
+            }
+            None => out.push('\\'),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::corpus::{Format, Reader};
+    use proptest::prelude::*;
+
+    fn read_back(written: &[u8]) -> Sentence {
+        let mut reader = Reader::new(written, std::path::Path::new("out"), Format::Conllu);
+        let sent = reader.next().expect("a sentence").expect("valid CoNLL-U");
+        assert!(reader.next().is_none());
+        sent
+    }
+
+    #[test]
+    fn an_unparsed_sentence_is_valid_conllu_and_gives_back_its_text() {
+        let text = "# sent_id = 1\n1\ta\t_\n2\tb\\c\t_\tX\r\n\n";
+        let mut out = Vec::new();
+        write(&mut out, "in:2: expected 10 tab-separated columns,\nfound 3", text, false).unwrap();
+        let sent = read_back(&out);
+        assert_eq!(sent.len(), 1);
+        assert_eq!(sent.comments[0], "# spoolparse_error = in:2: expected 10 tab-separated columns, found 3");
+        assert_eq!(raw_text(&sent).as_deref(), Some(text.trim_end_matches('\n')).map(|t| format!("{t}\n")).as_deref());
+    }
+
+    proptest! {
+        #[test]
+        fn any_line_survives_the_trip_through_comments(lines in prop::collection::vec("[^\n]{0,40}", 1..5)) {
+            let lines: Vec<String> = lines.into_iter().filter(|l| !l.is_empty()).collect();
+            prop_assume!(!lines.is_empty());
+            let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+            let mut out = Vec::new();
+            write(&mut out, "why", &text, true).unwrap();
+            let sent = read_back(&out);
+            prop_assert_eq!(raw_text(&sent), Some(text));
+        }
+    }
+}

@@ -817,3 +817,76 @@ fn temporaries_of_a_dead_daemon_are_swept_at_start() {
     }
     terminate(&mut daemon, Duration::from_secs(10));
 }
+
+/// A tmpfs mounted over a directory for the length of a test (root only), unmounted on drop.
+struct Tmpfs(PathBuf);
+
+impl Tmpfs {
+    /// Mounts a tmpfs of `size` (mount(8) syntax) at `dir`; `None`, with a visible message, where
+    /// that is not allowed.
+    fn mount(dir: &Path, size: &str) -> Option<Tmpfs> {
+        fs::create_dir_all(dir).unwrap();
+        let ok = Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs", dir.to_str().unwrap()])
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success());
+        if !ok {
+            common::skip("cannot mount a tmpfs here (needs root): the full-disk test is skipped");
+            return None;
+        }
+        Some(Tmpfs(dir.to_path_buf()))
+    }
+
+    fn remount(&self, options: &str) {
+        let ok = Command::new("mount").args(["-o", &format!("remount,{options}"), self.0.to_str().unwrap()]).status();
+        assert!(ok.unwrap().success(), "remount {options}");
+    }
+}
+
+impl Drop for Tmpfs {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(&self.0).status();
+    }
+}
+
+/// With out/ on a full file system, and then read-only, publishing fails: the input stays
+/// in processing/ (claimed), nothing half-written is left in out/, the daemon goes on, tries
+/// again with a growing wait, and finishes once there is space (or the file system is
+/// writable again).
+#[test]
+fn a_full_or_read_only_output_disk_delays_files_without_losing_them() {
+    let work = tempfile::tempdir().unwrap();
+    let model = model(work.path());
+    let setup = Setup::new(&model, 2);
+    let Some(out) = Tmpfs::mount(&setup.path("out"), "48k") else { return };
+    let mut rng = ChaCha8Rng::seed_from_u64(15);
+    let big = input("big.conllu", 3000, &mut rng, false);
+    setup.drop_files(std::slice::from_ref(&big));
+    let mut daemon = setup.start("daemon.log");
+    let setup = &setup;
+    let tried = |n: usize| move || setup.log("daemon.log").matches("could not publish").count() >= n;
+    setup.wait_for(tried(2), &mut daemon, "two failed publications");
+    let log = setup.log("daemon.log");
+    assert!(log.contains("No space left on device") && log.contains("trying again in 2 s"), "{log}");
+    assert_eq!(setup.names("spool/processing"), BTreeSet::from(["big.conllu".to_string()]));
+    for dir in ["out/accepted", "out/lowconf"] {
+        assert!(setup.names(dir).is_empty(), "{dir} holds {:?}", setup.names(dir));
+    }
+    out.remount("size=64m");
+    setup.wait_until_finished(1, &mut daemon);
+    assert_split_losslessly(&setup, &big);
+
+    out.remount("ro");
+    let small = input("small.conllu", 5, &mut rng, false);
+    setup.drop_files(std::slice::from_ref(&small));
+    let failures = setup.log("daemon.log").matches("could not publish").count();
+    setup.wait_for(tried(failures + 1), &mut daemon, "a failed publication to a read-only disk");
+    assert!(setup.log("daemon.log").contains("Read-only file system"));
+    out.remount("rw");
+    setup.wait_until_finished(2, &mut daemon);
+    assert_split_losslessly(&setup, &small);
+    let (status, _) = terminate(&mut daemon, Duration::from_secs(10));
+    assert!(status.success());
+    assert!(setup.metric("spoolparse_files_total{outcome=\"retried\"}") >= 3);
+}

@@ -11,13 +11,17 @@ pub fn ud_dir() -> Option<PathBuf> {
     if dir.is_dir() {
         Some(dir)
     } else {
-        // Written to the stream itself, not through `eprintln!`, which the test harness
-        // captures and hides for passing tests: a skip must be visible.
-        use std::io::Write;
-        let _ =
-            writeln!(std::io::stderr(), "SKIPPED: {} not found; this test needs the shared treebanks", dir.display());
+        skip(&format!("{} not found; this test needs the shared treebanks", dir.display()));
         None
     }
+}
+
+/// Says that a test is skipped, and why, where it is seen.
+pub fn skip(why: &str) {
+    // Written to the stream itself, not through `eprintln!`, which the test harness captures
+    // and hides for passing tests: a skip must be visible.
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr(), "SKIPPED: {why}");
 }
 
 /// The treebanks the project works with.

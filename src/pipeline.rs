@@ -220,7 +220,7 @@ impl Batch {
         // A slot keeps the allocations of the largest sentence it ever held: let go of huge
         // ones, or every slot could end up holding a sentence of the maximum size.
         for s in &mut self.sentences {
-            if s.text_bytes() > SLOT_BYTES {
+            if s.bytes_read() > SLOT_BYTES {
                 *s = Sentence::default();
             }
         }
@@ -522,7 +522,7 @@ fn read_job(
                 Read::Sentence => {
                     let s = &batch.sentences[index];
                     batch.words += s.len();
-                    batch.bytes += s.text_bytes();
+                    batch.bytes += s.bytes_read();
                 }
             }
             batch.used += 1;

@@ -87,6 +87,9 @@ pub enum TokenKind {
     Empty,
 }
 
+/// Bytes reserved on a token line beyond its input text, for the parser's changes.
+const LINE_HEADROOM: usize = 24;
+
 /// One token line, kept verbatim with the offsets of its tab separators.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TokenLine {
@@ -114,6 +117,8 @@ impl TokenLine {
         let id = &text[..self.tabs[0] as usize];
         self.kind = kind_of(id).ok_or_else(|| ErrorKind::BadId(id.to_string()))?;
         self.text.clear();
+        // Room for what parsing writes (HEAD, DEPREL, `Conf=…` in MISC) without a reallocation.
+        self.text.reserve(text.len() + LINE_HEADROOM);
         self.text.push_str(text);
         Ok(())
     }
@@ -165,6 +170,8 @@ pub struct Sentence {
     blank_lines: u32,
     /// 1-based line number of the sentence's first line in its file.
     pub first_line: u64,
+    /// Bytes of its lines as read.
+    bytes_read: usize,
     /// Token lines of earlier contents, kept for their allocations.
     spare_tokens: Vec<TokenLine>,
     spare_comments: Vec<String>,
@@ -189,6 +196,7 @@ impl Sentence {
         self.words.clear();
         self.blank_lines = 0;
         self.first_line = 0;
+        self.bytes_read = 0;
     }
 
     /// A token line to fill: a spare one (keeping its allocation) or a new one.
@@ -223,9 +231,9 @@ impl Sentence {
         self.words.len()
     }
 
-    /// Bytes of its lines' text (comments and token lines, without newlines).
-    pub fn text_bytes(&self) -> usize {
-        self.comments.iter().map(String::len).sum::<usize>() + self.tokens.iter().map(|t| t.text.len()).sum::<usize>()
+    /// Bytes of its lines as read (newlines included; 0 for a sentence not read by a [`Reader`]).
+    pub fn bytes_read(&self) -> usize {
+        self.bytes_read
     }
 
     /// True for a sentence without syntactic words.
@@ -768,6 +776,7 @@ impl<R: BufRead> Reader<R> {
                 return Err(self.error(self.line_no, ErrorKind::TooManyWords { limit: self.limits.max_words }));
             }
             sent.fill_from_text(self.line(), self.line_no);
+            sent.bytes_read = self.sentence_bytes;
             return Ok(true);
         }
         sent.first_line = self.line_no;
@@ -814,6 +823,7 @@ impl<R: BufRead> Reader<R> {
             self.line_no += 1;
             sent.blank_lines += 1;
         }
+        sent.bytes_read = self.sentence_bytes;
         // HEAD syntax and range are checked here so that every consumer can rely on them.
         if let Err((line, kind)) = sent.check_heads() {
             return Err(self.error(line, kind));
@@ -842,6 +852,8 @@ impl<R: BufRead> Reader<R> {
                 self.not_this_format().map(Err)
             }
             Err(e) => {
+                // What it holds of the bad sentence, so that callers can let go of large ones.
+                sent.bytes_read = self.sentence_bytes;
                 if e.kind.is_unreadable() || matches!(e.kind, ErrorKind::UnterminatedSentence) {
                     self.done = true;
                     return Some(Err(self.not_this_format().unwrap_or(e)));

@@ -302,3 +302,51 @@ fn training_a_quantised_pruned_model_reports_the_dev_scores_of_what_it_stored() 
     let table = eval.lines().find(|l| l.starts_with("LAS  ")).unwrap();
     assert_eq!(stored_las, table.rsplit('|').next().unwrap().trim(), "{log}\n{eval}");
 }
+
+/// `parse` stops at a malformed sentence, whatever it is and wherever it stands, with one or two
+/// threads, and names its line: the good sentence after it is not mistaken for it.
+#[test]
+fn parse_names_the_line_of_any_malformed_sentence() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = fixture_model(dir.path());
+    let good = "1\ta\t_\tX\t_\t_\t_\t_\t_\t_\n\n";
+    let bad = [
+        ("1\ta\t_\tX\t_\t_\tone\t_\t_\t_\n", "invalid HEAD \"one\""),
+        ("1\ta\t_\tX\t_\t_\t7\t_\t_\t_\n", "HEAD 7 out of range"),
+        ("1\ta\t_\tX\n", "expected 10 tab-separated columns"),
+        ("# only a comment\n", "sentence without any word"),
+    ];
+    for (text, problem) in bad {
+        for place in 0..3 {
+            let input = dir.path().join("in.conllu");
+            let body = good.repeat(place) + text + "\n" + &good.repeat(2 - place);
+            std::fs::write(&input, &body).unwrap();
+            let line = 2 * place + 1;
+            for threads in ["1", "2"] {
+                let out = common::parse(&model, &input, &dir.path().join("out.conllu"), &["--threads", threads]);
+                let err = String::from_utf8_lossy(&out.stderr);
+                assert!(!out.status.success(), "{text:?}: parsed");
+                assert!(err.contains(&format!("in.conllu:{line}: {problem}")), "{text:?} at {place}: {err}");
+            }
+        }
+    }
+}
+
+/// A model whose bytes were damaged (same size, so the header still fits) is refused before
+/// parsing; `--no-verify` parses with it anyway.
+#[test]
+fn parse_refuses_a_model_that_fails_its_checksums() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = fixture_model(dir.path());
+    let damaged = dir.path().join("damaged.model");
+    let mut bytes = std::fs::read(&model).unwrap();
+    let at = bytes.len() - 100;
+    bytes[at] ^= 0x55;
+    std::fs::write(&damaged, &bytes).unwrap();
+    let input = common::fixture("special.conllu");
+    let out = common::parse(&damaged, &input, &dir.path().join("out.conllu"), &[]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && err.contains("damaged.model") && err.contains("checksum"), "{err}");
+    let out = common::parse(&damaged, &input, &dir.path().join("out.conllu"), &["--no-verify"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+}

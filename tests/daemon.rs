@@ -875,7 +875,7 @@ fn a_full_or_read_only_output_disk_delays_files_without_losing_them() {
     }
     out.remount("size=64m");
     setup.wait_until_finished(1, &mut daemon);
-    assert_split_losslessly(&setup, &big);
+    assert_split_losslessly(setup, &big);
 
     out.remount("ro");
     let small = input("small.conllu", 5, &mut rng, false);
@@ -885,7 +885,7 @@ fn a_full_or_read_only_output_disk_delays_files_without_losing_them() {
     assert!(setup.log("daemon.log").contains("Read-only file system"));
     out.remount("rw");
     setup.wait_until_finished(2, &mut daemon);
-    assert_split_losslessly(&setup, &small);
+    assert_split_losslessly(setup, &small);
     let (status, _) = terminate(&mut daemon, Duration::from_secs(10));
     assert!(status.success());
     assert!(setup.metric("spoolparse_files_total{outcome=\"retried\"}") >= 3);

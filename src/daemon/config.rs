@@ -71,7 +71,7 @@ impl Default for Parse {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct Queues {
-    /// Files read at the same time, one reader thread each. Files overlap in the pipeline
+    /// Files open at the same time, read in turns, a batch each. Files overlap in the pipeline
     /// anyway: the next file is read while the last batches of the previous one are parsed
     /// and written.
     pub readers: usize,

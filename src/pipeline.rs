@@ -106,7 +106,9 @@ impl Default for PipelineOptions {
             threads: 1,
             readers: 1,
             batch_words: 4096,
-            batches_per_thread: 4,
+            // A thread holds the batch it parses, and about one more waits for its turn: more
+            // only costs memory to warm up (page faults on short runs).
+            batches_per_thread: 2,
             format: None,
             retag: false,
             confidence: false,

@@ -163,8 +163,11 @@ impl TokenLine {
 pub struct Sentence {
     /// Comment lines (starting with `#`), without newlines.
     pub comments: Vec<String>,
-    tokens: Vec<TokenLine>,
-    /// Index in `tokens` of word ID `i + 1`.
+    /// Token lines: the first `used` are this sentence's; the rest are kept from earlier
+    /// contents for their allocations (a sentence is refilled in place, without moving lines).
+    lines: Vec<TokenLine>,
+    used: usize,
+    /// Index in `lines` of word ID `i + 1`.
     words: Vec<u32>,
     /// Blank lines that followed the sentence in the input (normally 1).
     blank_lines: u32,
@@ -172,8 +175,6 @@ pub struct Sentence {
     pub first_line: u64,
     /// Bytes of its lines as read.
     bytes_read: usize,
-    /// Token lines of earlier contents, kept for their allocations.
-    spare_tokens: Vec<TokenLine>,
     spare_comments: Vec<String>,
     /// Reused buffer for building column and comment values.
     scratch: String,
@@ -182,7 +183,9 @@ pub struct Sentence {
 impl PartialEq for Sentence {
     /// Sentences are equal when they would be written identically.
     fn eq(&self, other: &Self) -> bool {
-        self.comments == other.comments && self.tokens == other.tokens && self.blank_lines == other.blank_lines
+        self.comments == other.comments
+            && self.token_lines() == other.token_lines()
+            && self.blank_lines == other.blank_lines
     }
 }
 
@@ -191,7 +194,7 @@ impl Eq for Sentence {}
 impl Sentence {
     /// Empties the sentence, keeping its allocations for the next one.
     pub fn clear(&mut self) {
-        self.spare_tokens.append(&mut self.tokens);
+        self.used = 0;
         self.spare_comments.append(&mut self.comments);
         self.words.clear();
         self.blank_lines = 0;
@@ -199,13 +202,14 @@ impl Sentence {
         self.bytes_read = 0;
     }
 
-    /// A token line to fill: a spare one (keeping its allocation) or a new one.
-    fn spare_token(&mut self) -> TokenLine {
-        self.spare_tokens.pop().unwrap_or(TokenLine {
-            text: String::new(),
-            tabs: [0; COLUMNS - 1],
-            kind: TokenKind::Word,
-        })
+    /// The next token line to fill, now counted as used: a kept one (with its allocation) or
+    /// a new one.
+    fn next_token(&mut self) -> &mut TokenLine {
+        if self.used == self.lines.len() {
+            self.lines.push(TokenLine { text: String::new(), tabs: [0; COLUMNS - 1], kind: TokenKind::Word });
+        }
+        self.used += 1;
+        &mut self.lines[self.used - 1]
     }
 
     fn push_comment(&mut self, text: &str) {
@@ -216,14 +220,12 @@ impl Sentence {
     }
 
     fn push_token(&mut self, text: &str, kind_of: fn(&str) -> Option<TokenKind>) -> Result<&TokenLine, ErrorKind> {
-        let mut t = self.spare_token();
-        let filled = t.fill(text, kind_of);
-        self.tokens.push(t);
-        filled?;
-        if self.tokens[self.tokens.len() - 1].kind == TokenKind::Word {
-            self.words.push(self.tokens.len() as u32 - 1);
+        self.next_token().fill(text, kind_of)?;
+        let index = self.used - 1;
+        if self.lines[index].kind == TokenKind::Word {
+            self.words.push(index as u32);
         }
-        Ok(&self.tokens[self.tokens.len() - 1])
+        Ok(&self.lines[index])
     }
 
     /// Number of syntactic words (integer IDs).
@@ -243,17 +245,17 @@ impl Sentence {
 
     /// The token line of word `id` (1-based, as in the file).
     pub fn word(&self, id: usize) -> &TokenLine {
-        &self.tokens[self.words[id - 1] as usize]
+        &self.lines[self.words[id - 1] as usize]
     }
 
     /// Iterates over the syntactic words in order.
     pub fn words(&self) -> impl ExactSizeIterator<Item = &TokenLine> + '_ {
-        self.words.iter().map(move |&i| &self.tokens[i as usize])
+        self.words.iter().map(move |&i| &self.lines[i as usize])
     }
 
     /// All token lines, including multiword ranges and empty nodes.
     pub fn token_lines(&self) -> &[TokenLine] {
-        &self.tokens
+        &self.lines[..self.used]
     }
 
     /// File line number of word `id`'s line (for error messages).
@@ -263,7 +265,7 @@ impl Sentence {
 
     /// Writes HEAD and DEPREL of word `id`; every other byte stays as it was.
     pub fn set_attachment(&mut self, id: usize, head: usize, deprel: &str) {
-        let line = &mut self.tokens[self.words[id - 1] as usize];
+        let line = &mut self.lines[self.words[id - 1] as usize];
         let mut buf = [0u8; 20];
         line.set(Column::Head, format_usize(head, &mut buf));
         line.set(Column::Deprel, deprel);
@@ -272,7 +274,7 @@ impl Sentence {
     /// Sets `Key=value` in the MISC column of word `id`, replacing an earlier value of `Key`
     /// and keeping every other entry.
     pub fn set_misc(&mut self, id: usize, key: &str, value: &str) {
-        let line = &mut self.tokens[self.words[id - 1] as usize];
+        let line = &mut self.lines[self.words[id - 1] as usize];
         let misc = line.get(Column::Misc);
         let mut updated = std::mem::take(&mut self.scratch);
         updated.clear();
@@ -313,7 +315,7 @@ impl Sentence {
     /// when given, move into MISC as `PHEAD=…|PDEPREL=…` so that nothing is lost.
     pub fn conllx_to_conllu(&mut self) {
         let mut misc = std::mem::take(&mut self.scratch);
-        for t in &mut self.tokens {
+        for t in &mut self.lines[..self.used] {
             let (phead, pdeprel) = (t.get(Column::Deps), t.get(Column::Misc));
             misc.clear();
             if phead != "_" || pdeprel != "_" {
@@ -332,7 +334,7 @@ impl Sentence {
 
     /// Writes UPOS and XPOS of word `id`.
     pub fn set_tags(&mut self, id: usize, upos: &str, xpos: &str) {
-        let line = &mut self.tokens[self.words[id - 1] as usize];
+        let line = &mut self.lines[self.words[id - 1] as usize];
         line.set(Column::Upos, upos);
         line.set(Column::Xpos, xpos);
     }
@@ -353,7 +355,8 @@ impl Sentence {
         self.comments.push(comment);
         let mut buf = [0u8; 20];
         for (i, token) in line.split_whitespace().enumerate() {
-            let mut t = self.spare_token();
+            self.words.push(self.used as u32);
+            let t = self.next_token();
             t.text.clear();
             t.text.push_str(format_usize(i + 1, &mut buf));
             t.text.push('\t');
@@ -364,8 +367,6 @@ impl Sentence {
                 *slot = tabs.next().unwrap_or(0);
             }
             t.kind = TokenKind::Word;
-            self.words.push(self.tokens.len() as u32);
-            self.tokens.push(t);
         }
     }
 
@@ -396,7 +397,7 @@ impl Sentence {
             out.write_all(c.as_bytes())?;
             out.write_all(b"\n")?;
         }
-        for t in &self.tokens {
+        for t in &self.lines[..self.used] {
             out.write_all(t.text.as_bytes())?;
             out.write_all(b"\n")?;
         }
@@ -788,7 +789,7 @@ impl<R: BufRead> Reader<R> {
             let here = self.line_no;
             let text = self.line();
             if text.starts_with('#') && self.format == Format::Conllu {
-                if !sent.tokens.is_empty() {
+                if sent.used > 0 {
                     return Err(self.error(here, ErrorKind::MisplacedComment));
                 }
                 sent.push_comment(text);

@@ -54,9 +54,19 @@ fn io_error(what: impl Into<String>) -> impl FnOnce(std::io::Error) -> DaemonErr
     move |error| DaemonError::Io { what, error }
 }
 
-/// Writes a line to the log (stderr: the journal, under systemd).
+/// Logs `message` at info level (stderr: the journal, under systemd; see [`crate::logging`]).
 pub fn log(message: &str) {
-    eprintln!("spoolparse: {message}");
+    tracing::info!("{message}");
+}
+
+/// Logs `message` at warning level: something went wrong and the daemon works around it.
+pub fn warn(message: &str) {
+    tracing::warn!("{message}");
+}
+
+/// Logs `message` at error level: something the operator should fix.
+pub fn error(message: &str) {
+    tracing::error!("{message}");
 }
 
 /// A configuration and the model it names, ready to use.
@@ -141,7 +151,7 @@ fn watch(dir: &Path, enabled: bool) -> (Option<notify::RecommendedWatcher>, Rece
     match watcher {
         Ok(w) => (Some(w), rx),
         Err(e) => {
-            log(&format!("inotify unavailable ({e}); relying on rescans"));
+            warn(&format!("inotify unavailable ({e}); relying on rescans"));
             (None, rx)
         }
     }
@@ -160,7 +170,7 @@ pub fn run(config_path: &Path) -> Result<(), DaemonError> {
                     log(&format!("reloaded {}; model {}", config_path.display(), new.label));
                     setup = new;
                 }
-                Err(e) => log(&format!("reload failed, keeping the previous configuration and model: {e}")),
+                Err(e) => error(&format!("reload failed, keeping the previous configuration and model: {e}")),
             },
             Err(e) => break Err(e),
         }
@@ -205,7 +215,7 @@ impl Scheduler<'_> {
             match self.spool.claim(&name) {
                 Ok(Some(claim)) => self.dispatch(claim)?,
                 Ok(None) => {}
-                Err(e) => log(&format!("could not claim {name}: {e}")),
+                Err(e) => warn(&format!("could not claim {name}: {e}")),
             }
         }
         Ok(())
@@ -218,7 +228,7 @@ impl Scheduler<'_> {
                 "{}: unknown extension (expected .conllu, .conllx, .conll or .txt, each optionally .zst)",
                 claim.name
             );
-            log(&format!("failed {why}"));
+            warn(&format!("failed {why}"));
             Metrics::add(&self.metrics.files_failed, 1);
             return self.spool.fail(claim, &why).map_err(io_error("moving a file to failed/"));
         };
@@ -242,7 +252,7 @@ impl Scheduler<'_> {
                 "done {}: {sentences} sentences, {words} words, {lowconf} lowconf ({malformed} malformed) in {seconds:.2} s",
                 f.name
             )),
-            Fate::Failed(why) => log(&format!("failed {why}")),
+            Fate::Failed(why) => warn(&format!("failed {why}")),
             Fate::Abandoned => log(&format!("left {} in processing/ for the next start", f.name)),
         }
         // A slot is free: look again (files that arrived while we were full).
@@ -356,7 +366,7 @@ fn serve(setup: &Setup, requests: &Receiver<Request>, metrics: &Arc<Metrics>) ->
                     if last_metrics.elapsed().as_secs_f64() >= setup.config.metrics.interval_seconds {
                         last_metrics = Instant::now();
                         if let Err(e) = metrics.write(path) {
-                            log(&format!("writing metrics to {}: {e}", path.display()));
+                            warn(&format!("writing metrics to {}: {e}", path.display()));
                         }
                     }
                 }

@@ -523,8 +523,22 @@ fn systemd_is_told_ready_watchdog_reloading_stopping_and_sighup_swaps_the_model(
     );
     assert!(out.status.success());
     fs::rename(&other, &model).unwrap();
+    let before_sighup = monotonic_usec();
     signal(&daemon, "-HUP");
     expect_notification(&socket, "RELOADING=1", &mut seen);
+    // RELOADING=1 carries the daemon's CLOCK_MONOTONIC (µs, one clock for the whole machine).
+    let received_by = monotonic_usec();
+    let reloading = seen.last().unwrap();
+    let usec: i128 = reloading
+        .lines()
+        .find_map(|l| l.strip_prefix("MONOTONIC_USEC="))
+        .unwrap_or_else(|| panic!("no MONOTONIC_USEC with RELOADING=1: {reloading:?}"))
+        .parse()
+        .unwrap();
+    assert!(
+        before_sighup <= usec && usec <= received_by,
+        "MONOTONIC_USEC={usec} not in [{before_sighup}, {received_by}]"
+    );
     expect_notification(&socket, "READY=1", &mut seen);
     let second = input("second.conllu", 5, &mut rng, false);
     setup.drop_files(std::slice::from_ref(&second));
@@ -538,6 +552,14 @@ fn systemd_is_told_ready_watchdog_reloading_stopping_and_sighup_swaps_the_model(
     expect_notification(&socket, "STOPPING=1", &mut seen);
     assert!(daemon.wait().unwrap().success());
     assert!(seen.iter().any(|m| m.lines().any(|l| l.starts_with("STATUS="))), "{seen:?}");
+}
+
+/// CLOCK_MONOTONIC in µs, as systemd's `MONOTONIC_USEC` counts it.
+fn monotonic_usec() -> i128 {
+    match sd_notify::NotifyState::monotonic_usec_now().unwrap() {
+        sd_notify::NotifyState::MonotonicUsec(usec) => usec,
+        _ => unreachable!(),
+    }
 }
 
 /// `YYYY-MM-DDTHH:MM:SS.ffffffZ` (RFC 3339, UTC), the start of a plain log line.

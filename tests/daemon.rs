@@ -659,3 +659,70 @@ fn log_lines_carry_a_timestamp_or_under_journald_a_priority() {
     let log = setup.log("elsewhere.log");
     assert!(!log.is_empty() && log.lines().all(starts_with_rfc3339_utc), "{log}");
 }
+
+#[test]
+fn spool_create_makes_incoming_group_writable_and_setgid_without_clobbering() {
+    use spoolparse::daemon::spool::Spool;
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let mode = |rel: &str| fs::metadata(dir.path().join(rel)).unwrap().permissions().mode() & 0o7777;
+    let spool = Spool::new(&dir.path().join("spool"), &dir.path().join("out"));
+    spool.create().unwrap();
+    assert_eq!(mode("spool/incoming") & 0o2070, 0o2070, "{:o}", mode("spool/incoming"));
+    assert_eq!(mode("spool/processing") & 0o2020, 0, "only incoming/ is opened to the group");
+    // An existing incoming/ gets the group bits added; other bits stay as the admin set them.
+    fs::set_permissions(&spool.incoming, fs::Permissions::from_mode(0o700)).unwrap();
+    spool.create().unwrap();
+    assert_eq!(mode("spool/incoming"), 0o2770);
+    fs::set_permissions(&spool.incoming, fs::Permissions::from_mode(0o2775)).unwrap();
+    spool.create().unwrap();
+    assert_eq!(mode("spool/incoming"), 0o2775);
+}
+
+/// With the unit's UMask=0027, what the group needs: incoming/ 2770, outputs and metrics 0640.
+#[test]
+fn under_the_units_umask_the_group_writes_incoming_and_reads_outputs_and_metrics() {
+    use std::os::unix::fs::PermissionsExt;
+    let work = tempfile::tempdir().unwrap();
+    let model = model(work.path());
+    let setup = Setup::new(&model, 1);
+    fs::remove_dir_all(setup.path("spool")).unwrap();
+    let mut daemon = Daemon(
+        Command::new("sh")
+            .args(["-c", "umask 0027 && exec \"$0\" daemon --config \"$1\""])
+            .args([env!("CARGO_BIN_EXE_spoolparse"), setup.config.to_str().unwrap()])
+            .stderr(fs::File::create(setup.path("daemon.log")).unwrap())
+            .spawn()
+            .unwrap(),
+    );
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !setup.log("daemon.log").contains("watching") {
+        assert!(Instant::now() < deadline, "the daemon did not start: {}", setup.log("daemon.log"));
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let mut rng = ChaCha8Rng::seed_from_u64(12);
+    setup.drop_files(&[input("a.conllu", 3, &mut rng, false)]);
+    setup.wait_until_finished(1, &mut daemon);
+    while !setup.path("metrics.prom").exists() {
+        assert!(Instant::now() < deadline, "no metrics");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(terminate(&mut daemon, Duration::from_secs(10)).0.success());
+    let mode = |rel: &str| fs::metadata(setup.path(rel)).unwrap().permissions().mode() & 0o7777;
+    let modes: Vec<(&str, u32)> = [
+        "spool/incoming",
+        "spool/processing",
+        "spool/done",
+        "out/accepted",
+        "out/accepted/a.conllu.zst",
+        "out/lowconf/a.conllu.zst",
+        "metrics.prom",
+    ]
+    .into_iter()
+    .map(|rel| (rel, mode(rel)))
+    .collect();
+    let expected = [0o2770, 0o750, 0o750, 0o750, 0o640, 0o640, 0o640];
+    for ((rel, got), want) in modes.iter().zip(expected) {
+        assert_eq!(*got, want, "{rel}: {got:o}, want {want:o}");
+    }
+}

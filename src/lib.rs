@@ -8,6 +8,7 @@
 //!   gold data must pass;
 //! - [`io`]: opening paths (`-` for stdin/stdout, `.zst` for zstd streams);
 //! - [`label`]: the dependency-label inventory and the [`label::Label`] newtype;
+//! - [`logging`]: log lines on stderr (journald or plain, with levels);
 //! - [`arc_eager`]: the arc-eager transition system (configurations, legality, transitions);
 //! - [`oracle`]: the static oracle and the dynamic oracle's transition costs;
 //! - [`features`]: Zhang & Nivre (2011) feature templates hashed to 64 bits;
@@ -37,6 +38,7 @@ pub mod features;
 pub mod hash;
 pub mod io;
 pub mod label;
+pub mod logging;
 pub mod logistic;
 pub mod model;
 pub mod model_file;

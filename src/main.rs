@@ -216,8 +216,20 @@ enum Command {
 }
 
 fn main() {
-    if let Err(e) = run(Cli::parse()) {
-        eprintln!("spoolparse: error: {e:#}");
+    let cli = Cli::parse();
+    // The daemon logs through `tracing` (journald priorities, timestamps elsewhere); the other
+    // commands keep their plain stderr.
+    let daemon = matches!(cli.command, Command::Daemon { .. });
+    if daemon {
+        spoolparse::logging::init();
+    }
+    if let Err(e) = run(cli) {
+        let message = format!("error: {e:#}");
+        if daemon {
+            tracing::error!("{message}");
+        } else {
+            eprintln!("spoolparse: {}", spoolparse::logging::one_line(&message));
+        }
         std::process::exit(1);
     }
 }

@@ -203,6 +203,32 @@ impl Setup {
     }
 }
 
+/// A daemon that is killed if the test fails before stopping it: it would otherwise live on,
+/// and hold the test harness's output open.
+struct Daemon(Child);
+
+impl std::ops::Deref for Daemon {
+    type Target = Child;
+    fn deref(&self) -> &Child {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for Daemon {
+    fn deref_mut(&mut self) -> &mut Child {
+        &mut self.0
+    }
+}
+
+impl Drop for Daemon {
+    fn drop(&mut self) {
+        if let Ok(None) = self.0.try_wait() {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+}
+
 /// Sends `-SIGNAL` (`-TERM`, `-HUP`) to `child` with kill(1).
 fn signal(child: &Child, signal: &str) {
     let ok = Command::new("kill").args([signal, &child.id().to_string()]).status().unwrap();
@@ -443,6 +469,8 @@ fn a_bad_configuration_is_refused_with_the_key() {
     let out = common::spoolparse(&["daemon", "--config", config.to_str().unwrap()]);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success() && err.contains("c.toml") && err.contains("unknown field `threds`"), "{err}");
+    // TOML errors span lines (an excerpt with a caret): still one line, with its prefix.
+    assert!(err.lines().count() == 1 && err.contains(" ERROR spoolparse: error: ") && err.contains("\\n"), "{err}");
     fs::write(&config, "[paths]\nspool = \"s\"\noutput = \"o\"\nmodel = \"m\"\n[queues]\nreaders = 0\n").unwrap();
     let out = common::spoolparse(&["daemon", "--config", config.to_str().unwrap()]);
     let err = String::from_utf8_lossy(&out.stderr);
@@ -477,14 +505,16 @@ fn systemd_is_told_ready_watchdog_reloading_stopping_and_sighup_swaps_the_model(
     let socket = std::os::unix::net::UnixDatagram::bind(&socket_path).unwrap();
     socket.set_read_timeout(Some(Duration::from_millis(100))).unwrap();
     // systemd names the watched process: `exec` keeps the shell's pid.
-    let mut daemon = Command::new("sh")
-        .args(["-c", "WATCHDOG_PID=$$ exec \"$0\" daemon --config \"$1\""])
-        .args([env!("CARGO_BIN_EXE_spoolparse"), setup.config.to_str().unwrap()])
-        .env("NOTIFY_SOCKET", &socket_path)
-        .env("WATCHDOG_USEC", "400000")
-        .stderr(fs::File::create(setup.path("daemon.log")).unwrap())
-        .spawn()
-        .unwrap();
+    let mut daemon = Daemon(
+        Command::new("sh")
+            .args(["-c", "WATCHDOG_PID=$$ exec \"$0\" daemon --config \"$1\""])
+            .args([env!("CARGO_BIN_EXE_spoolparse"), setup.config.to_str().unwrap()])
+            .env("NOTIFY_SOCKET", &socket_path)
+            .env("WATCHDOG_USEC", "400000")
+            .stderr(fs::File::create(setup.path("daemon.log")).unwrap())
+            .spawn()
+            .unwrap(),
+    );
     let mut seen = Vec::new();
     expect_notification(&socket, "READY=1", &mut seen);
     expect_notification(&socket, "WATCHDOG=1", &mut seen);
@@ -507,8 +537,22 @@ fn systemd_is_told_ready_watchdog_reloading_stopping_and_sighup_swaps_the_model(
     );
     assert!(out.status.success());
     fs::rename(&other, &model).unwrap();
+    let before_sighup = monotonic_usec();
     signal(&daemon, "-HUP");
     expect_notification(&socket, "RELOADING=1", &mut seen);
+    // RELOADING=1 carries the daemon's CLOCK_MONOTONIC (µs, one clock for the whole machine).
+    let received_by = monotonic_usec();
+    let reloading = seen.last().unwrap();
+    let usec: i128 = reloading
+        .lines()
+        .find_map(|l| l.strip_prefix("MONOTONIC_USEC="))
+        .unwrap_or_else(|| panic!("no MONOTONIC_USEC with RELOADING=1: {reloading:?}"))
+        .parse()
+        .unwrap();
+    assert!(
+        before_sighup <= usec && usec <= received_by,
+        "MONOTONIC_USEC={usec} not in [{before_sighup}, {received_by}]"
+    );
     expect_notification(&socket, "READY=1", &mut seen);
     let second = input("second.conllu", 5, &mut rng, false);
     setup.drop_files(std::slice::from_ref(&second));
@@ -889,4 +933,177 @@ fn a_full_or_read_only_output_disk_delays_files_without_losing_them() {
     let (status, _) = terminate(&mut daemon, Duration::from_secs(10));
     assert!(status.success());
     assert!(setup.metric("spoolparse_files_total{outcome=\"retried\"}") >= 3);
+}
+
+/// CLOCK_MONOTONIC in µs, as systemd's `MONOTONIC_USEC` counts it.
+fn monotonic_usec() -> i128 {
+    match sd_notify::NotifyState::monotonic_usec_now().unwrap() {
+        sd_notify::NotifyState::MonotonicUsec(usec) => usec,
+        _ => unreachable!(),
+    }
+}
+
+/// `YYYY-MM-DDTHH:MM:SS.ffffffZ` (RFC 3339, UTC), the start of a plain log line.
+fn starts_with_rfc3339_utc(line: &str) -> bool {
+    let b = line.as_bytes();
+    b.len() > 27
+        && b[..27].iter().enumerate().all(|(i, &c)| match i {
+            4 | 7 => c == b'-',
+            10 => c == b'T',
+            13 | 16 => c == b':',
+            19 => c == b'.',
+            26 => c == b'Z',
+            _ => c.is_ascii_digit(),
+        })
+}
+
+/// Starts the daemon with stderr into `log`; `journal_stream` is JOURNAL_STREAM's value (unset
+/// if `None`).
+fn start_logging(setup: &Setup, log: &Path, journal_stream: Option<String>) -> Daemon {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_spoolparse"));
+    command
+        .args(["daemon", "--config", setup.config.to_str().unwrap()])
+        .env_remove("SPOOLPARSE_LOG")
+        .env_remove("JOURNAL_STREAM")
+        .stdout(Stdio::null())
+        .stderr(fs::OpenOptions::new().append(true).open(log).unwrap());
+    if let Some(value) = journal_stream {
+        command.env("JOURNAL_STREAM", value);
+    }
+    Daemon(command.spawn().unwrap())
+}
+
+#[test]
+fn log_lines_carry_a_timestamp_or_under_journald_a_priority() {
+    use std::os::unix::fs::MetadataExt;
+    let work = tempfile::tempdir().unwrap();
+    let model = model(work.path());
+    let setup = Setup::new(&model, 1);
+    let mut rng = ChaCha8Rng::seed_from_u64(11);
+
+    // Outside journald: every line starts with an RFC 3339 time, the level and the name.
+    let plain = setup.path("plain.log");
+    fs::write(&plain, "").unwrap();
+    setup.drop_files(&[input("a.conllu", 3, &mut rng, false)]);
+    fs::write(setup.path("spool/incoming/notes.json"), b"{}").unwrap();
+    let mut daemon = start_logging(&setup, &plain, None);
+    setup.wait_until_finished(2, &mut daemon);
+    // A reload refused for a configuration error, whose TOML message spans several lines.
+    let config = fs::read_to_string(&setup.config).unwrap();
+    fs::write(&setup.config, format!("{config}threds = 2\n")).unwrap();
+    signal(&daemon, "-HUP");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !setup.log("plain.log").contains("reload failed") {
+        assert!(Instant::now() < deadline, "no reload failure logged: {}", setup.log("plain.log"));
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    fs::write(&setup.config, &config).unwrap();
+    assert!(terminate(&mut daemon, Duration::from_secs(10)).0.success());
+    let log = setup.log("plain.log");
+    let levels = [" ERROR spoolparse: ", "  WARN spoolparse: ", "  INFO spoolparse: "];
+    for line in log.lines() {
+        let rest = line.get(27..).unwrap_or_default();
+        assert!(
+            starts_with_rfc3339_utc(line) && levels.iter().any(|level| rest.starts_with(level)),
+            "a line without time, level and name: {line:?} in\n{log}"
+        );
+    }
+    let has = |level: &str, text: &str| log.lines().any(|l| l[27..].starts_with(level) && l.contains(text));
+    assert!(has("  INFO spoolparse: ", "done a.conllu"), "{log}");
+    assert!(has("  WARN spoolparse: ", "failed notes.json"), "{log}");
+    assert!(has(" ERROR spoolparse: ", "reload failed") && log.contains("unknown field `threds`"), "{log}");
+
+    // Under journald (JOURNAL_STREAM names stderr's device and inode): the syslog priority, and
+    // no time (the journal adds it).
+    let journal = setup.path("journal.log");
+    fs::write(&journal, "").unwrap();
+    let meta = fs::metadata(&journal).unwrap();
+    setup.drop_files(&[input("b.conllu", 3, &mut rng, false)]);
+    let mut daemon = start_logging(&setup, &journal, Some(format!("{}:{}", meta.dev(), meta.ino())));
+    setup.wait_until_finished(3, &mut daemon);
+    assert!(terminate(&mut daemon, Duration::from_secs(10)).0.success());
+    let log = setup.log("journal.log");
+    assert!(log.lines().any(|l| l.starts_with("<6>done b.conllu")), "{log}");
+    assert!(log.lines().all(|l| ["<3>", "<4>", "<6>", "<7>"].iter().any(|p| l.starts_with(p))), "{log}");
+    assert!(!log.lines().any(starts_with_rfc3339_utc) && !log.contains(" INFO "), "{log}");
+
+    // JOURNAL_STREAM inherited by a process whose stderr went elsewhere: plain lines.
+    let elsewhere = setup.path("elsewhere.log");
+    fs::write(&elsewhere, "").unwrap();
+    let mut daemon = start_logging(&setup, &elsewhere, Some(format!("{}:{}", meta.dev(), meta.ino())));
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !setup.log("elsewhere.log").contains("watching") {
+        assert!(Instant::now() < deadline, "no start logged: {}", setup.log("elsewhere.log"));
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(terminate(&mut daemon, Duration::from_secs(10)).0.success());
+    let log = setup.log("elsewhere.log");
+    assert!(!log.is_empty() && log.lines().all(starts_with_rfc3339_utc), "{log}");
+}
+
+#[test]
+fn spool_create_makes_incoming_group_writable_and_setgid_without_clobbering() {
+    use spoolparse::daemon::spool::Spool;
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let mode = |rel: &str| fs::metadata(dir.path().join(rel)).unwrap().permissions().mode() & 0o7777;
+    let spool = Spool::new(&dir.path().join("spool"), &dir.path().join("out"));
+    spool.create().unwrap();
+    assert_eq!(mode("spool/incoming") & 0o2070, 0o2070, "{:o}", mode("spool/incoming"));
+    assert_eq!(mode("spool/processing") & 0o2020, 0, "only incoming/ is opened to the group");
+    // An existing incoming/ gets the group bits added; other bits stay as the admin set them.
+    fs::set_permissions(&spool.incoming, fs::Permissions::from_mode(0o700)).unwrap();
+    spool.create().unwrap();
+    assert_eq!(mode("spool/incoming"), 0o2770);
+    fs::set_permissions(&spool.incoming, fs::Permissions::from_mode(0o2775)).unwrap();
+    spool.create().unwrap();
+    assert_eq!(mode("spool/incoming"), 0o2775);
+}
+
+/// With the unit's UMask=0027, what the group needs: incoming/ 2770, outputs and metrics 0640.
+#[test]
+fn under_the_units_umask_the_group_writes_incoming_and_reads_outputs_and_metrics() {
+    use std::os::unix::fs::PermissionsExt;
+    let work = tempfile::tempdir().unwrap();
+    let model = model(work.path());
+    let setup = Setup::new(&model, 1);
+    fs::remove_dir_all(setup.path("spool")).unwrap();
+    let mut daemon = Daemon(
+        Command::new("sh")
+            .args(["-c", "umask 0027 && exec \"$0\" daemon --config \"$1\""])
+            .args([env!("CARGO_BIN_EXE_spoolparse"), setup.config.to_str().unwrap()])
+            .stderr(fs::File::create(setup.path("daemon.log")).unwrap())
+            .spawn()
+            .unwrap(),
+    );
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !setup.log("daemon.log").contains("watching") {
+        assert!(Instant::now() < deadline, "the daemon did not start: {}", setup.log("daemon.log"));
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let mut rng = ChaCha8Rng::seed_from_u64(12);
+    setup.drop_files(&[input("a.conllu", 3, &mut rng, false)]);
+    setup.wait_until_finished(1, &mut daemon);
+    while !setup.path("metrics.prom").exists() {
+        assert!(Instant::now() < deadline, "no metrics");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(terminate(&mut daemon, Duration::from_secs(10)).0.success());
+    let mode = |rel: &str| fs::metadata(setup.path(rel)).unwrap().permissions().mode() & 0o7777;
+    let modes: Vec<(&str, u32)> = [
+        "spool/incoming",
+        "spool/processing",
+        "spool/done",
+        "out/accepted",
+        "out/accepted/a.conllu.zst",
+        "out/lowconf/a.conllu.zst",
+        "metrics.prom",
+    ]
+    .into_iter()
+    .map(|rel| (rel, mode(rel)))
+    .collect();
+    let expected = [0o2770, 0o750, 0o750, 0o750, 0o640, 0o640, 0o640];
+    for ((rel, got), want) in modes.iter().zip(expected) {
+        assert_eq!(*got, want, "{rel}: {got:o}, want {want:o}");
+    }
 }

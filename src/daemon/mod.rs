@@ -55,9 +55,19 @@ fn io_error(what: impl Into<String>) -> impl FnOnce(std::io::Error) -> DaemonErr
     move |error| DaemonError::Io { what, error }
 }
 
-/// Writes a line to the log (stderr: the journal, under systemd).
+/// Logs `message` at info level (stderr: the journal, under systemd; see [`crate::logging`]).
 pub fn log(message: &str) {
-    eprintln!("spoolparse: {message}");
+    tracing::info!("{message}");
+}
+
+/// Logs `message` at warning level: something went wrong and the daemon works around it.
+pub fn warn(message: &str) {
+    tracing::warn!("{message}");
+}
+
+/// Logs `message` at error level: something the operator should fix.
+pub fn error(message: &str) {
+    tracing::error!("{message}");
 }
 
 /// A configuration and the model it names, ready to use.
@@ -159,7 +169,7 @@ fn watch(dir: &Path, enabled: bool) -> (Option<notify::RecommendedWatcher>, Rece
     match watcher {
         Ok(w) => (Some(w), rx),
         Err(e) => {
-            log(&format!("inotify unavailable ({e}); relying on rescans"));
+            warn(&format!("inotify unavailable ({e}); relying on rescans"));
             (None, never())
         }
     }
@@ -180,7 +190,7 @@ pub fn run(config_path: &Path) -> Result<(), DaemonError> {
                 }
                 Err(e) => {
                     Metrics::add(&metrics.reload_failures, 1);
-                    log(&format!("reload failed, keeping the previous configuration and model: {e}"));
+                    error(&format!("reload failed, keeping the previous configuration and model: {e}"));
                 }
             },
             Err(e) => break Err(e),
@@ -249,7 +259,7 @@ impl Scheduler<'_> {
                     self.dispatch(claim)?
                 }
                 Ok(None) => {}
-                Err(e) => log(&format!("could not claim {name}: {e}")),
+                Err(e) => warn(&format!("could not claim {name}: {e}")),
             }
         }
         Ok(())
@@ -262,7 +272,7 @@ impl Scheduler<'_> {
                 "{}: unknown extension (expected .conllu, .conllx, .conll or .txt, each optionally .zst)",
                 claim.name
             );
-            log(&format!("failed {why}"));
+            warn(&format!("failed {why}"));
             Metrics::add(&self.metrics.files_failed, 1);
             return self.spool.fail(&claim, &why).map_err(io_error("moving a file to failed/"));
         };
@@ -291,13 +301,13 @@ impl Scheduler<'_> {
             }
             Fate::Failed(why) => {
                 self.attempts.remove(&f.name);
-                log(&format!("failed {why}"))
+                warn(&format!("failed {why}"))
             }
             Fate::Retry { why, claim } => {
                 let n = self.attempts.entry(f.name).or_default();
                 *n += 1;
                 let wait = backoff(*n - 1);
-                log(&format!(
+                warn(&format!(
                     "could not publish {why}; nothing of it is in out/; trying again in {} s",
                     wait.as_secs()
                 ));
@@ -436,7 +446,7 @@ fn serve(setup: &Setup, requests: &Receiver<Request>, metrics: &Arc<Metrics>) ->
                     if last_metrics.elapsed().as_secs_f64() >= setup.config.metrics.interval_seconds {
                         last_metrics = Instant::now();
                         if let Err(e) = metrics.write(path) {
-                            log(&format!("writing metrics to {}: {e}", path.display()));
+                            warn(&format!("writing metrics to {}: {e}", path.display()));
                         }
                     }
                 }

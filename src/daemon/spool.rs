@@ -87,6 +87,14 @@ impl Spool {
         for d in [&self.incoming, &self.processing, &self.done, &self.failed, &self.accepted, &self.lowconf] {
             fs::create_dir_all(d).map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", d.display())))?;
         }
+        // Producers in the daemon's group rename files in: incoming/ is group-writable, and
+        // setgid so that files created in it belong to that group. Other modes stay the umask's.
+        use std::os::unix::fs::PermissionsExt;
+        let mode = fs::metadata(&self.incoming)?.mode() & 0o7777;
+        if mode & 0o2070 != 0o2070 {
+            fs::set_permissions(&self.incoming, fs::Permissions::from_mode(mode | 0o2070))
+                .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", self.incoming.display())))?;
+        }
         Ok(())
     }
 

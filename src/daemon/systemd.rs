@@ -20,9 +20,15 @@ pub fn status(status: &str) {
     send(&[NotifyState::Status(status)]);
 }
 
-/// Reloading configuration and model (ends with [`ready`]).
+/// Reloading configuration and model (ends with [`ready`]). `MONOTONIC_USEC` (CLOCK_MONOTONIC
+/// in µs) goes with `RELOADING=1`, as sd_notify(3) asks: it lets systemd tie the message to the
+/// reload it requested, which `Type=notify-reload` (systemd 253+) relies on.
 pub fn reloading() {
-    send(&[NotifyState::Reloading, NotifyState::Status("reloading configuration and model")]);
+    let status = NotifyState::Status("reloading configuration and model");
+    match NotifyState::monotonic_usec_now() {
+        Ok(now) => send(&[NotifyState::Reloading, now, status]),
+        Err(_) => send(&[NotifyState::Reloading, status]),
+    }
 }
 
 /// Shutting down.

@@ -42,7 +42,7 @@ mv "$tmp"/src/*.conllu.zst "$tmp/spool/incoming/"
 start=$(date +%s.%N)
 /usr/bin/time -f "%M" -o "$tmp/rss" "$sp" daemon --config "$tmp/c.toml" 2>"$tmp/daemon.log" &
 pid=$!
-until [ "$(grep -c '^spoolparse: done' "$tmp/daemon.log")" -ge "$copies" ]; do sleep 0.1; done
+until [ "$(grep -c 'spoolparse: done ' "$tmp/daemon.log")" -ge "$copies" ]; do sleep 0.1; done
 end=$(date +%s.%N)
 pkill -TERM -P "$pid" spoolparse || true
 wait "$pid"
@@ -50,4 +50,4 @@ daemon_wps=$(calc "$words * $copies / ($end - $start)")
 printf 'spoolparse daemon: %.0f words/s (%.1f s, start-up included), %.1f%% of parse; peak RSS %.1f MB (model %.1f MB)\n' \
   "$daemon_wps" "$(calc "$end - $start")" "$(calc "100 * $daemon_wps / $parse_wps")" \
   "$(calc "$(cat "$tmp/rss") / 1024")" "$(calc "$(stat -c %s "$model") / 1048576")"
-grep -c "^spoolparse: done" "$tmp/daemon.log" | sed 's/^/files done: /'
+grep -c 'spoolparse: done ' "$tmp/daemon.log" | sed 's/^/files done: /'

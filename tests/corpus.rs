@@ -293,3 +293,31 @@ fn binary_data_and_files_of_another_format_are_unreadable_not_malformed() {
         assert!(got.iter().all(|r| !r.as_ref().is_err_and(|e| e.contains("not CoNLL-U"))));
     }
 }
+
+/// Reads `text` as CoNLL-U and returns, for each result, the error's line or the sentence's
+/// first line.
+fn result_lines(text: &str) -> Vec<Result<u64, u64>> {
+    Reader::new(Cursor::new(text.as_bytes()), Path::new("f"), Format::Conllu)
+        .map(|r| r.map(|s| s.first_line).map_err(|e| e.line))
+        .collect()
+}
+
+#[test]
+fn a_sentence_after_one_without_words_is_read() {
+    // Found by fuzz/fuzz_targets/corpus_readers.rs: "no words" is raised after the closing
+    // blank line has been read, and skipping to the next blank line then skipped the next
+    // sentence too.
+    assert_eq!(result_lines(&format!("#\n\n{GOOD}\n")), [Err(1), Ok(3)]);
+    assert_eq!(result_lines(&format!("# a\n# b\n\n\n{GOOD}\n")), [Err(1), Ok(5)]);
+}
+
+#[test]
+fn a_sentence_after_one_with_a_bad_head_is_read() {
+    // Found by the fuzzer as above: HEADs are checked once the whole sentence has been read.
+    let bad_head = "1\ta\t_\tX\t_\t_\t3\tdep\t_\t_\n";
+    assert_eq!(result_lines(&format!("{bad_head}\n{GOOD}\n")), [Err(1), Ok(3)]);
+    assert_eq!(result_lines(&format!("{bad_head}\n\n\n{GOOD}\n{GOOD}\n")), [Err(1), Ok(5), Ok(7)]);
+    let text = format!("1\ta\t_\tX\t_\t_\tx\tdep\t_\t_\n\n{GOOD}\n");
+    let results: Vec<_> = Reader::new(Cursor::new(text.as_bytes()), Path::new("x.conllx"), Format::Conllx).collect();
+    assert!(matches!(results[..], [Err(_), Ok(_)]), "{results:?}");
+}

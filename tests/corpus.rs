@@ -280,8 +280,8 @@ fn binary_data_and_files_of_another_format_are_unreadable_not_malformed() {
         assert_eq!(got.len(), read, "{got:?}");
         let last = got.last().unwrap().as_ref().unwrap_err();
         assert!(
-            last.starts_with("f: not CoNLL-U: none of its first ")
-                && last.contains("token lines has 10 tab-separated columns (line 1: expected 10"),
+            last.starts_with("f: not CoNLL-U: no token line has 10 tab-separated columns (")
+                && last.contains(" read; line 1: expected 10"),
             "{last}"
         );
     }

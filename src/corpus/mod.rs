@@ -445,7 +445,7 @@ pub enum ErrorKind {
     InvalidUtf8,
     #[error("a NUL byte: this is binary data, not {0}")]
     Binary(Format),
-    #[error("not {format}: none of its first {lines} token lines has 10 tab-separated columns (line {line}: {first})")]
+    #[error("not {format}: no token line has 10 tab-separated columns ({lines} read; line {line}: {first})")]
     NotThisFormat { format: Format, lines: u64, line: u64, first: String },
     #[error("line longer than {limit} bytes (the sentence size limit)")]
     LineTooLong { limit: usize },

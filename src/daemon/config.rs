@@ -221,7 +221,15 @@ impl Config {
         if !(self.shutdown.grace_seconds.is_finite() && (0.0..1e6).contains(&self.shutdown.grace_seconds)) {
             return Err(("shutdown.grace_seconds", format!("must be 0 or more (got {})", self.shutdown.grace_seconds)));
         }
-        for (key, p) in [("paths.spool", &self.paths.spool), ("paths.output", &self.paths.output)] {
+        let metrics_file = self.metrics.file.as_deref().unwrap_or(Path::new("metrics.prom"));
+        let models = self.paths.models.as_deref().unwrap_or(Path::new("models"));
+        for (key, p) in [
+            ("paths.spool", self.paths.spool.as_path()),
+            ("paths.output", self.paths.output.as_path()),
+            ("paths.model", self.paths.model.as_path()),
+            ("paths.models", models),
+            ("metrics.file", metrics_file),
+        ] {
             if p.as_os_str().is_empty() {
                 return Err((key, "must not be empty".to_string()));
             }
@@ -267,6 +275,10 @@ mod tests {
         assert!(e.contains("watch.rescan_seconds"), "{e}");
         let e = parse("[paths]\nspool = \"s\"\n").unwrap_err();
         assert!(e.contains("missing field `output`"), "{e}");
+        let e = parse("[paths]\nspool = \"s\"\noutput = \"o\"\nmodel = \"\"\n").unwrap_err();
+        assert!(e.contains("paths.model: must not be empty"), "{e}");
+        let e = parse(&format!("{MINIMAL}[metrics]\nfile = \"\"\n")).unwrap_err();
+        assert!(e.contains("metrics.file: must not be empty"), "{e}");
         let e = parse(&format!("{MINIMAL}[extra]\n")).unwrap_err();
         assert!(e.contains("unknown field `extra`"), "{e}");
     }

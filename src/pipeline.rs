@@ -610,11 +610,17 @@ impl<S: Sink> Shared<'_, '_, S> {
             let Ok(mut out) = self.output.try_lock() else { return };
             let batches: Vec<Batch> = self.inbox.lock().map(|mut i| std::mem::take(&mut *i)).unwrap_or_default();
             for batch in batches {
-                if out.result.is_ok() {
-                    let ordered = self.opts.readers <= 1;
-                    out.result = out.accept(batch, &self.free, ordered);
-                    if out.result.is_err() {
-                        self.fail();
+                if out.result.is_err() {
+                    let _ = self.free.send(batch);
+                    continue;
+                }
+                let ordered = self.opts.readers <= 1;
+                out.result = out.accept(batch, &self.free, ordered);
+                if out.result.is_err() {
+                    self.fail();
+                    // Threads waiting for a free batch must get one to see the failure.
+                    for p in out.pending.drain().map(|(_, p)| p) {
+                        p.batches.into_values().for_each(|b| drop(self.free.send(b)));
                     }
                 }
             }

@@ -144,7 +144,7 @@ impl Write for Output {
 }
 
 /// The directory `path` is in (`.` for a bare file name).
-fn parent_dir(path: &Path) -> &Path {
+pub fn parent_dir(path: &Path) -> &Path {
     path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."))
 }
 

@@ -508,6 +508,13 @@ pub struct CorpusError {
     pub kind: ErrorKind,
 }
 
+impl CorpusError {
+    /// The message with the file called `name` instead of by its path (`NAME:LINE: problem`).
+    pub fn with_name(&self, name: &str) -> String {
+        format!("{name}{}: {}", Location(self.line), self.kind)
+    }
+}
+
 /// `:LINE`, or nothing for line 0 (the whole file).
 struct Location(u64);
 

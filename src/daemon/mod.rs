@@ -326,8 +326,8 @@ impl Scheduler<'_> {
 /// Removes temporaries of dead daemons: outputs, `failed/` sidecars, metrics, model copies.
 fn sweep_temporaries(spool: &Spool, config: &Config) -> std::io::Result<usize> {
     let mut n = spool.sweep_temporaries()?;
-    if let Some(dir) = config.metrics.file.as_ref().and_then(|f| f.parent()) {
-        n += crate::io::sweep_atomic_temporaries(if dir.as_os_str().is_empty() { Path::new(".") } else { dir })?;
+    if let Some(file) = &config.metrics.file {
+        n += crate::io::sweep_atomic_temporaries(crate::io::parent_dir(file))?;
     }
     Ok(n + crate::io::sweep_atomic_temporaries(&config.paths.models())?)
 }

@@ -48,19 +48,23 @@ pub fn install(source: &Path, dir: &Path) -> Result<ModelFile, InstallError> {
         let stem: String =
             stem.chars().map(|c| if c.is_alphanumeric() || "-_.".contains(c) { c } else { '_' }).collect();
         let name = dir.join(format!("{stem}-{}.model", &hash[..HASH_DIGITS]));
-        if !name.exists() {
-            // Checked before it gets its final name: a file there is always a whole model.
-            let model =
-                ModelFile::open(&tmp).map_err(|error| InstallError::Model { source_path: source.into(), error })?;
-            model.verify().map_err(|error| InstallError::Model { source_path: source.into(), error })?;
-            drop(model);
-            fs::set_permissions(&tmp, fs::Permissions::from_mode(0o444)).map_err(io_err(&tmp))?;
-            fs::rename(&tmp, &name).map_err(io_err(&name))?;
-            sync_dir(dir).map_err(io_err(dir))?;
+        let checked = |path: &Path, named: &Path| {
+            let error = |error| InstallError::Model { source_path: named.into(), error };
+            let model = ModelFile::open(path).map_err(error)?;
+            model.verify().map_err(error)?;
+            Ok(model)
+        };
+        if name.exists() {
+            // Installed before: checked again, as the disk may have changed it since.
+            return checked(&name, &name);
         }
-        let model = ModelFile::open(&name).map_err(|error| InstallError::Model { source_path: name.clone(), error })?;
-        model.verify().map_err(|error| InstallError::Model { source_path: name.clone(), error })?;
-        Ok(model)
+        // Checked before it gets its final name, so that a file there is always a whole model;
+        // opened again after the rename only to carry that name (no second checksum pass).
+        drop(checked(&tmp, source)?);
+        fs::set_permissions(&tmp, fs::Permissions::from_mode(0o444)).map_err(io_err(&tmp))?;
+        fs::rename(&tmp, &name).map_err(io_err(&name))?;
+        sync_dir(dir).map_err(io_err(dir))?;
+        ModelFile::open(&name).map_err(|error| InstallError::Model { source_path: name.clone(), error })
     })();
     let _ = fs::remove_file(&tmp);
     result

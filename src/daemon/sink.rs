@@ -127,14 +127,6 @@ fn spool_name(job: &Job) -> String {
     job.path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()
 }
 
-/// An error message that names the input by its spool name rather than its current path.
-fn describe(name: &str, error: &CorpusError) -> String {
-    match error.line {
-        0 => format!("{name}: {}", error.kind),
-        line => format!("{name}:{line}: {}", error.kind),
-    }
-}
-
 impl FileOutputs {
     /// Creates the temporary outputs; a failure is kept as the file's error.
     fn create(paths: OutputPaths) -> FileOutputs {
@@ -257,7 +249,7 @@ impl Sink for SpoolSink {
     }
 
     fn malformed(&mut self, job: &Job, error: CorpusError, text: &str, truncated: bool) -> io::Result<()> {
-        let why = describe(&spool_name(job), &error);
+        let why = error.with_name(&spool_name(job));
         let out = self.outputs(job);
         out.write(true, job, |w| unparsed::write(w, &why, text, truncated));
         out.sentences += 1;
@@ -281,7 +273,7 @@ impl Sink for SpoolSink {
             Outcome::Failed(error) => {
                 self.open.remove(&job.id);
                 let why = match &error {
-                    JobError::Corpus(e) => describe(&name, e),
+                    JobError::Corpus(e) => e.with_name(&name),
                     JobError::NoTagger { error, .. } => format!("{name}: {error}"),
                 };
                 match self.spool.fail(&claim, &why) {

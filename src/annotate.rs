@@ -17,12 +17,16 @@ pub struct Annotator<'m> {
 }
 
 /// What to do with a sentence besides parsing it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct Steps {
     /// Tag it first (tokenized text, or retagging).
     pub tag: bool,
     /// Write confidences into it (`Conf=` in MISC, `# confidence`, `# tree_prob`): CoNLL-U only.
     pub write_confidence: bool,
+    /// With `write_confidence`, also mark `LowConf=Yes` in MISC on the words whose arc
+    /// confidence is below this: the arcs an annotator should look at (partial annotation
+    /// leaves the others `_`, see [`crate::oracle::GoldTree::partial`]).
+    pub mark_below: Option<f32>,
 }
 
 /// Formats a probability with three decimals ("0.973") into `buf`, without allocating.
@@ -72,6 +76,9 @@ impl<'m> Annotator<'m> {
             for w in 1..=sent.len() {
                 let p = self.parser.arc_confidence()[w];
                 sent.set_misc(w, "Conf", format_probability(p, &mut buf));
+                if steps.mark_below.is_some_and(|t| p < t) {
+                    sent.set_misc(w, "LowConf", "Yes");
+                }
             }
             let (mean, tree) = self.parser.sentence_confidence();
             sent.set_comment("confidence", format_probability(mean as f32, &mut buf));

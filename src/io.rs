@@ -143,6 +143,22 @@ impl Write for Output {
     }
 }
 
+/// Names of the regular files in `dir`, in name order, leaving out dot-files (files still being
+/// written, by the spool convention: producers rename them in when complete).
+pub fn visible_files(dir: &Path) -> io::Result<Vec<String>> {
+    let mut names = Vec::new();
+    for entry in fs::read_dir(dir)? {
+        let entry = entry?;
+        let Ok(name) = entry.file_name().into_string() else { continue };
+        if name.starts_with('.') || !entry.file_type().is_ok_and(|t| t.is_file()) {
+            continue;
+        }
+        names.push(name);
+    }
+    names.sort();
+    Ok(names)
+}
+
 /// The directory `path` is in (`.` for a bare file name).
 pub fn parent_dir(path: &Path) -> &Path {
     path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."))

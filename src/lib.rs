@@ -47,6 +47,8 @@ pub mod parser;
 pub mod perceptron;
 pub mod pipeline;
 pub mod plot;
+pub mod registry;
+pub mod retrain;
 pub mod scorer;
 pub mod tagger;
 pub mod train;

@@ -11,12 +11,15 @@ use indicatif::{ProgressBar, ProgressStyle};
 use spoolparse::bench;
 use spoolparse::confidence::Reliability;
 use spoolparse::corpus::Format;
+use spoolparse::daemon::config::Config as DaemonConfig;
 use spoolparse::eval::{evaluate_files_calibrated, transition_calibration, Calibration, Scores};
 use spoolparse::io::Output;
 use spoolparse::logistic::RdaOptions;
 use spoolparse::model::TrainingInfo;
-use spoolparse::model_file::{ModelFile, Precision, WriteOptions};
+use spoolparse::model_file::{self, ModelFile, Precision, Recipe, WriteOptions};
 use spoolparse::pipeline::{parse_files_split, Outputs, PipelineOptions};
+use spoolparse::registry::{compact_utc, Registry};
+use spoolparse::retrain::{self, store::Store};
 use spoolparse::train::{self, LearnerKind, OracleKind, Progress, TaggerOptions, TrainOptions};
 
 #[derive(ClapParser)]
@@ -180,6 +183,24 @@ enum Command {
         #[arg(long, default_value = "config/spoolparse.toml")]
         config: PathBuf,
     },
+    /// Run one retraining cycle in the foreground, as the daemon does on its schedule: take in
+    /// `annotated/`, train on `retrain.base` plus every annotation, gate the candidate on
+    /// held-out data and promote it (`models/current`) if it is not worse. Prints the decision.
+    Retrain {
+        #[arg(long, default_value = "config/spoolparse.toml")]
+        config: PathBuf,
+        /// Print the report as JSON.
+        #[arg(long)]
+        json: bool,
+        /// Train even with fewer than `retrain.min_new_sentences` new annotations.
+        #[arg(long)]
+        force: bool,
+    },
+    /// The daemon's models: which serves, and how it came to.
+    Models {
+        #[command(subcommand)]
+        action: ModelsAction,
+    },
     /// Parse speed in words/s on a file held in memory (no I/O, model load excluded).
     Bench {
         #[arg(long)]
@@ -212,6 +233,21 @@ enum Command {
         /// With --calibration: draw the reliability diagram and coverage curve into this SVG.
         #[arg(long, requires = "calibration")]
         plot: Option<PathBuf>,
+    },
+}
+
+#[derive(Subcommand)]
+enum ModelsAction {
+    /// The history of the serving model (configured, promoted, rolled back), newest last.
+    List {
+        #[arg(long, default_value = "config/spoolparse.toml")]
+        config: PathBuf,
+    },
+    /// Serve the model that served before the current one again (the daemon switches within a
+    /// second, between files).
+    Rollback {
+        #[arg(long, default_value = "config/spoolparse.toml")]
+        config: PathBuf,
     },
 }
 
@@ -324,6 +360,34 @@ fn run(cli: Cli) -> Result<()> {
             );
             Ok(())
         }
+        Command::Retrain { config, json, force } => run_retrain(&config, json, force),
+        Command::Models { action: ModelsAction::List { config } } => {
+            let config = DaemonConfig::load(&config)?;
+            let registry = Registry::new(config.paths.models());
+            let current = registry.current_name()?;
+            let history = registry.history()?;
+            if history.is_empty() {
+                println!("no model has served from {} yet", registry.dir().display());
+            }
+            let serving = history.iter().rposition(|c| Some(&c.model) == current.as_ref());
+            for (i, c) in history.iter().enumerate() {
+                let mark = if Some(i) == serving { "*" } else { " " };
+                let present = if registry.dir().join(&c.model).exists() { "" } else { " (removed)" };
+                println!(
+                    "{mark} {}  {:<10} {}{present}",
+                    compact_utc(c.time),
+                    format!("{:?}", c.event).to_lowercase(),
+                    c.model
+                );
+            }
+            Ok(())
+        }
+        Command::Models { action: ModelsAction::Rollback { config } } => {
+            let config = DaemonConfig::load(&config)?;
+            let change = Registry::new(config.paths.models()).rollback()?;
+            println!("current: {} (was {})", change.model, change.from.unwrap_or_default());
+            Ok(())
+        }
         Command::Eval { gold, system, json, calibration, model, plot } => {
             let (counts, cal) = evaluate_files_calibrated(&gold, &system)?;
             let s = counts.scores();
@@ -345,6 +409,42 @@ fn run(cli: Cli) -> Result<()> {
             Ok(())
         }
     }
+}
+
+fn run_retrain(config_path: &Path, json: bool, force: bool) -> Result<()> {
+    let config = DaemonConfig::load(config_path)?;
+    let registry = Registry::new(config.paths.models());
+    if registry.current_name()?.is_none() {
+        // Nothing has served yet: the configured model is the one to improve on.
+        registry.serve(&config.paths.model)?;
+    }
+    let store = Store::new(&config.paths.annotated());
+    let mut progress = |line: &str| eprintln!("{line}");
+    let report = retrain::run_cycle(&config.retrain, &registry, &store, force, &mut progress)?;
+    if json {
+        println!("{}", serde_json::to_string_pretty(&report)?);
+        return Ok(());
+    }
+    let decision = report.decision.map_or("none".to_string(), |d| format!("{d:?}").to_lowercase());
+    match &report.candidate {
+        Some(c) => println!(
+            "{decision}: {} (held-out LAS {:.2}, annotations LAS {:.2}) against {} ({:.2}, {:.2})",
+            c.model,
+            c.heldout_las,
+            c.annotations_las,
+            report.current.model,
+            report.current.heldout_las,
+            report.current.annotations_las
+        ),
+        None => println!("{decision}"),
+    }
+    for r in &report.reasons {
+        println!("  {r}");
+    }
+    if let Some(f) = &report.report_file {
+        println!("  report: {f}");
+    }
+    Ok(())
 }
 
 fn print_reliability(name: &str, r: &Reliability) {
@@ -464,7 +564,17 @@ fn run_train(
     if let Some(bar) = bar {
         bar.finish_and_clear();
     }
-    let meta = model.save(output, write).with_context(|| format!("writing the model to {}", output.display()))?;
+    let recipe = Recipe {
+        learner: spoolparse::retrain::learner_name(opts.learner).to_string(),
+        rda_alpha: opts.rda.alpha,
+        rda_rho: opts.rda.rho,
+        rda_lambda: opts.rda.lambda,
+        precision: write.precision,
+        prune_below: write.prune_below,
+    };
+    let extras = model_file::Extras { recipe: Some(&recipe), tagger_from: None };
+    let meta = model_file::write_with(&model, output, write, extras)
+        .with_context(|| format!("writing the model to {}", output.display()))?;
     eprintln!(
         "kept epoch {} (dev LAS {:.2}); {} non-zero weights over {} features, {} stored; wrote {}",
         model.info.best_epoch,

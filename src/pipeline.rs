@@ -132,7 +132,11 @@ impl PipelineOptions {
     fn steps(&self, format: Format) -> Steps {
         // CoNLL-X has no MISC column and no comments to put confidences in.
         let conllu_out = format != Format::Conllx || self.conllx_as_conllu;
-        Steps { tag: self.needs_tags(format), write_confidence: self.confidence && conllu_out }
+        Steps {
+            tag: self.needs_tags(format),
+            write_confidence: self.confidence && conllu_out,
+            mark_below: self.min_confidence.map(|t| t as f32),
+        }
     }
 
     fn annotator<'m>(&self, model: &'m ModelFile) -> Annotator<'m> {

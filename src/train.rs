@@ -6,6 +6,13 @@
 //! exploration coin come from one ChaCha8 stream. After each epoch the averaged weights are
 //! scored on the dev set, and the epoch with the best dev LAS is kept. This module drives
 //! learning; the pieces it drives live in `arc_eager`, `oracle`, `features` and `perceptron`.
+//!
+//! Training and dev sentences may be partial annotations: a word whose HEAD is `_` has no gold
+//! arc, and a DEPREL of `_` under a known HEAD leaves the label open. Training learns from the
+//! annotated arcs only, through the dynamic oracle over the partial tree
+//! ([`GoldTree::partial`]; Goldberg & Nivre 2013 on learning from partial trees); dev scores
+//! and calibration data count only annotated words, and a word whose label is open scores as
+//! labelled right when its head is.
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -16,7 +23,7 @@ use rand_chacha::ChaCha8Rng;
 
 use crate::arc_eager::{Configuration, Transition};
 use crate::confidence::{fit_temperature, Decision, Isotonic, Reliability};
-use crate::corpus::tree::{gold_heads, is_projective, root_count};
+use crate::corpus::tree::{gold_heads, is_projective, is_projective_partial, partial_heads, PartialHeads};
 use crate::corpus::{Column, CorpusError, Format, Reader, Sentence};
 use crate::eval::{attachment, Counts, Scores};
 use crate::features::{encode_sentence, Extractor, TokenAttrs, FEATURE_SET};
@@ -100,9 +107,57 @@ pub struct TrainSentence {
 #[derive(Debug, Clone)]
 pub struct DevSentence {
     pub attrs: Vec<TokenAttrs>,
-    pub heads: Vec<usize>,
+    /// Gold head of each word (0 = root), `None` where HEAD is `_`: such a word is not
+    /// annotated and not scored.
+    pub heads: Vec<Option<usize>>,
+    /// Gold DEPREL of each word; `_` under a known head leaves the label open (any label is
+    /// right).
     pub deprels: Vec<String>,
+    /// Gold UPOS of each word (for scores without punctuation).
     pub upos: Vec<String>,
+}
+
+/// The DEPREL of a word whose label is not annotated.
+const UNANNOTATED: &str = "_";
+
+/// The heads of `sent`, full or partial: a full tree is read by [`gold_heads`] (so a tree with
+/// several root words is no error here), one with a HEAD of `_` by [`partial_heads`].
+fn annotated_heads(sent: &Sentence, path: &Path) -> Result<PartialHeads, CorpusError> {
+    match sent.heads() {
+        Ok(None) => partial_heads(sent, path),
+        _ => Ok(gold_heads(sent, path)?.into_iter().map(Some).collect()),
+    }
+}
+
+impl DevSentence {
+    /// Reads a gold dev sentence, which may be a partial annotation (HEAD and DEPREL `_`),
+    /// with features reading LEMMA and FEATS only with `morphology`. Errors name `path` and the
+    /// line (see [`partial_heads`]).
+    pub fn from_sentence(sent: &Sentence, path: &Path, morphology: bool) -> Result<DevSentence, CorpusError> {
+        let heads = annotated_heads(sent, path)?;
+        let mut attrs = Vec::new();
+        encode_sentence(sent, morphology, &mut attrs);
+        Ok(DevSentence {
+            attrs,
+            heads,
+            deprels: sent.words().map(|w| w.get(Column::Deprel).to_string()).collect(),
+            upos: sent.words().map(|w| w.get(Column::Upos).to_string()).collect(),
+        })
+    }
+
+    /// Number of words with an annotated head: the words that are scored.
+    pub fn annotated(&self) -> usize {
+        self.heads.iter().filter(|h| h.is_some()).count()
+    }
+
+    /// The gold DEPREL to score word `i` (0-based) against, given the system's `label`: the
+    /// system's own when the gold label is open.
+    fn gold_deprel<'a>(&'a self, i: usize, label: &'a str) -> &'a str {
+        match self.deprels[i].as_str() {
+            UNANNOTATED => label,
+            d => d,
+        }
+    }
 }
 
 /// Training data ready for the oracles, with what was left out.
@@ -110,18 +165,108 @@ pub struct DevSentence {
 pub struct TrainingSet {
     pub sentences: Vec<TrainSentence>,
     pub labels: Option<LabelSet>,
+    /// Words of the kept sentences, annotated or not.
     pub words: usize,
+    /// Kept sentences with some HEAD or DEPREL `_`, trained on their annotated arcs only.
+    pub partial_sentences: usize,
+    /// Words with an annotated head in the kept sentences (every word of a full tree).
+    pub annotated_words: usize,
     pub skipped_nonprojective: usize,
     pub skipped_root: usize,
+    /// Sentences without any annotated arc (every HEAD `_`): nothing to learn from.
+    pub skipped_unannotated: usize,
     /// Order-sensitive hash of every token line read (see `TrainingInfo::train_fingerprint`).
     pub fingerprint: u64,
     /// Whether features read LEMMA and FEATS (see `Model::morphology`).
     pub morphology: bool,
 }
 
-/// Reads gold training files. The root label is taken from the first root arc seen; sentences
-/// that are not projective, or not single-rooted with that label only on the root arc, are
-/// skipped and counted.
+impl TrainingSet {
+    /// Adds one gold sentence, full or partial (HEAD or DEPREL `_`), and folds its token lines,
+    /// as given, into the fingerprint. Features read LEMMA and FEATS as `self.morphology` says.
+    /// Errors name `path` and the line: a bad HEAD, a cycle, and in a partial annotation a
+    /// second word with HEAD 0 (see [`partial_heads`]).
+    ///
+    /// The root label is the DEPREL of the root arc of the first sentence added ("root" if
+    /// that sentence has no annotated root word or leaves its DEPREL open). Skipped and
+    /// counted: sentences without any annotated arc; sentences whose annotated arcs cannot be
+    /// completed into a projective tree ([`is_projective_partial`]; for a full tree,
+    /// [`is_projective`]); full trees without exactly one root word; and sentences with the
+    /// root label on another arc than the root arc, or another label on the root arc (among
+    /// annotated DEPREL). A partial annotation without a root word is fine. Labels are
+    /// interned from annotated DEPREL only.
+    pub fn add(&mut self, sent: &Sentence, path: &Path) -> Result<(), CorpusError> {
+        self.fingerprint_lines(sent);
+        self.add_tree(sent, path)
+    }
+
+    /// Folds the token lines of `sent` into the fingerprint.
+    fn fingerprint_lines(&mut self, sent: &Sentence) {
+        for t in sent.token_lines() {
+            self.fingerprint = combine(self.fingerprint, hash_str(t.text()));
+        }
+    }
+
+    /// [`TrainingSet::add`] without the fingerprint.
+    fn add_tree(&mut self, sent: &Sentence, path: &Path) -> Result<(), CorpusError> {
+        let heads = annotated_heads(sent, path)?;
+        let annotated = heads.iter().filter(|h| h.is_some()).count();
+        if annotated == 0 {
+            self.skipped_unannotated += 1;
+            return Ok(());
+        }
+        // DEPREL only where the head is annotated; `None` also where the label is left open.
+        let deprels: Vec<Option<&str>> = sent
+            .words()
+            .zip(&heads)
+            .map(|(w, h)| h.and(Some(w.get(Column::Deprel))).filter(|&d| d != UNANNOTATED))
+            .collect();
+        let partial = annotated < heads.len() || deprels.contains(&None);
+        let labels = self.labels.get_or_insert_with(|| {
+            let root = heads.iter().zip(&deprels).find_map(|(&h, &d)| if h == Some(0) { d } else { None });
+            LabelSet::new(root.unwrap_or("root"))
+        });
+        let root_name = labels.name(Label::ROOT).to_string();
+        let roots = heads.iter().filter(|&&h| h == Some(0)).count();
+        // A full tree needs its one root word; a partial annotation may leave it open (and
+        // `partial_heads` refused two).
+        let root_ok = (roots == 1 || (partial && roots == 0))
+            && heads.iter().zip(&deprels).all(|(&h, &d)| d.is_none_or(|d| (h == Some(0)) == (d == root_name)));
+        if !root_ok {
+            self.skipped_root += 1;
+            return Ok(());
+        }
+        // A full tree takes the path it always took (labels interned in word order).
+        let full: Option<Vec<usize>> = (!partial).then(|| heads.iter().flatten().copied().collect());
+        let projective = match &full {
+            Some(full) => is_projective(full),
+            None => is_projective_partial(&heads),
+        };
+        if !projective {
+            self.skipped_nonprojective += 1;
+            return Ok(());
+        }
+        let gold = match full {
+            Some(full) => {
+                let arc_labels: Vec<Label> = deprels.iter().flatten().map(|d| labels.intern(d)).collect();
+                GoldTree::new(&full, &arc_labels)
+            }
+            None => {
+                let arc_labels: Vec<Option<Label>> = deprels.iter().map(|d| d.map(|d| labels.intern(d))).collect();
+                GoldTree::partial(&heads, &arc_labels)
+            }
+        };
+        let mut attrs = Vec::new();
+        encode_sentence(sent, self.morphology, &mut attrs);
+        self.words += sent.len();
+        self.annotated_words += annotated;
+        self.partial_sentences += usize::from(partial);
+        self.sentences.push(TrainSentence { attrs, gold });
+        Ok(())
+    }
+}
+
+/// Reads gold training files, full or partial annotations, as [`TrainingSet::add`] does.
 pub fn load_training(paths: &[PathBuf]) -> Result<TrainingSet, CorpusError> {
     load_training_with(paths, true, &mut |_, _| {})
 }
@@ -139,33 +284,11 @@ pub fn load_training_with(
     for path in paths {
         for sent in Reader::open(path, Format::from_path(path))? {
             let mut sent = sent?;
-            for t in sent.token_lines() {
-                set.fingerprint = combine(set.fingerprint, hash_str(t.text()));
-            }
+            // The fingerprint is of the file as read, before retagging.
+            set.fingerprint_lines(&sent);
             retag(index, &mut sent);
             index += 1;
-            let heads = gold_heads(&sent, path)?;
-            let deprels: Vec<&str> = sent.words().map(|w| w.get(Column::Deprel)).collect();
-            let labels = set.labels.get_or_insert_with(|| {
-                let root = heads.iter().position(|&h| h == 0).map_or("root", |i| deprels[i]);
-                LabelSet::new(root)
-            });
-            let root_name = labels.name(Label::ROOT).to_string();
-            let root_ok =
-                root_count(&heads) == 1 && heads.iter().zip(&deprels).all(|(&h, &d)| (h == 0) == (d == root_name));
-            if !root_ok {
-                set.skipped_root += 1;
-                continue;
-            }
-            if !is_projective(&heads) {
-                set.skipped_nonprojective += 1;
-                continue;
-            }
-            let arc_labels: Vec<Label> = deprels.iter().map(|d| labels.intern(d)).collect();
-            let mut attrs = Vec::new();
-            encode_sentence(&sent, morphology, &mut attrs);
-            set.words += sent.len();
-            set.sentences.push(TrainSentence { attrs, gold: GoldTree::new(&heads, &arc_labels) });
+            set.add_tree(&sent, path)?;
         }
     }
     Ok(set)
@@ -185,40 +308,35 @@ pub fn load_dev_with(
     let mut out = Vec::new();
     for sent in Reader::open(path, Format::from_path(path))? {
         let mut sent = sent?;
-        let heads = gold_heads(&sent, path)?;
-        // Evaluation compares against gold UPOS (punctuation), so take it before retagging.
-        let upos = sent.words().map(|w| w.get(Column::Upos).to_string()).collect();
+        // Evaluation compares against gold UPOS (punctuation), so that is read before
+        // retagging; the features then see the retagged words.
+        let mut dev = DevSentence::from_sentence(&sent, path, morphology)?;
         retag(&mut sent);
-        let mut attrs = Vec::new();
-        encode_sentence(&sent, morphology, &mut attrs);
-        out.push(DevSentence {
-            attrs,
-            heads,
-            deprels: sent.words().map(|w| w.get(Column::Deprel).to_string()).collect(),
-            upos,
-        });
+        encode_sentence(&sent, morphology, &mut dev.attrs);
+        out.push(dev);
     }
     Ok(out)
 }
 
-/// Parses the dev sentences with `weights` and scores them.
+/// Parses the dev sentences with `weights` and scores their annotated words.
 pub fn evaluate_dev<S: Scorer>(dev: &[DevSentence], weights: S, labels: &LabelSet, fallback: Label) -> Scores {
     let mut parser = Parser::from_parts(weights, labels, fallback);
     let mut counts = Counts::default();
     for s in dev {
         parser.parse_attrs(&s.attrs);
-        for i in 0..s.heads.len() {
+        for (i, &gold_head) in s.heads.iter().enumerate() {
+            let Some(gold_head) = gold_head else { continue };
             let w = i + 1;
             let label = labels.name(parser.labels()[w]);
-            counts.add(s.heads[i], &s.deprels[i], &s.upos[i], parser.heads()[w] as usize, label);
+            counts.add(gold_head, s.gold_deprel(i, label), &s.upos[i], parser.heads()[w] as usize, label);
         }
     }
     counts.scores()
 }
 
 /// The greedy decisions of `weights` on the dev sentences whose gold tree the dynamic oracle
-/// handles (projective, one root word), each with its legal scores and zero-cost set: the data a
-/// temperature is fitted on.
+/// handles (annotated arcs projective, at most one root word, and one for a full tree), each
+/// with its legal scores and zero-cost set: the data a temperature is fitted on.
 pub fn dev_decisions<S: Scorer>(dev: &[DevSentence], weights: S, labels: &LabelSet) -> Vec<Decision> {
     // A label the model does not know can never be predicted: map it beyond the inventory.
     let unknown = Label::from_index(labels.len());
@@ -228,16 +346,24 @@ pub fn dev_decisions<S: Scorer>(dev: &[DevSentence], weights: S, labels: &LabelS
     let mut scores = TransitionScores::new(&weights, labels.len());
     let mut zero = Vec::new();
     for s in dev {
-        if root_count(&s.heads) != 1 || !is_projective(&s.heads) {
+        let roots = s.heads.iter().filter(|&&h| h == Some(0)).count();
+        let full = s.annotated() == s.heads.len();
+        // A full tree needs one root word (the oracle's costs are exact only then); a partial
+        // one at most one, and some annotated arc to learn anything from.
+        if roots > 1 || (full && roots == 0) || s.annotated() == 0 || !is_projective_partial(&s.heads) {
             continue;
         }
-        let arc_labels: Vec<Label> = s
+        let arc_labels: Vec<Option<Label>> = s
             .heads
             .iter()
             .zip(&s.deprels)
-            .map(|(&h, d)| if h == 0 { Label::ROOT } else { labels.get(d).unwrap_or(unknown) })
+            .map(|(&h, d)| match (h, d.as_str()) {
+                (Some(0), _) => Some(Label::ROOT),
+                (_, UNANNOTATED) => None,
+                _ => Some(labels.get(d).unwrap_or(unknown)),
+            })
             .collect();
-        let gold = GoldTree::new(&s.heads, &arc_labels);
+        let gold = GoldTree::partial(&s.heads, &arc_labels);
         config.reset(s.heads.len());
         while !config.is_terminal() {
             let legal = config.legal();
@@ -257,8 +383,9 @@ pub fn dev_decisions<S: Scorer>(dev: &[DevSentence], weights: S, labels: &LabelS
     out
 }
 
-/// Per dev sentence, per word: the raw confidence of its arc (the probability of the transition
-/// that attached it at `temperature`) and whether the arc is right (head and universal label).
+/// Per dev sentence, per annotated word: the raw confidence of its arc (the probability of the
+/// transition that attached it at `temperature`) and whether the arc is right (head and
+/// universal label, the head alone where the label is open). Unannotated words are left out.
 pub fn dev_arc_pairs(
     dev: &[DevSentence],
     weights: &Weights,
@@ -270,12 +397,15 @@ pub fn dev_arc_pairs(
     dev.iter()
         .map(|s| {
             parser.parse_attrs(&s.attrs);
-            (0..s.heads.len())
-                .map(|i| {
+            s.heads
+                .iter()
+                .enumerate()
+                .filter_map(|(i, &gold_head)| {
                     let w = i + 1;
                     let head = parser.heads()[w] as usize;
-                    let (_, right) = attachment(s.heads[i], &s.deprels[i], head, labels.name(parser.labels()[w]));
-                    (parser.arc_confidence()[w], f32::from(u8::from(right)))
+                    let label = labels.name(parser.labels()[w]);
+                    let (_, right) = attachment(gold_head?, s.gold_deprel(i, label), head, label);
+                    Some((parser.arc_confidence()[w], f32::from(u8::from(right))))
                 })
                 .collect()
         })
@@ -329,8 +459,8 @@ fn fallback_label(set: &TrainingSet, labels: &LabelSet) -> Label {
     }
     let mut freq = vec![0usize; labels.len()];
     for s in &set.sentences {
-        for w in 1..=s.gold.len() as u32 {
-            freq[s.gold.label(w).index()] += 1;
+        for l in (1..=s.gold.len() as u32).filter_map(|w| s.gold.label(w)) {
+            freq[l.index()] += 1;
         }
     }
     freq[0] = 0;
@@ -397,7 +527,12 @@ fn choose_next(epoch: u32, opts: &TrainOptions, predicted: usize, zero: &[usize]
 }
 
 /// Trains a model on `train`, keeping the epoch with the best LAS on `dev` (the last epoch
-/// without dev data).
+/// without dev data), and calibrates it on `dev` ([`calibrate`]).
+///
+/// With [`OracleKind::Static`], a partial sentence has no canonical transition sequence to
+/// follow (the static oracle needs every arc): its correct set is the dynamic oracle's
+/// zero-cost set over the partial tree, and training follows the best-scored transition in
+/// it, never exploring, as it follows the static oracle's one transition in full sentences.
 pub fn train(
     set: &TrainingSet,
     dev: Option<&[DevSentence]>,
@@ -438,15 +573,21 @@ pub fn train(
                 learner.score(feats, &mut scores);
                 let legal = config.legal();
                 let predicted = argmax(&scores, |c| legal.allows_index(c)).unwrap_or(0);
-                // The set of correct transitions: the static oracle's one, or the zero-cost set.
+                // The set of correct transitions: the static oracle's one, or the zero-cost set
+                // (also under the static oracle for a partial tree, which it cannot follow).
                 match opts.oracle {
-                    OracleKind::Static => {
+                    OracleKind::Static if !sent.gold.is_partial() => {
                         zero.clear();
                         zero.push(static_oracle(&config, &sent.gold).unwrap_or(Transition::Shift).index());
                     }
-                    OracleKind::Dynamic => zero_cost(&config, &sent.gold, labels.len(), &mut zero),
+                    _ => zero_cost(&config, &sent.gold, labels.len(), &mut zero),
                 }
                 debug_assert!(!zero.is_empty(), "the zero-cost set is never empty");
+                if zero.is_empty() {
+                    // Impossible for the trees `TrainingSet::add` keeps (tests check it against
+                    // exhaustive search); should it happen, the prediction counts as right.
+                    zero.push(predicted);
+                }
                 let wrong = !zero.contains(&predicted);
                 errors += usize::from(wrong);
                 let best_zero = argmax(&scores, |c| zero.contains(&c)).unwrap_or(zero[0]);
@@ -496,14 +637,6 @@ pub fn train(
     }
 
     let (_, best_epoch, weights, dev_scores) = best.unwrap_or_else(|| (0.0, 0, learner.weights(), Scores::default()));
-    let temperature = dev.map_or(1.0, |d| fit_temperature(&dev_decisions(d, &weights, &labels)));
-    let arc_calibration = dev.and_then(|d| {
-        let pairs = dev_arc_pairs(d, &weights, &labels, fallback, temperature);
-        let (raw, cross) = arc_ece(&pairs);
-        info.dev_arc_ece_raw = raw;
-        info.dev_arc_ece_crossfit = cross;
-        Isotonic::fit(&mut pairs.into_iter().flatten().collect::<Vec<_>>())
-    });
     info.oracle = opts.oracle.name().to_string();
     info.epochs = opts.epochs;
     info.best_epoch = best_epoch;
@@ -517,7 +650,7 @@ pub fn train(
     info.skipped_root = set.skipped_root;
     info.dev_uas = dev_scores.uas;
     info.dev_las = dev_scores.las;
-    Model {
+    let mut model = Model {
         feature_set: FEATURE_SET.to_string(),
         labels,
         fallback,
@@ -525,9 +658,26 @@ pub fn train(
         info,
         morphology: set.morphology,
         tagger: None,
-        temperature,
-        arc_calibration,
+        temperature: 1.0,
+        arc_calibration: None,
+    };
+    if let Some(d) = dev {
+        calibrate(&mut model, d);
     }
+    model
+}
+
+/// Fits the model's confidence on `dev`: the softmax temperature (on the greedy decisions'
+/// zero-cost sets, [`dev_decisions`]), the isotonic arc calibrator, and the arc ECE before
+/// and after it (2-fold cross-fitted, [`arc_ece`]) in the training info. Partial dev
+/// sentences count with their annotated words only.
+pub fn calibrate(model: &mut Model, dev: &[DevSentence]) {
+    model.temperature = fit_temperature(&dev_decisions(dev, &model.weights, &model.labels));
+    let pairs = dev_arc_pairs(dev, &model.weights, &model.labels, model.fallback, model.temperature);
+    let (raw, cross) = arc_ece(&pairs);
+    model.info.dev_arc_ece_raw = raw;
+    model.info.dev_arc_ece_crossfit = cross;
+    model.arc_calibration = Isotonic::fit(&mut pairs.into_iter().flatten().collect::<Vec<_>>());
 }
 
 /// How to train a tagger alongside the parser.
@@ -586,4 +736,176 @@ pub fn prepare(
         }
     };
     Ok(Prepared { set, dev, tagger: Some(model), dev_tagging })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::arc_eager::NONE;
+    use crate::model::TrainingInfo;
+
+    /// "The cat sat .": word (HEAD, DEPREL) pairs of the full tree.
+    const FULL: [(&str, &str); 4] = [("2", "det"), ("3", "nsubj"), ("0", "root"), ("3", "punct")];
+
+    /// CoNLL-U text of sentences over the words of [`FULL`], each given as (HEAD, DEPREL) per word.
+    fn conllu(sentences: &[&[(&str, &str)]]) -> String {
+        let forms = [("The", "DET"), ("cat", "NOUN"), ("sat", "VERB"), (".", "PUNCT")];
+        let mut text = String::new();
+        for words in sentences {
+            for (i, (head, deprel)) in words.iter().enumerate() {
+                let (form, upos) = forms[i % forms.len()];
+                text.push_str(&format!("{}\t{form}\t{form}\t{upos}\t_\t_\t{head}\t{deprel}\t_\t_\n", i + 1));
+            }
+            text.push('\n');
+        }
+        text
+    }
+
+    fn sentences(text: &str) -> Vec<Sentence> {
+        Reader::new(text.as_bytes(), Path::new("t.conllu"), Format::Conllu).map(|s| s.expect("well-formed")).collect()
+    }
+
+    fn set_of(text: &str) -> Result<TrainingSet, CorpusError> {
+        let mut set = TrainingSet::default();
+        for s in sentences(text) {
+            set.add(&s, Path::new("t.conllu"))?;
+        }
+        Ok(set)
+    }
+
+    #[test]
+    fn add_reads_full_trees_as_load_training_does() {
+        let two_roots = [("0", "root"), ("3", "nsubj"), ("0", "root"), ("3", "punct")];
+        let crossing = [("3", "det"), ("4", "nsubj"), ("0", "root"), ("3", "punct")];
+        let text = conllu(&[&FULL, &two_roots, &crossing, &FULL]);
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.conllu");
+        std::fs::write(&path, &text).unwrap();
+        let loaded = load_training_with(std::slice::from_ref(&path), false, &mut |_, _| {}).unwrap();
+        let mut added = TrainingSet::default();
+        for s in sentences(&text) {
+            added.add(&s, &path).unwrap();
+        }
+        for set in [&loaded, &added] {
+            assert_eq!((set.sentences.len(), set.words, set.annotated_words), (2, 8, 8));
+            assert_eq!((set.skipped_root, set.skipped_nonprojective, set.partial_sentences), (1, 1, 0));
+            assert!(set.sentences.iter().all(|s| !s.gold.is_partial()));
+        }
+        assert_ne!(loaded.fingerprint, 0);
+        assert_eq!(loaded.fingerprint, added.fingerprint);
+        assert_eq!(loaded.labels, added.labels);
+    }
+
+    #[test]
+    fn partial_sentences_keep_their_annotated_arcs_only() {
+        let partial = [("_", "_"), ("3", "nsubj"), ("0", "root"), ("_", "_")];
+        let open_labels = [("2", "det"), ("3", "_"), ("0", "_"), ("3", "punct")];
+        let unannotated = [("_", "_"); 4];
+        // 1 <- 2 and 1 -> 3 annotated, 2 not: no completion is projective.
+        let uncompletable = [("2", "amod"), ("_", "_"), ("1", "obl"), ("_", "_")];
+        let root_label_below = [("_", "_"), ("3", "root"), ("_", "_"), ("_", "_")];
+        let set = set_of(&conllu(&[&partial, &open_labels, &unannotated, &uncompletable, &root_label_below])).unwrap();
+        assert_eq!(set.sentences.len(), 2);
+        assert_eq!((set.words, set.annotated_words, set.partial_sentences), (8, 6, 2));
+        assert_eq!((set.skipped_unannotated, set.skipped_nonprojective, set.skipped_root), (1, 1, 1));
+        let labels = set.labels.as_ref().unwrap();
+        // Labels come from annotated DEPREL only, in order: never `_`, nor from skipped sentences.
+        assert_eq!(
+            (0..labels.len()).map(|i| labels.name(Label::from_index(i))).collect::<Vec<_>>(),
+            ["root", "nsubj", "det", "punct"]
+        );
+        let gold = &set.sentences[0].gold;
+        assert!(gold.is_partial());
+        assert_eq!((gold.annotated(), gold.head(1), gold.head(2), gold.head(4)), (2, NONE, 3, NONE));
+        assert_eq!(gold.label(2), labels.get("nsubj"));
+        let gold = &set.sentences[1].gold;
+        assert!(gold.is_partial());
+        assert_eq!((gold.annotated(), gold.label(2), gold.label(3)), (4, None, Some(Label::ROOT)));
+    }
+
+    #[test]
+    fn partial_sentences_with_two_root_words_are_errors() {
+        let two_roots = [("0", "root"), ("_", "_"), ("0", "root"), ("_", "_")];
+        let e = set_of(&conllu(&[&FULL, &two_roots])).unwrap_err();
+        assert_eq!(e.to_string(), "t.conllu:8: words 1 and 3 both have HEAD 0: a tree has one root word");
+    }
+
+    #[test]
+    fn the_root_label_comes_from_the_first_sentence() {
+        let top = [("2", "det"), ("3", "nsubj"), ("0", "TOP"), ("3", "punct")];
+        let open_root = [("2", "det"), ("3", "nsubj"), ("0", "_"), ("_", "_")];
+        let set = set_of(&conllu(&[&top, &open_root])).unwrap();
+        assert_eq!(set.labels.unwrap().name(Label::ROOT), "TOP");
+        assert_eq!(set.sentences.len(), 2);
+        // A first sentence without an annotated root DEPREL gives the UD default.
+        let set = set_of(&conllu(&[&open_root, &top])).unwrap();
+        assert_eq!(set.labels.unwrap().name(Label::ROOT), "root");
+        assert_eq!((set.sentences.len(), set.skipped_root), (1, 1));
+    }
+
+    /// A model trained on a few copies of [`FULL`], with `oracle`, on full and partial copies.
+    fn small_model(oracle: OracleKind, learner: LearnerKind) -> Model {
+        let partial = [("_", "_"), ("3", "nsubj"), ("0", "root"), ("_", "_")];
+        let open_labels = [("2", "det"), ("3", "_"), ("0", "_"), ("3", "punct")];
+        let set = set_of(&conllu(&[&FULL, &partial, &open_labels, &FULL, &partial])).unwrap();
+        let opts = TrainOptions { oracle, learner, epochs: 3, explore_k: 1, ..TrainOptions::default() };
+        train(&set, None, &opts, TrainingInfo::default(), &mut |_| {})
+    }
+
+    #[test]
+    fn every_oracle_and_learner_trains_on_partial_sentences() {
+        for oracle in [OracleKind::Static, OracleKind::Dynamic] {
+            for learner in [LearnerKind::Perceptron, LearnerKind::Logistic] {
+                let model = small_model(oracle, learner);
+                let dev = dev_of(&conllu(&[&FULL]));
+                let scores = evaluate_dev(&dev, &model.weights, &model.labels, model.fallback);
+                assert_eq!(scores.las, 100.0, "{oracle:?} {learner:?}");
+            }
+        }
+    }
+
+    fn dev_of(text: &str) -> Vec<DevSentence> {
+        sentences(text).iter().map(|s| DevSentence::from_sentence(s, Path::new("t.conllu"), true).unwrap()).collect()
+    }
+
+    #[test]
+    fn dev_scores_and_calibration_data_count_annotated_words_only() {
+        let model = small_model(OracleKind::Dynamic, LearnerKind::Perceptron);
+        let score = |dev: &[DevSentence]| evaluate_dev(dev, &model.weights, &model.labels, model.fallback);
+        // Gold that the model gets wrong on words 1 and 4 and right on 2 and 3.
+        let wrong_ends = [("3", "nsubj"), ("3", "nsubj"), ("0", "root"), ("2", "punct")];
+        let full = score(&dev_of(&conllu(&[&wrong_ends])));
+        assert_eq!((full.words, full.uas), (4, 50.0));
+        let right_only = [("_", "_"), ("3", "nsubj"), ("0", "root"), ("_", "_")];
+        let dev = dev_of(&conllu(&[&right_only]));
+        assert_eq!((dev[0].annotated(), dev[0].heads[0], dev[0].heads[2]), (2, None, Some(0)));
+        let partial = score(&dev);
+        assert_eq!((partial.words, partial.uas, partial.las), (2, 100.0, 100.0));
+        // An open label under a right head is a right labelled attachment.
+        let open = [("2", "_"), ("3", "_"), ("0", "_"), ("3", "_")];
+        let open = score(&dev_of(&conllu(&[&open])));
+        assert_eq!((open.words, open.las), (4, 100.0));
+        let pairs = dev_arc_pairs(&dev, &model.weights, &model.labels, model.fallback, 1.0);
+        assert_eq!(pairs[0].len(), 2);
+        assert!(pairs[0].iter().all(|&(_, right)| right == 1.0));
+        assert!(!dev_decisions(&dev, &model.weights, &model.labels).is_empty());
+        let unannotated = dev_of(&conllu(&[&[("_", "_"); 4]]));
+        assert_eq!(score(&unannotated).words, 0);
+        assert!(dev_decisions(&unannotated, &model.weights, &model.labels).is_empty());
+    }
+
+    #[test]
+    fn load_dev_reads_partial_annotations() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("dev.conllu");
+        let partial = [("_", "_"), ("3", "nsubj"), ("0", "root"), ("_", "_")];
+        std::fs::write(&path, conllu(&[&FULL, &partial])).unwrap();
+        let dev = load_dev(&path).unwrap();
+        assert_eq!(dev.iter().map(DevSentence::annotated).collect::<Vec<_>>(), [4, 2]);
+        assert_eq!(dev[0].heads, [Some(2), Some(3), Some(0), Some(3)]);
+        let two_roots = [("0", "root"), ("_", "_"), ("0", "root"), ("_", "_")];
+        std::fs::write(&path, conllu(&[&FULL, &two_roots])).unwrap();
+        let e = load_dev(&path).unwrap_err().to_string();
+        assert!(e.ends_with("dev.conllu:8: words 1 and 3 both have HEAD 0: a tree has one root word"), "{e}");
+    }
 }

@@ -467,6 +467,8 @@ pub enum ErrorKind {
     MissingHead,
     #[error("word {word} is its own ancestor: the gold tree has a cycle")]
     Cycle { word: usize },
+    #[error("words {first} and {second} both have HEAD 0: a tree has one root word")]
+    SeveralRoots { first: usize, second: usize },
     #[error("the file ends inside a sentence (no blank line after its last token line)")]
     UnterminatedSentence,
     #[error("comment line after a token line inside a sentence")]

@@ -24,6 +24,8 @@ pub struct Config {
     pub shutdown: Shutdown,
     #[serde(default)]
     pub limits: Limits,
+    #[serde(default)]
+    pub retrain: crate::retrain::Settings,
 }
 
 /// `[paths]`: where everything is.
@@ -37,14 +39,22 @@ pub struct Paths {
     /// The model file (see `spoolparse train`); re-read on SIGHUP. The daemon never maps it:
     /// it copies it into `models` first, so that it may be overwritten in place at any time.
     pub model: PathBuf,
-    /// The daemon's own model files, immutable and named by content (default `SPOOL/models`).
+    /// The daemon's own model files, immutable and named by content, `current` (the serving
+    /// one) and the history of promotions (default `SPOOL/models`).
     pub models: Option<PathBuf>,
+    /// Where people drop corrected sentences for retraining (default `SPOOL/annotated`).
+    pub annotated: Option<PathBuf>,
 }
 
 impl Paths {
     /// The directory of the daemon's own model files.
     pub fn models(&self) -> PathBuf {
         self.models.clone().unwrap_or_else(|| self.spool.join("models"))
+    }
+
+    /// The annotation store's directory.
+    pub fn annotated(&self) -> PathBuf {
+        self.annotated.clone().unwrap_or_else(|| self.spool.join("annotated"))
     }
 }
 
@@ -223,17 +233,20 @@ impl Config {
         }
         let metrics_file = self.metrics.file.as_deref().unwrap_or(Path::new("metrics.prom"));
         let models = self.paths.models.as_deref().unwrap_or(Path::new("models"));
+        let annotated = self.paths.annotated.as_deref().unwrap_or(Path::new("annotated"));
         for (key, p) in [
             ("paths.spool", self.paths.spool.as_path()),
             ("paths.output", self.paths.output.as_path()),
             ("paths.model", self.paths.model.as_path()),
             ("paths.models", models),
+            ("paths.annotated", annotated),
             ("metrics.file", metrics_file),
         ] {
             if p.as_os_str().is_empty() {
                 return Err((key, "must not be empty".to_string()));
             }
         }
+        self.retrain.check().map_err(|e| ("retrain", e))?;
         Ok(())
     }
 
@@ -279,6 +292,15 @@ mod tests {
         assert!(e.contains("paths.model: must not be empty"), "{e}");
         let e = parse(&format!("{MINIMAL}[metrics]\nfile = \"\"\n")).unwrap_err();
         assert!(e.contains("metrics.file: must not be empty"), "{e}");
+        let e = parse(&format!("{MINIMAL}[retrain]\nenabled = true\n")).unwrap_err();
+        assert!(e.contains("retrain.enabled needs `every`"), "{e}");
+        let e = parse(&format!("{MINIMAL}[retrain]\nevery = \"6 weeks\"\n")).unwrap_err();
+        assert!(e.contains("retrain.every") && e.contains("6 weeks"), "{e}");
+        let e = parse(&format!("{MINIMAL}[retrain]\nat = \"25:00\"\n")).unwrap_err();
+        assert!(e.contains("retrain.at"), "{e}");
+        let c = parse(&format!("{MINIMAL}[retrain]\nevery = \"6h\"\nbase = [\"t.conllu\"]\nheldout = \"d.conllu\"\n"))
+            .unwrap();
+        assert_eq!(c.retrain.keep_models, 5);
         let e = parse(&format!("{MINIMAL}[extra]\n")).unwrap_err();
         assert!(e.contains("unknown field `extra`"), "{e}");
     }

@@ -31,6 +31,14 @@ pub struct Metrics {
     pub reload_failures: AtomicU64,
     /// Scans of `incoming/`: an idle daemon makes one per rescan interval.
     pub scans: AtomicU64,
+    /// Annotated sentences stored, and refused (to `annotated/rejected/`).
+    pub annotations_stored: AtomicU64,
+    pub annotations_rejected: AtomicU64,
+    /// Retraining cycles by decision, and cycles that failed to run.
+    pub retrain_promoted: AtomicU64,
+    pub retrain_rejected: AtomicU64,
+    pub retrain_skipped: AtomicU64,
+    pub retrain_failed: AtomicU64,
     /// Model file name and fingerprint, for the `spoolparse_model_info` gauge.
     model: Mutex<(String, String)>,
     started: Instant,
@@ -53,6 +61,12 @@ impl Default for Metrics {
             malformed: AtomicU64::new(0),
             reload_failures: AtomicU64::new(0),
             scans: AtomicU64::new(0),
+            annotations_stored: AtomicU64::new(0),
+            annotations_rejected: AtomicU64::new(0),
+            retrain_promoted: AtomicU64::new(0),
+            retrain_rejected: AtomicU64::new(0),
+            retrain_skipped: AtomicU64::new(0),
+            retrain_failed: AtomicU64::new(0),
             model: Mutex::new(Default::default()),
             started: now,
             last_rate: Mutex::new((0, now, 0.0)),
@@ -146,6 +160,22 @@ impl Metrics {
                 &self.reload_failures,
             ),
             ("scans_total", "Scans of incoming/.", "", &self.scans),
+            (
+                "annotations_total",
+                "Annotated sentences taken in from annotated/, by outcome.",
+                "{outcome=\"stored\"}",
+                &self.annotations_stored,
+            ),
+            ("annotations_total", "", "{outcome=\"rejected\"}", &self.annotations_rejected),
+            (
+                "retrain_cycles_total",
+                "Retraining cycles by decision (failed: the cycle could not run).",
+                "{decision=\"promoted\"}",
+                &self.retrain_promoted,
+            ),
+            ("retrain_cycles_total", "", "{decision=\"rejected\"}", &self.retrain_rejected),
+            ("retrain_cycles_total", "", "{decision=\"skipped\"}", &self.retrain_skipped),
+            ("retrain_cycles_total", "", "{decision=\"failed\"}", &self.retrain_failed),
         ];
         let mut out = String::new();
         for (name, help, labels, value) in counters {

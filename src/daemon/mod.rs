@@ -16,7 +16,7 @@
 
 pub mod config;
 pub mod metrics;
-pub mod models;
+pub mod retrainer;
 pub mod sink;
 pub mod spool;
 pub mod systemd;
@@ -32,6 +32,7 @@ use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
 
 use crate::model_file::ModelFile;
 use crate::pipeline::{self, Job, PipelineOptions, RunError};
+use crate::registry::{Registry, RegistryError};
 use config::{Config, ConfigError};
 use metrics::Metrics;
 use sink::{model_label, Claims, Fate, Finished, SpoolSink};
@@ -43,7 +44,7 @@ pub enum DaemonError {
     #[error(transparent)]
     Config(#[from] ConfigError),
     #[error(transparent)]
-    Model(#[from] models::InstallError),
+    Model(#[from] RegistryError),
     #[error("{what}: {error}")]
     Io { what: String, error: std::io::Error },
     #[error("the parsing pipeline stopped: {0}")]
@@ -79,10 +80,12 @@ struct Setup {
 
 impl Setup {
     /// Reads the configuration, then copies the model into `models/` and opens and checks
-    /// that copy in full (a model is verified when it starts to serve, not at each parse).
+    /// the model to serve in full (a model is verified when it starts to serve, not at each
+    /// parse): the configured one if it changed, else the one `models/current` names, which
+    /// retraining may have promoted (see [`Registry::serve`]).
     fn load(path: &Path) -> Result<Setup, DaemonError> {
         let config = Config::load(path)?;
-        let model = models::install(&config.paths.model, &config.paths.models())?;
+        let model = Registry::new(config.paths.models()).serve(&config.paths.model)?;
         let label = model_label(&model);
         Ok(Setup { config, model: Arc::new(model), label })
     }
@@ -180,12 +183,21 @@ pub fn run(config_path: &Path) -> Result<(), DaemonError> {
     let (requests, signal_handle) = signals()?;
     let metrics = Arc::new(Metrics::default());
     let mut setup = Setup::load(config_path)?;
+    match sweep_retraining_temporaries(&setup.config) {
+        Ok(0) => {}
+        Ok(n) => log(&format!("removed {n} temporary files left by an interrupted retraining or copy")),
+        Err(e) => log(&format!("could not sweep temporary files: {e}")),
+    }
+    let (retrain_updates, updates) = unbounded();
+    retrainer::spawn(setup.config.clone(), updates, Arc::clone(&metrics))
+        .map_err(io_error("starting the retraining thread"))?;
     let result = loop {
         match serve(&setup, &requests, &metrics) {
             Ok(Request::Stop) => break Ok(()),
             Ok(Request::Reload) => match Setup::load(config_path) {
                 Ok(new) => {
                     log(&format!("reloaded {}; model {}", config_path.display(), new.label));
+                    let _ = retrain_updates.send(new.config.clone());
                     setup = new;
                 }
                 Err(e) => {
@@ -221,6 +233,11 @@ struct Scheduler<'a> {
     /// Failed attempts by file name, for the backoff.
     attempts: HashMap<String, u32>,
     metrics: &'a Metrics,
+    /// The model new files are parsed with; files in flight keep the one they started with.
+    model: Arc<ModelFile>,
+    registry: Registry,
+    /// A `models/current` that could not be opened, not to be tried (and logged) again.
+    refused: Option<String>,
 }
 
 /// The wait before the `n`-th retry of a file: 1 s, doubling, at most a minute.
@@ -279,7 +296,7 @@ impl Scheduler<'_> {
         let Some(jobs) = &self.jobs else { return Ok(()) };
         let id = self.next_id;
         self.next_id += 1;
-        let job = Arc::new(Job { id, path: claim.path.clone(), format, model: Arc::clone(&self.setup.model) });
+        let job = Arc::new(Job { id, path: claim.path.clone(), format, model: Arc::clone(&self.model) });
         if let Ok(mut claims) = self.claims.lock() {
             claims.insert(id, claim);
         }
@@ -287,6 +304,33 @@ impl Scheduler<'_> {
         // The pipeline outlives this sender, unless it has failed (reported separately).
         let _ = jobs.send(job);
         Ok(())
+    }
+
+    /// Switches to the model `models/current` names if it changed (a promotion, a rollback):
+    /// between files, without draining the pipeline.
+    fn follow_current(&mut self) {
+        let name = match self.registry.current_name() {
+            Ok(Some(name)) => name,
+            Ok(None) => return,
+            Err(e) => return warn(&format!("reading {}/current: {e}", self.registry.dir().display())),
+        };
+        let serving = self.model.path().file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        if name == serving || self.refused.as_ref() == Some(&name) {
+            return;
+        }
+        match self.registry.open(&name) {
+            Ok(model) => {
+                let model = Arc::new(model);
+                log(&format!("now serving model {} (was {serving})", model_label(&model)));
+                self.metrics.set_model(&name, &model.fingerprint());
+                self.model = model;
+                self.refused = None;
+            }
+            Err(e) => {
+                error(&format!("models/current names a model that cannot serve, keeping {serving}: {e}"));
+                self.refused = Some(name);
+            }
+        }
     }
 
     fn finished(&mut self, f: Finished) {
@@ -323,13 +367,25 @@ impl Scheduler<'_> {
     }
 }
 
-/// Removes temporaries of dead daemons: outputs, `failed/` sidecars, metrics, model copies.
+/// Removes temporaries of dead daemons: outputs, `failed/` sidecars, metrics.
 fn sweep_temporaries(spool: &Spool, config: &Config) -> std::io::Result<usize> {
     let mut n = spool.sweep_temporaries()?;
     if let Some(file) = &config.metrics.file {
         n += crate::io::sweep_atomic_temporaries(crate::io::parent_dir(file))?;
     }
-    Ok(n + crate::io::sweep_atomic_temporaries(&config.paths.models())?)
+    Ok(n)
+}
+
+/// Removes temporaries of dead daemons and retraining runs: model copies and candidates,
+/// annotation segments and `rejected/` sidecars. Only before the retraining thread starts,
+/// since the temporaries of this process would be its own.
+fn sweep_retraining_temporaries(config: &Config) -> std::io::Result<usize> {
+    let store = crate::retrain::store::Store::new(&config.paths.annotated());
+    let mut n = 0;
+    for dir in [&store.segments, &store.rejected, &config.paths.models()] {
+        n += crate::io::sweep_atomic_temporaries(dir)?;
+    }
+    Ok(n)
 }
 
 /// Serves with `setup` until a stop or reload request, once every file in flight is finished
@@ -391,6 +447,9 @@ fn serve(setup: &Setup, requests: &Receiver<Request>, metrics: &Arc<Metrics>) ->
         retries: Vec::new(),
         attempts: HashMap::new(),
         metrics,
+        model: Arc::clone(&setup.model),
+        registry: Registry::new(setup.config.paths.models()),
+        refused: None,
     };
     let watchdog = systemd::watchdog_timeout();
     let ticker = tick(watchdog.map_or(Duration::from_millis(500), |w| (w / 2).min(Duration::from_millis(500))));
@@ -437,6 +496,9 @@ fn serve(setup: &Setup, requests: &Receiver<Request>, metrics: &Arc<Metrics>) ->
                 }
                 if watchdog.is_some_and(|w| last_progress.elapsed() < w) {
                     systemd::watchdog();
+                }
+                if request.is_none() {
+                    s.follow_current();
                 }
                 if last_rescan.elapsed() >= setup.config.rescan() {
                     last_rescan = Instant::now();

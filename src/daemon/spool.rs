@@ -101,7 +101,7 @@ impl Spool {
     /// Names of the files waiting in `incoming/`, in name order; dot-files (still being
     /// written, by convention) and anything but regular files are left alone.
     pub fn waiting(&self) -> io::Result<Vec<String>> {
-        files_in(&self.incoming)
+        crate::io::visible_files(&self.incoming)
     }
 
     /// Claims `incoming/NAME`: `None` if another daemon has it (or it has gone).
@@ -173,7 +173,7 @@ impl Spool {
     /// died (or was stopped) while parsing them.
     pub fn orphans(&self) -> io::Result<Vec<Claim>> {
         let mut claims = Vec::new();
-        for name in files_in(&self.processing)? {
+        for name in crate::io::visible_files(&self.processing)? {
             let path = self.processing.join(&name);
             if let Some(lock) = lock(&path)? {
                 // Still there once locked? (Its owner may have just finished with it.)
@@ -316,21 +316,6 @@ fn still_named(path: &Path, lock: &File) -> io::Result<bool> {
     };
     let held = lock.metadata()?;
     Ok(named.dev() == held.dev() && named.ino() == held.ino())
-}
-
-/// Regular, non-dot files in `dir`, sorted by name.
-fn files_in(dir: &Path) -> io::Result<Vec<String>> {
-    let mut names = Vec::new();
-    for entry in fs::read_dir(dir)? {
-        let entry = entry?;
-        let Ok(name) = entry.file_name().into_string() else { continue };
-        if name.starts_with('.') || !entry.file_type().is_ok_and(|t| t.is_file()) {
-            continue;
-        }
-        names.push(name);
-    }
-    names.sort();
-    Ok(names)
 }
 
 #[cfg(test)]

@@ -14,7 +14,11 @@
 //!                   ([`crate::arc_eager::Transition::score_position`])
 //!            TAGMETA, TSLOTS, TROWS, T2SLOTS, T2ROWS   optional: the tagger's metadata
 //!                   ([`TaggerMeta`]) and the weight tables of its two passes
+//!            RECIPE optional, JSON [`Recipe`]: the training settings that `META` does not
+//!                   hold (learner, storage), so that retraining can train the model's like
 //! ```
+//!
+//! Readers ignore sections they do not know, so an optional section needs no new version.
 //!
 //! Opening checks magic, version, endianness, the section table's checksum, every section's
 //! bounds and alignment, and META's checksum, and decodes META; it does not read the weights, so it costs the same
@@ -63,6 +67,33 @@ const TSLOTS: [u8; 8] = *b"TSLOTS\0\0";
 const TROWS: [u8; 8] = *b"TROWS\0\0\0";
 const T2SLOTS: [u8; 8] = *b"T2SLOTS\0";
 const T2ROWS: [u8; 8] = *b"T2ROWS\0\0";
+const RECIPE: [u8; 8] = *b"RECIPE\0\0";
+/// The tagger's sections, in the order they are written.
+const TAGGER_SECTIONS: [[u8; 8]; 5] = [TAGMETA, TSLOTS, TROWS, T2SLOTS, T2ROWS];
+
+/// How a model was trained beyond [`TrainingInfo`]: what retraining needs to train its like.
+/// JSON, so that fields can be added without a new format version.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Recipe {
+    /// `perceptron` or `logistic`.
+    pub learner: String,
+    /// AdaGrad-RDA settings (logistic learner).
+    pub rda_alpha: f32,
+    pub rda_rho: f32,
+    pub rda_lambda: Option<f32>,
+    pub precision: Precision,
+    pub prune_below: f32,
+}
+
+/// What [`write_with`] adds to a model beyond its own contents.
+#[derive(Default, Clone, Copy)]
+pub struct Extras<'a> {
+    /// Written as the `RECIPE` section.
+    pub recipe: Option<&'a Recipe>,
+    /// When the model has no tagger of its own: copy this file's tagger sections as they are
+    /// (a retrained parser keeps the tagger it was served with).
+    pub tagger_from: Option<&'a ModelFile>,
+}
 
 /// One entry of the section table.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -239,6 +270,11 @@ pub enum ModelError {
 /// Writes `model` to `path` atomically (temporary file, fsync, rename, fsync of the directory);
 /// returns the metadata written.
 pub fn write(model: &Model, path: &Path, opts: WriteOptions) -> Result<Metadata, ModelError> {
+    write_with(model, path, opts, Extras::default())
+}
+
+/// [`write`], with a recipe and another file's tagger.
+pub fn write_with(model: &Model, path: &Path, opts: WriteOptions, extras: Extras) -> Result<Metadata, ModelError> {
     let labels = model.labels.len();
     let built = build_table(&model.weights, opts, ClassOrder::Score, |c| {
         Transition::from_index(c.into()).score_position(labels) as u16
@@ -277,6 +313,19 @@ pub fn write(model: &Model, path: &Path, opts: WriteOptions) -> Result<Metadata,
         payloads.push((&TROWS, first.rows));
         payloads.push((&T2SLOTS, second.slots));
         payloads.push((&T2ROWS, second.rows));
+    } else if let Some(from) = extras.tagger_from.filter(|f| f.tagger.is_some()) {
+        for tag in &TAGGER_SECTIONS {
+            let section = from.sections.iter().find(|s| s.tag == *tag).ok_or_else(|| ModelError::Format {
+                path: from.path.clone(),
+                error: FormatError::Missing(String::from_utf8_lossy(tag).trim_end_matches('\0').to_string()),
+            })?;
+            payloads.push((tag, from.map[section.range()].to_vec()));
+        }
+    }
+    if let Some(recipe) = extras.recipe {
+        let json = serde_json::to_vec(recipe)
+            .map_err(|e| ModelError::Io { path: path.to_path_buf(), error: io::Error::other(e) })?;
+        payloads.push((&RECIPE, json));
     }
     let mut file = vec![0u8; HEADER_LEN + payloads.len() * ENTRY_LEN];
     let mut entries = Vec::new();
@@ -420,6 +469,12 @@ impl ModelFile {
             return Err(fmt_err(FormatError::Table));
         }
         Ok(model)
+    }
+
+    /// The recipe the model was trained with, if it was written with one (and it reads).
+    pub fn recipe(&self) -> Option<Recipe> {
+        let s = self.sections.iter().find(|s| s.tag == RECIPE)?;
+        serde_json::from_slice(&self.map[s.range()]).ok()
     }
 
     /// Checks every section's checksum: reads the whole file.

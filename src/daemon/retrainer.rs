@@ -1,0 +1,110 @@
+//! The daemon's background work on annotations, in one thread at the lowest CPU priority while
+//! parsing goes on: it takes in `annotated/` every few seconds, and runs a retraining cycle
+//! ([`crate::retrain::run_cycle`]) when `[retrain]` says one is due. A promoted model reaches
+//! the parsing side only through `models/current`, which the scheduler follows between files.
+//!
+//! This module owns *when*; what a cycle does is [`crate::retrain`]'s. The thread is never
+//! joined: a stop does not wait for a cycle that may take minutes, and a cycle killed at any
+//! moment leaves a serving model and loses no annotation (see [`crate::registry`] and
+//! [`crate::retrain::store`]).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use crossbeam_channel::{Receiver, RecvTimeoutError};
+
+use super::config::Config;
+use super::metrics::Metrics;
+use super::{error, log, warn};
+use crate::registry::{unix_time, Registry};
+use crate::retrain::store::Store;
+use crate::retrain::{run_cycle, Decision, State};
+
+/// How often `annotated/` is looked at.
+const POLL: Duration = Duration::from_secs(5);
+
+/// Starts the thread with `config`; each configuration sent on `updates` (after a reload)
+/// replaces it, and the thread ends when the sender is dropped.
+pub fn spawn(config: Config, updates: Receiver<Config>, metrics: Arc<Metrics>) -> std::io::Result<()> {
+    std::thread::Builder::new().name("spoolparse-retrain".into()).spawn(move || {
+        lower_priority();
+        let mut config = config;
+        loop {
+            tick(&config, &metrics);
+            match updates.recv_timeout(POLL) {
+                Ok(new) => config = new,
+                Err(RecvTimeoutError::Timeout) => {}
+                Err(RecvTimeoutError::Disconnected) => return,
+            }
+        }
+    })?;
+    Ok(())
+}
+
+/// Nice 19 for this thread only (Linux threads have their own nice value): training must not
+/// slow parsing down more than the spare CPU allows.
+fn lower_priority() {
+    #[cfg(target_os = "linux")]
+    {
+        // SAFETY: gettid has no preconditions; setpriority only reads its arguments.
+        let tid = unsafe { libc::gettid() };
+        if unsafe { libc::setpriority(libc::PRIO_PROCESS, tid as libc::id_t, 19) } != 0 {
+            warn(&format!("could not lower the retraining thread's priority: {}", std::io::Error::last_os_error()));
+        }
+    }
+}
+
+fn tick(config: &Config, metrics: &Metrics) {
+    let store = Store::new(&config.paths.annotated());
+    match store.ingest() {
+        Ok(r) => {
+            Metrics::add(&metrics.annotations_stored, r.sentences as u64);
+            Metrics::add(&metrics.annotations_rejected, r.rejected.len() as u64);
+            if r.files > 0 {
+                log(&format!(
+                    "annotations: took in {} files, stored {} sentences, rejected {}",
+                    r.files,
+                    r.sentences,
+                    r.rejected.len()
+                ));
+            }
+            for why in &r.rejected {
+                warn(&format!("annotation rejected (kept in {}): {why}", store.rejected.display()));
+            }
+        }
+        Err(e) => error(&format!("taking in annotations: {e}")),
+    }
+    let settings = &config.retrain;
+    let registry = Registry::new(config.paths.models());
+    let state = State::read(registry.dir());
+    if !settings.enabled || settings.next_due(state.last_started).is_none_or(|due| unix_time() < due) {
+        return;
+    }
+    log("retraining: a cycle is due");
+    let mut progress = |line: &str| log(&format!("retraining: {line}"));
+    match run_cycle(settings, &registry, &store, false, &mut progress) {
+        Ok(report) => {
+            let counter = match report.decision {
+                Some(Decision::Promoted) => &metrics.retrain_promoted,
+                Some(Decision::Rejected) => &metrics.retrain_rejected,
+                _ => &metrics.retrain_skipped,
+            };
+            Metrics::add(counter, 1);
+            let decision = report.decision.map_or("none", |d| match d {
+                Decision::Promoted => "promoted",
+                Decision::Rejected => "rejected",
+                Decision::Skipped => "skipped",
+            });
+            let candidate = report.candidate.as_ref().map_or(String::new(), |c| format!(" {}", c.model));
+            log(&format!(
+                "retraining: candidate{candidate} {decision} in {:.0} s: {}",
+                report.seconds,
+                report.reasons.join("; ")
+            ));
+        }
+        Err(e) => {
+            Metrics::add(&metrics.retrain_failed, 1);
+            error(&format!("retraining failed: {e}"));
+        }
+    }
+}

@@ -1,0 +1,354 @@
+//! The models directory (config `paths.models`): every model file the daemon serves, which one
+//! serves now, and how it came to.
+//!
+//! - `STEM-HASH.model`: immutable copies named by content, the only model files the daemon
+//!   ever maps. A mapped file that someone rewrites in place (`cp new.model current.model`)
+//!   turns the daemon's next read of a changed page into SIGBUS, with nothing in the log. So a
+//!   configured model is copied here first ([`Registry::install`]): streamed to a dot-name
+//!   while its SHA-256 is computed, fsync'd, checked in full (header, bounds, every section's
+//!   CRC-32), made read-only and renamed. A half-copied or corrupt source fails the check and
+//!   leaves nothing behind; the same model installed twice is one file. Retrained candidates
+//!   arrive the same way, so a half-written candidate never has a name that can be served.
+//! - `current`: a symbolic link to the serving model, replaced atomically (a new link under a
+//!   dot-name, renamed over the old one). It is the single truth about what serves: a kill
+//!   at any moment leaves it naming a whole model, the old one or the new.
+//! - `history.jsonl`: one JSON line per change of `current` (configured, promoted, rollback),
+//!   appended and fsync'd *before* the link moves; a torn last line is ignored. It is a log for
+//!   `models list` and `models rollback`, never consulted to decide what serves.
+//! - `NAME.json`: the retraining report of a candidate (promoted or not, see
+//!   [`crate::retrain`]).
+//!
+//! This module owns that directory's contents; it must not decide when a model is promoted
+//! (the retraining gate does) or when the daemon switches (the daemon polls [`Registry::current`]).
+
+use std::fs::{self, File};
+use std::io::{self, Read, Write};
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use crate::io::sync_dir;
+use crate::model_file::{ModelError, ModelFile};
+
+/// Why the models directory could not do what was asked.
+#[derive(Debug, thiserror::Error)]
+pub enum RegistryError {
+    #[error("{}: {error}", path.display())]
+    Io { path: PathBuf, error: io::Error },
+    #[error("{}: not a usable model: {error}", source_path.display())]
+    Model { source_path: PathBuf, error: ModelError },
+    #[error("{0}")]
+    Rollback(String),
+}
+
+fn io_err(path: &Path) -> impl FnOnce(io::Error) -> RegistryError {
+    let path = path.to_path_buf();
+    move |error| RegistryError::Io { path, error }
+}
+
+/// Hex digits of the SHA-256 kept in a copy's name: 64 bits, no collision among any number of
+/// models one daemon will see.
+const HASH_DIGITS: usize = 16;
+/// The link to the serving model.
+const CURRENT: &str = "current";
+/// The log of changes of `current`.
+const HISTORY: &str = "history.jsonl";
+/// Taken (flock) while `current` and the history change, so that a rollback and a promotion
+/// never interleave.
+const LOCK: &str = ".lock";
+
+/// Why `current` changed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Event {
+    /// The configured model (`paths.model`) changed, or nothing served yet.
+    Configured,
+    /// A retrained candidate passed the gate.
+    Promoted,
+    /// `spoolparse models rollback`.
+    Rollback,
+}
+
+/// One line of `history.jsonl`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Change {
+    /// Seconds since the Unix epoch.
+    pub time: u64,
+    pub event: Event,
+    /// File name of the model that serves from then on.
+    pub model: String,
+    /// File name of the model that served before, if any.
+    pub from: Option<String>,
+}
+
+/// The models directory.
+#[derive(Debug, Clone)]
+pub struct Registry {
+    dir: PathBuf,
+}
+
+impl Registry {
+    /// The models directory at `dir` (created when something is installed).
+    pub fn new(dir: impl Into<PathBuf>) -> Registry {
+        Registry { dir: dir.into() }
+    }
+
+    /// Where it is.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Copies `source` in under its own stem (see [`install`]).
+    pub fn install(&self, source: &Path) -> Result<ModelFile, RegistryError> {
+        install(source, &self.dir)
+    }
+
+    /// Copies `source` in as `STEM-HASH.model`.
+    pub fn install_as(&self, source: &Path, stem: &str) -> Result<ModelFile, RegistryError> {
+        install_named(source, &self.dir, stem)
+    }
+
+    /// The file name `current` links to, if it exists.
+    pub fn current_name(&self) -> io::Result<Option<String>> {
+        match fs::read_link(self.dir.join(CURRENT)) {
+            Ok(target) => Ok(Some(target.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default())),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Opens the model named `name` here and checks it in full.
+    pub fn open(&self, name: &str) -> Result<ModelFile, RegistryError> {
+        let path = self.dir.join(name);
+        let error = |error| RegistryError::Model { source_path: path.clone(), error };
+        let model = ModelFile::open(&path).map_err(error)?;
+        model.verify().map_err(error)?;
+        Ok(model)
+    }
+
+    /// The model to serve, given the configured one: the configured model if it is new (not the
+    /// last one configured) or if nothing serves yet; otherwise what `current` names, which may
+    /// be a retrained model promoted since, or one rolled back to.
+    pub fn serve(&self, configured: &Path) -> Result<ModelFile, RegistryError> {
+        let installed = self.install(configured)?;
+        let name = file_name(installed.path());
+        let last_configured = self.history()?.into_iter().rev().find(|c| c.event == Event::Configured);
+        if last_configured.is_some_and(|c| c.model == name) {
+            if let Some(current) = self.current_name().map_err(io_err(&self.dir))? {
+                if current == name {
+                    return Ok(installed);
+                }
+                match self.open(&current) {
+                    Ok(model) => return Ok(model),
+                    Err(e) => tracing::warn!("{e}; serving the configured model instead"),
+                }
+            }
+        }
+        self.switch(Event::Configured, &name)?;
+        Ok(installed)
+    }
+
+    /// Makes `name` (a model in this directory) the serving one: logs the change, then moves
+    /// the link.
+    pub fn switch(&self, event: Event, name: &str) -> Result<Change, RegistryError> {
+        let _lock = self.lock()?;
+        self.switch_locked(event, name)
+    }
+
+    fn switch_locked(&self, event: Event, name: &str) -> Result<Change, RegistryError> {
+        let from = self.current_name().map_err(io_err(&self.dir))?;
+        let change = Change { time: unix_time(), event, model: name.to_string(), from };
+        let mut line = serde_json::to_string(&change).map_err(|e| io_err(&self.dir)(io::Error::other(e)))?;
+        line.push('\n');
+        let history = self.dir.join(HISTORY);
+        let mut log = fs::OpenOptions::new().create(true).append(true).open(&history).map_err(io_err(&history))?;
+        log.write_all(line.as_bytes()).and_then(|()| log.sync_all()).map_err(io_err(&history))?;
+        // Named like write_atomically's temporaries, so that the same sweep finds them after a crash.
+        let tmp = self.dir.join(format!(".{CURRENT}.tmp{}", std::process::id()));
+        let _ = fs::remove_file(&tmp);
+        std::os::unix::fs::symlink(name, &tmp).map_err(io_err(&tmp))?;
+        let link = self.dir.join(CURRENT);
+        fs::rename(&tmp, &link).map_err(io_err(&link))?;
+        sync_dir(&self.dir).map_err(io_err(&self.dir))?;
+        Ok(change)
+    }
+
+    /// Every change of `current`, oldest first (a torn last line, from a crash, is left out).
+    pub fn history(&self) -> Result<Vec<Change>, RegistryError> {
+        let path = self.dir.join(HISTORY);
+        let text = match fs::read_to_string(&path) {
+            Ok(t) => t,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(e) => return Err(io_err(&path)(e)),
+        };
+        Ok(text.lines().filter_map(|l| serde_json::from_str(l).ok()).collect())
+    }
+
+    /// Moves `current` back to the model that served before it was promoted or configured
+    /// (rolling back twice goes two steps back, not back and forth).
+    pub fn rollback(&self) -> Result<Change, RegistryError> {
+        let _lock = self.lock()?;
+        let current = self
+            .current_name()
+            .map_err(io_err(&self.dir))?
+            .ok_or_else(|| RegistryError::Rollback(format!("{}: no model serves yet", self.dir.display())))?;
+        let history = self.history()?;
+        let arrival = history.iter().rev().find(|c| c.model == current && c.event != Event::Rollback);
+        let Some(previous) = arrival.and_then(|c| c.from.clone()) else {
+            return Err(RegistryError::Rollback(format!(
+                "{current} is the first model served: nothing to roll back to"
+            )));
+        };
+        if !self.dir.join(&previous).exists() {
+            return Err(RegistryError::Rollback(format!(
+                "{previous}, which served before {current}, is no longer in {} (see retrain.keep_models)",
+                self.dir.display()
+            )));
+        }
+        self.open(&previous)?;
+        self.switch_locked(Event::Rollback, &previous)
+    }
+
+    /// Removes model files beyond the `keep` most recently served, never the current one nor
+    /// the last configured one. Returns the names removed.
+    pub fn prune(&self, keep: usize) -> Result<Vec<String>, RegistryError> {
+        let _lock = self.lock()?;
+        let history = self.history()?;
+        let mut kept: Vec<String> = Vec::new();
+        for c in history.iter().rev() {
+            if kept.len() >= keep.max(1) {
+                break;
+            }
+            if !kept.contains(&c.model) {
+                kept.push(c.model.clone());
+            }
+        }
+        kept.extend(self.current_name().map_err(io_err(&self.dir))?);
+        kept.extend(history.iter().rev().find(|c| c.event == Event::Configured).map(|c| c.model.clone()));
+        let mut removed = Vec::new();
+        for entry in fs::read_dir(&self.dir).map_err(io_err(&self.dir))? {
+            let entry = entry.map_err(io_err(&self.dir))?;
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if name.ends_with(".model") && !name.starts_with('.') && !kept.contains(&name) {
+                fs::remove_file(entry.path()).map_err(io_err(&entry.path()))?;
+                removed.push(name);
+            }
+        }
+        Ok(removed)
+    }
+
+    fn lock(&self) -> Result<File, RegistryError> {
+        fs::create_dir_all(&self.dir).map_err(io_err(&self.dir))?;
+        let path = self.dir.join(LOCK);
+        let file = File::create(&path).map_err(io_err(&path))?;
+        file.lock().map_err(io_err(&path))?;
+        Ok(file)
+    }
+}
+
+/// The last component of `path`, as a string.
+fn file_name(path: &Path) -> String {
+    path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()
+}
+
+/// Seconds since the Unix epoch.
+pub fn unix_time() -> u64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs())
+}
+
+/// `secs` since the Unix epoch as a compact UTC time, `20261123T101500Z` (for file names).
+pub fn compact_utc(secs: u64) -> String {
+    // Days to civil date: Howard Hinnant's algorithm (proleptic Gregorian calendar).
+    let days = (secs / 86_400) as i64 + 719_468;
+    let era = days.div_euclid(146_097);
+    let doe = days.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    let t = secs % 86_400;
+    format!("{year:04}{month:02}{day:02}T{:02}{:02}{:02}Z", t / 3600, t / 60 % 60, t % 60)
+}
+
+/// Copies `source` into `dir` under its content's name unless it is there already, checks it in
+/// full and opens the copy.
+pub fn install(source: &Path, dir: &Path) -> Result<ModelFile, RegistryError> {
+    let stem = source.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+    install_named(source, dir, &stem)
+}
+
+fn install_named(source: &Path, dir: &Path, stem: &str) -> Result<ModelFile, RegistryError> {
+    fs::create_dir_all(dir).map_err(io_err(dir))?;
+    // Named like write_atomically's temporaries, so that the same sweep finds them after a
+    // crash; numbered, as two threads (serving, retraining) may install at the same time.
+    static INSTALLS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = INSTALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let tmp = dir.join(format!(".install{n}.model.tmp{}", std::process::id()));
+    let result = (|| {
+        let hash = copy_hashing(source, &tmp).map_err(io_err(source))?;
+        let stem: String =
+            stem.chars().map(|c| if c.is_alphanumeric() || "-_.".contains(c) { c } else { '_' }).collect();
+        let name = dir.join(format!("{stem}-{}.model", &hash[..HASH_DIGITS]));
+        let checked = |path: &Path, named: &Path| {
+            let error = |error| RegistryError::Model { source_path: named.into(), error };
+            let model = ModelFile::open(path).map_err(error)?;
+            model.verify().map_err(error)?;
+            Ok(model)
+        };
+        if name.exists() {
+            // Installed before: checked again, as the disk may have changed it since.
+            return checked(&name, &name);
+        }
+        // Checked before it gets its final name, so that a file there is always a whole model;
+        // opened again after the rename only to carry that name (no second checksum pass).
+        drop(checked(&tmp, source)?);
+        fs::set_permissions(&tmp, fs::Permissions::from_mode(0o444)).map_err(io_err(&tmp))?;
+        fs::rename(&tmp, &name).map_err(io_err(&name))?;
+        sync_dir(dir).map_err(io_err(dir))?;
+        ModelFile::open(&name).map_err(|error| RegistryError::Model { source_path: name.clone(), error })
+    })();
+    let _ = fs::remove_file(&tmp);
+    result
+}
+
+/// Streams `from` into a new file `to` (fsync'd), returning the SHA-256 of the bytes in hex.
+fn copy_hashing(from: &Path, to: &Path) -> io::Result<String> {
+    let mut input = File::open(from)?;
+    let mut output = File::create(to)?;
+    let mut hasher = Sha256::new();
+    let mut buf = vec![0u8; 1 << 20];
+    loop {
+        let n = match input.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        hasher.update(&buf[..n]);
+        output.write_all(&buf[..n])?;
+    }
+    output.sync_all()?;
+    Ok(hasher.finalize().iter().map(|b| format!("{b:02x}")).collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_bad_source_leaves_nothing_behind() {
+        let dir = tempfile::tempdir().unwrap();
+        let source = dir.path().join("m.model");
+        fs::write(&source, b"not a model at all").unwrap();
+        let models = dir.path().join("models");
+        let e = install(&source, &models).err().expect("refused").to_string();
+        assert!(e.contains("m.model: not a usable model"), "{e}");
+        assert_eq!(fs::read_dir(&models).unwrap().count(), 0, "a temporary copy was left");
+        let e = install(&dir.path().join("absent.model"), &models).err().expect("refused").to_string();
+        assert!(e.contains("absent.model"), "{e}");
+    }
+}

@@ -1,0 +1,539 @@
+//! Retraining from annotations: one cycle trains a candidate on the base treebank plus every
+//! stored correction, gates it on held-out data, and promotes it in the models directory.
+//!
+//! A cycle (Goldberg & Nivre 2012, Algorithm 3 with the model's own hyperparameters):
+//! 1. takes in what waits in `annotated/` ([`store`]) and reads the store, deduplicated;
+//! 2. splits the annotations by a hash of their identity: a fixed share (default 10%) is held
+//!    out, for ever the same sentences, so that no candidate ever trains on it;
+//! 3. trains with the dynamic oracle and exploration on `retrain.base` plus the rest of the
+//!    annotations, partial ones included (only their annotated arcs cost anything, see
+//!    [`crate::oracle::GoldTree::partial`]), with the serving model's learner, exploration
+//!    settings, seed, storage precision and number of epochs (its best epoch: the held-out
+//!    file is not used to choose an epoch, so that the gate that reads it is not biased
+//!    towards the candidate);
+//! 4. refits the calibration (temperature, isotonic map) on `retrain.heldout`, a gold file
+//!    never trained on;
+//! 5. installs the candidate in the models directory under a new immutable name (checked in
+//!    full first, so a half-written one never has a name), and scores it and the serving model
+//!    as stored on `retrain.heldout` and on the held-out annotations;
+//! 6. promotes it (moves `models/current`) only if its held-out LAS is at least the serving
+//!    model's minus `max_las_drop` and its LAS on the held-out annotations is not lower;
+//!    otherwise removes it. A JSON report named like the candidate stays in the models
+//!    directory either way.
+//!
+//! The parser's tagger is not retrained: annotators correct arcs, and the tags in annotated
+//! sentences are the tagger's own predictions, so the candidate keeps the serving model's
+//! tagger as it is (its sections are copied). The base data is read with gold tags, so a model
+//! first trained on jackknifed tags is retrained on gold ones.
+//!
+//! This module owns the cycle and its report; it must not know about the daemon (which runs
+//! [`run_cycle`] on a schedule in a background thread) nor about the spool.
+
+pub mod store;
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use serde::{Deserialize, Serialize};
+
+use crate::corpus::{CorpusError, Format, Reader};
+use crate::eval::Scores;
+use crate::hash::hash_str;
+use crate::model_file::{self, Extras, ModelError, ModelFile, Recipe, TableView, WriteOptions};
+use crate::registry::{compact_utc, unix_time, Event, Registry, RegistryError};
+use crate::tagger::Tagger;
+use crate::train::{self, DevSentence, LearnerKind, OracleKind, TrainOptions, TrainingSet};
+use store::{Store, StoreError};
+
+/// `[retrain]` in the daemon's configuration, also read by `spoolparse retrain`.
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct Settings {
+    /// Whether the daemon retrains on its schedule (`spoolparse retrain` works either way).
+    pub enabled: bool,
+    /// Retrain this long after the last cycle started: `90s`, `30m`, `6h`, `1d`.
+    pub every: Option<String>,
+    /// Or once a day at this local time, `HH:MM`.
+    pub at: Option<String>,
+    /// A scheduled cycle waits until this many sentences were annotated since the last one.
+    pub min_new_sentences: usize,
+    /// Gold treebank files trained on in every cycle.
+    pub base: Vec<PathBuf>,
+    /// A gold file never trained on: calibration and the gate.
+    pub heldout: Option<PathBuf>,
+    /// How much held-out LAS (points) a candidate may lose and still be promoted.
+    pub max_las_drop: f64,
+    /// Share of the annotations held out for the gate (chosen by hashing their identity).
+    pub annotation_heldout: f64,
+    /// Model files kept in the models directory (the serving one always is).
+    pub keep_models: usize,
+    /// Training epochs; default: the serving model's best epoch.
+    pub epochs: Option<u32>,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings {
+            enabled: false,
+            every: None,
+            at: None,
+            min_new_sentences: 1,
+            base: Vec::new(),
+            heldout: None,
+            max_las_drop: 0.0,
+            annotation_heldout: 0.1,
+            keep_models: 5,
+            epochs: None,
+        }
+    }
+}
+
+impl Settings {
+    /// Checks values whose type does not say they are wrong; errors name the key.
+    pub fn check(&self) -> Result<(), String> {
+        if let Some(every) = &self.every {
+            parse_interval(every).map_err(|e| format!("retrain.every: {e}"))?;
+        }
+        if let Some(at) = &self.at {
+            parse_time_of_day(at).map_err(|e| format!("retrain.at: {e}"))?;
+        }
+        if self.every.is_some() && self.at.is_some() {
+            return Err("retrain: give `every` or `at`, not both".into());
+        }
+        if self.enabled && self.every.is_none() && self.at.is_none() {
+            return Err("retrain.enabled needs `every` (an interval) or `at` (a daily time)".into());
+        }
+        if self.enabled && (self.base.is_empty() || self.heldout.is_none()) {
+            return Err("retrain.enabled needs retrain.base (gold training files) and retrain.heldout".into());
+        }
+        if !(0.0..1.0).contains(&self.annotation_heldout) {
+            return Err(format!("retrain.annotation_heldout must be in [0, 1), got {}", self.annotation_heldout));
+        }
+        if self.max_las_drop.is_nan() || self.max_las_drop < 0.0 {
+            return Err(format!("retrain.max_las_drop must be at least 0, got {}", self.max_las_drop));
+        }
+        if self.keep_models == 0 {
+            return Err("retrain.keep_models must be at least 1".into());
+        }
+        if self.epochs == Some(0) {
+            return Err("retrain.epochs must be at least 1".into());
+        }
+        Ok(())
+    }
+
+    /// When the next scheduled cycle is due, the last one having started at `last` (Unix
+    /// seconds; `None`: never); `None` without a schedule.
+    pub fn next_due(&self, last: Option<u64>) -> Option<u64> {
+        if let Some(every) = self.every.as_deref().and_then(|e| parse_interval(e).ok()) {
+            return Some(last.map_or(0, |l| l + every.as_secs()));
+        }
+        let (h, m) = self.at.as_deref().and_then(|a| parse_time_of_day(a).ok())?;
+        let after = last.unwrap_or_else(|| unix_time().saturating_sub(86_400));
+        Some(next_local_time(after, h, m))
+    }
+}
+
+/// `90s`, `30m`, `6h`, `1d` (a number and a unit).
+pub fn parse_interval(text: &str) -> Result<Duration, String> {
+    let t = text.trim();
+    let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+    let (n, unit) = t.split_at(split);
+    let n: u64 = n.parse().map_err(|_| format!("{text:?} is not an interval like 90s, 30m, 6h or 1d"))?;
+    let secs = match unit.trim() {
+        "s" => n,
+        "m" => n * 60,
+        "h" => n * 3600,
+        "d" => n * 86_400,
+        _ => return Err(format!("{text:?} is not an interval like 90s, 30m, 6h or 1d")),
+    };
+    if secs == 0 {
+        return Err("the interval must not be 0".into());
+    }
+    Ok(Duration::from_secs(secs))
+}
+
+/// `HH:MM`.
+pub fn parse_time_of_day(text: &str) -> Result<(u32, u32), String> {
+    let bad = || format!("{text:?} is not a time of day like 03:30");
+    let (h, m) = text.trim().split_once(':').ok_or_else(bad)?;
+    let (h, m): (u32, u32) = (h.parse().map_err(|_| bad())?, m.parse().map_err(|_| bad())?);
+    if h > 23 || m > 59 {
+        return Err(bad());
+    }
+    Ok((h, m))
+}
+
+/// The first moment after `after` (Unix seconds) at which local time reads `h:m`.
+fn next_local_time(after: u64, h: u32, m: u32) -> u64 {
+    let offset = local_offset(after);
+    let local = after as i64 + offset;
+    let day = local.div_euclid(86_400) * 86_400;
+    let mut at = day + i64::from(h * 3600 + m * 60);
+    if at <= local {
+        at += 86_400;
+    }
+    (at - offset).max(0) as u64
+}
+
+/// The local time zone's offset from UTC at `t`, in seconds (0 if it cannot be known).
+fn local_offset(t: u64) -> i64 {
+    let Ok(t) = libc::time_t::try_from(t) else { return 0 };
+    // SAFETY: localtime_r reads `t` and writes only into the zeroed `tm` we own.
+    let mut tm: libc::tm = unsafe { std::mem::zeroed() };
+    if unsafe { libc::localtime_r(&t, &mut tm) }.is_null() {
+        return 0;
+    }
+    tm.tm_gmtoff
+}
+
+/// Why a cycle could not run (a rejected candidate is not an error: see [`Report`]).
+#[derive(Debug, thiserror::Error)]
+pub enum RetrainError {
+    #[error("{0}")]
+    Settings(String),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error(transparent)]
+    Registry(#[from] RegistryError),
+    #[error(transparent)]
+    Corpus(#[from] CorpusError),
+    #[error(transparent)]
+    Model(#[from] ModelError),
+    #[error("{}: {error}", path.display())]
+    Io { path: PathBuf, error: std::io::Error },
+    #[error("another retraining cycle is running (it holds {})", .0.display())]
+    Busy(PathBuf),
+    #[error("no model serves yet in {}: start the daemon once, or run it with the configured model", .0.display())]
+    NoModel(PathBuf),
+}
+
+/// What a cycle decided.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Decision {
+    /// The candidate serves from now on.
+    Promoted,
+    /// The candidate failed the gate and was removed.
+    Rejected,
+    /// Too few new annotations: nothing was trained.
+    Skipped,
+}
+
+/// One model's scores in the gate.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct GateScores {
+    /// Model file name.
+    pub model: String,
+    pub heldout_uas: f64,
+    pub heldout_las: f64,
+    /// LAS over the annotated arcs of the held-out annotations (0 without any).
+    pub annotations_las: f64,
+}
+
+/// Everything a cycle did, as written beside the candidate and printed by `retrain --json`.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct Report {
+    pub decision: Option<Decision>,
+    /// Why, in words.
+    pub reasons: Vec<String>,
+    /// Unix seconds.
+    pub started: u64,
+    pub seconds: f64,
+    pub current: GateScores,
+    pub candidate: Option<GateScores>,
+    /// Annotated sentences stored (deduplicated), of which held out, and new since the last
+    /// cycle.
+    pub annotations: usize,
+    pub annotations_heldout: usize,
+    pub annotations_heldout_arcs: usize,
+    pub annotations_new: usize,
+    /// Training data: sentences, words, of which partial sentences and annotated words.
+    pub train_sentences: usize,
+    pub train_words: usize,
+    pub train_partial_sentences: usize,
+    pub train_skipped_nonprojective: usize,
+    pub train_skipped_root: usize,
+    pub epochs: u32,
+    pub learner: String,
+    pub explore_k: u32,
+    pub explore_p: f64,
+    pub train_seconds: f64,
+    /// Calibration refitted on the held-out file.
+    pub temperature: f32,
+    pub heldout_arc_ece_raw: f64,
+    pub heldout_arc_ece_crossfit: f64,
+    /// Where the report is.
+    pub report_file: Option<String>,
+}
+
+/// When the last cycle started and how many annotations the store had appended by then.
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize)]
+pub struct State {
+    pub last_started: Option<u64>,
+    pub appended: usize,
+}
+
+const STATE: &str = "retrain-state.json";
+const LOCK: &str = ".retrain.lock";
+
+impl State {
+    /// The state in the models directory `dir` (default if absent or unreadable).
+    pub fn read(dir: &Path) -> State {
+        fs::read(dir.join(STATE)).ok().and_then(|b| serde_json::from_slice(&b).ok()).unwrap_or_default()
+    }
+
+    fn write(&self, dir: &Path) -> Result<(), RetrainError> {
+        let path = dir.join(STATE);
+        let bytes = serde_json::to_vec_pretty(self).map_err(|e| io_err(&path)(std::io::Error::other(e)))?;
+        crate::io::write_atomically(&path, &bytes).map_err(io_err(&path))
+    }
+}
+
+fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> RetrainError {
+    let path = path.to_path_buf();
+    move |error| RetrainError::Io { path, error }
+}
+
+/// The name a learner has in recipes and reports.
+pub fn learner_name(kind: LearnerKind) -> &'static str {
+    match kind {
+        LearnerKind::Perceptron => "perceptron",
+        LearnerKind::Logistic => "logistic",
+    }
+}
+
+/// Whether an annotation is held out for the gate: a fixed share of identities, chosen by hash.
+pub fn held_out(id: &str, share: f64) -> bool {
+    ((hash_str(id) % 10_000) as f64) < share * 10_000.0
+}
+
+/// Runs one cycle: ingest, train, gate, promote. Without `force`, a cycle with fewer than
+/// `min_new_sentences` new annotations trains nothing and reports [`Decision::Skipped`].
+/// `progress` receives one line per step.
+pub fn run_cycle(
+    settings: &Settings,
+    registry: &Registry,
+    store: &Store,
+    force: bool,
+    progress: &mut dyn FnMut(&str),
+) -> Result<Report, RetrainError> {
+    let started_at = Instant::now();
+    let mut report = Report { started: unix_time(), ..Report::default() };
+    let heldout_path =
+        settings.heldout.clone().ok_or_else(|| RetrainError::Settings("retrain.heldout is not set".into()))?;
+    if settings.base.is_empty() {
+        return Err(RetrainError::Settings("retrain.base lists no gold training file".into()));
+    }
+    fs::create_dir_all(registry.dir()).map_err(io_err(registry.dir()))?;
+    let lock_path = registry.dir().join(LOCK);
+    let lock = fs::File::create(&lock_path).map_err(io_err(&lock_path))?;
+    if lock.try_lock().is_err() {
+        return Err(RetrainError::Busy(lock_path));
+    }
+
+    let ingested = store.ingest()?;
+    if ingested.files > 0 {
+        progress(&format!(
+            "took in {} annotation files: {} sentences stored, {} rejected",
+            ingested.files,
+            ingested.sentences,
+            ingested.rejected.len()
+        ));
+    }
+    let contents = store.read()?;
+    let state = State::read(registry.dir());
+    report.annotations = contents.annotations.len();
+    report.annotations_new = contents.appended.saturating_sub(state.appended);
+    if !force && report.annotations_new < settings.min_new_sentences {
+        report.decision = Some(Decision::Skipped);
+        report.reasons.push(format!(
+            "{} new annotated sentences since the last cycle, fewer than retrain.min_new_sentences = {}",
+            report.annotations_new, settings.min_new_sentences
+        ));
+        // The schedule moves on: the next look is one interval later, not at once.
+        State { last_started: Some(report.started), appended: state.appended }.write(registry.dir())?;
+        report.seconds = started_at.elapsed().as_secs_f64();
+        return Ok(report);
+    }
+    State { last_started: Some(report.started), appended: state.appended }.write(registry.dir())?;
+
+    let current_name = registry.current_name().map_err(io_err(registry.dir()))?;
+    let current_name = current_name.ok_or_else(|| RetrainError::NoModel(registry.dir().to_path_buf()))?;
+    let current = registry.open(&current_name)?;
+    let meta = current.meta();
+    let morphology = meta.morphology;
+    let recipe = current.recipe().unwrap_or_else(|| Recipe {
+        learner: "perceptron".into(),
+        rda_alpha: 1.0,
+        rda_rho: 0.01,
+        rda_lambda: None,
+        precision: meta.table.precision,
+        prune_below: meta.pruned_below,
+    });
+    let learner = match recipe.learner.as_str() {
+        "logistic" => LearnerKind::Logistic,
+        _ => LearnerKind::Perceptron,
+    };
+    let opts = TrainOptions {
+        learner,
+        oracle: OracleKind::Dynamic,
+        epochs: settings.epochs.unwrap_or(meta.info.best_epoch.max(1)),
+        explore_k: meta.info.explore_k,
+        explore_p: if meta.info.oracle == "dynamic" { meta.info.explore_p } else { TrainOptions::default().explore_p },
+        seed: meta.info.seed,
+        rda: crate::logistic::RdaOptions { alpha: recipe.rda_alpha, rho: recipe.rda_rho, lambda: recipe.rda_lambda },
+    };
+
+    // Training data: the base treebank, then the annotations that are not held out.
+    let mut set = TrainingSet { morphology, ..TrainingSet::default() };
+    for path in &settings.base {
+        for sent in Reader::open(path, Format::from_path(path))? {
+            set.add(&sent?, path)?;
+        }
+    }
+    let mut heldout_annotations = Vec::new();
+    for a in &contents.annotations {
+        if held_out(&a.id, settings.annotation_heldout) {
+            heldout_annotations.push(DevSentence::from_sentence(&a.sentence, &store.segments, morphology)?);
+        } else {
+            set.add(&a.sentence, &store.segments)?;
+        }
+    }
+    report.annotations_heldout = heldout_annotations.len();
+    report.annotations_heldout_arcs = heldout_annotations.iter().map(DevSentence::annotated).sum();
+    report.train_sentences = set.sentences.len();
+    report.train_words = set.words;
+    report.train_partial_sentences = set.partial_sentences;
+    report.train_skipped_nonprojective = set.skipped_nonprojective;
+    report.train_skipped_root = set.skipped_root;
+    report.epochs = opts.epochs;
+    report.learner = recipe.learner.clone();
+    report.explore_k = opts.explore_k;
+    report.explore_p = opts.explore_p;
+
+    // Held-out gold data, tagged as the serving model tags (the candidate keeps its tagger).
+    let mut tagger = current.tagger().map(|(m, first, second)| Tagger::new(first, second, &m.tags, &m.dict));
+    let heldout = train::load_dev_with(&heldout_path, morphology, &mut |sent| {
+        if let Some(t) = tagger.as_mut() {
+            t.tag(sent)
+        }
+    })?;
+
+    progress(&format!(
+        "training on {} sentences, {} words ({} partial; {} annotations, {} held out), {} epochs, {} learner, dynamic oracle",
+        set.sentences.len(),
+        set.words,
+        set.partial_sentences,
+        contents.annotations.len(),
+        heldout_annotations.len(),
+        opts.epochs,
+        recipe.learner
+    ));
+    let train_started = Instant::now();
+    let info = crate::model::TrainingInfo {
+        train_files: settings
+            .base
+            .iter()
+            .map(|p| p.display().to_string())
+            .chain([store.segments.display().to_string()])
+            .collect(),
+        dev_file: Some(heldout_path.display().to_string()),
+        ..crate::model::TrainingInfo::default()
+    };
+    let mut model = train::train(&set, None, &opts, info, &mut |p| {
+        if let train::Progress::Epoch(r) = p {
+            progress(&format!("epoch {}: {} of {} transitions wrong", r.epoch, r.errors, r.transitions));
+        }
+    });
+    report.train_seconds = train_started.elapsed().as_secs_f64();
+    train::calibrate(&mut model, &heldout);
+    report.temperature = model.temperature;
+    report.heldout_arc_ece_raw = model.info.dev_arc_ece_raw;
+    report.heldout_arc_ece_crossfit = model.info.dev_arc_ece_crossfit;
+
+    // Write, install (checked in full, immutable name), then score as stored.
+    let tmp = registry.dir().join(format!("candidate.model.tmp{}", std::process::id()));
+    let write = WriteOptions { precision: recipe.precision, prune_below: recipe.prune_below };
+    let extras = Extras { recipe: Some(&recipe), tagger_from: Some(&current) };
+    let written = model_file::write_with(&model, &tmp, write, extras);
+    let installed = written
+        .map_err(RetrainError::from)
+        .and_then(|_| Ok(registry.install_as(&tmp, &format!("retrained-{}", compact_utc(report.started)))?));
+    let _ = fs::remove_file(&tmp);
+    let candidate = installed?;
+    let candidate_name = file_name(candidate.path());
+
+    report.current = gate_scores(&current, &heldout, &heldout_annotations);
+    let scores = gate_scores(&candidate, &heldout, &heldout_annotations);
+    let floor = report.current.heldout_las - settings.max_las_drop;
+    let mut promote = true;
+    if scores.heldout_las + 1e-9 < floor {
+        promote = false;
+        report.reasons.push(format!(
+            "held-out LAS {:.2} is below the serving model's {:.2} minus retrain.max_las_drop {}",
+            scores.heldout_las, report.current.heldout_las, settings.max_las_drop
+        ));
+    } else {
+        report.reasons.push(format!(
+            "held-out LAS {:.2} (serving model {:.2}, lowest allowed {:.2})",
+            scores.heldout_las, report.current.heldout_las, floor
+        ));
+    }
+    if report.annotations_heldout_arcs > 0 {
+        if scores.annotations_las + 1e-9 < report.current.annotations_las {
+            promote = false;
+            report.reasons.push(format!(
+                "LAS {:.2} on the {} held-out annotated arcs is below the serving model's {:.2}",
+                scores.annotations_las, report.annotations_heldout_arcs, report.current.annotations_las
+            ));
+        } else {
+            report.reasons.push(format!(
+                "LAS {:.2} on the {} held-out annotated arcs (serving model {:.2})",
+                scores.annotations_las, report.annotations_heldout_arcs, report.current.annotations_las
+            ));
+        }
+    } else {
+        report.reasons.push("no held-out annotation yet: gated on the held-out file only".into());
+    }
+    report.candidate = Some(scores);
+    report.decision = Some(if promote { Decision::Promoted } else { Decision::Rejected });
+
+    let stem = candidate_name.strip_suffix(".model").unwrap_or(&candidate_name).to_string();
+    let report_path = registry.dir().join(format!("{stem}.json"));
+    report.report_file = Some(report_path.display().to_string());
+    report.seconds = started_at.elapsed().as_secs_f64();
+    let bytes = serde_json::to_vec_pretty(&report).map_err(|e| io_err(&report_path)(std::io::Error::other(e)))?;
+    crate::io::write_atomically(&report_path, &bytes).map_err(io_err(&report_path))?;
+    drop(candidate);
+    if promote {
+        registry.switch(Event::Promoted, &candidate_name)?;
+        for name in registry.prune(settings.keep_models)? {
+            progress(&format!("removed {name} (retrain.keep_models = {})", settings.keep_models));
+        }
+    } else {
+        let path = registry.dir().join(&candidate_name);
+        fs::remove_file(&path).map_err(io_err(&path))?;
+    }
+    State { last_started: Some(report.started), appended: contents.appended }.write(registry.dir())?;
+    Ok(report)
+}
+
+/// A model's scores on the held-out file and the held-out annotations, as stored.
+fn gate_scores(model: &ModelFile, heldout: &[DevSentence], annotations: &[DevSentence]) -> GateScores {
+    let score = |dev: &[DevSentence]| -> Scores {
+        let weights: TableView<'_> = model.weights();
+        train::evaluate_dev(dev, weights, &model.meta().labels, model.meta().fallback)
+    };
+    let h = score(heldout);
+    GateScores {
+        model: file_name(model.path()),
+        heldout_uas: h.uas,
+        heldout_las: h.las,
+        annotations_las: if annotations.is_empty() { 0.0 } else { score(annotations).las },
+    }
+}
+
+fn file_name(path: &Path) -> String {
+    path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()
+}

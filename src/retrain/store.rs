@@ -1,0 +1,236 @@
+//! The annotation store: corrected sentences that people drop into `annotated/`, checked like
+//! gold training data and kept for every later retraining.
+//!
+//! ```text
+//! annotated/            people rename .conllu / .conllu.zst files in here (dot-files ignored)
+//! annotated/store/      NNNNNNNN.conllu: one segment per accepted input, never changed
+//! annotated/rejected/   inputs with a bad sentence, whole, with NAME.error: FILE:LINE: problem
+//! ```
+//!
+//! Ingesting a file writes its good sentences as a new segment (atomically: temporary name,
+//! fsync, rename), then moves the input to `rejected/` if any sentence was bad, or removes it;
+//! so a kill at any moment loses nothing, and at worst ingests a file twice. That is harmless
+//! because reading deduplicates: a sentence is identified by its `# sent_id`, or without one
+//! by a hash of its token lines, and a later segment's sentence replaces an earlier one with
+//! the same identity (a correction of a correction). A rejected input is kept whole, so that
+//! the line numbers of its `.error` point into it; its good sentences are stored all the same.
+//!
+//! A sentence is good when every HEAD is a word index or `_` (a partial annotation, see
+//! [`crate::oracle::GoldTree::partial`]), the annotated arcs have no cycle, at most one word
+//! hangs from the root, and at least one arc is annotated. This module owns these directories;
+//! it must not train or decide anything about models.
+
+use std::collections::HashMap;
+use std::fs::{self, File};
+use std::io::{self, BufWriter};
+use std::path::{Path, PathBuf};
+
+use crate::corpus::tree::partial_heads;
+use crate::corpus::{CorpusError, Format, Reader, Sentence};
+use crate::hash::{combine, hash_str};
+use crate::io::{rename_durably, sync_dir, visible_files, write_atomically};
+
+/// Why the store could not be read or written (bad annotations are not errors: they go to
+/// `rejected/`).
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("{}: {error}", path.display())]
+    Io { path: PathBuf, error: io::Error },
+    #[error(transparent)]
+    Corpus(#[from] CorpusError),
+}
+
+fn io_err(path: &Path) -> impl FnOnce(io::Error) -> StoreError {
+    let path = path.to_path_buf();
+    move |error| StoreError::Io { path, error }
+}
+
+/// What one [`Store::ingest`] did.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Ingested {
+    /// Input files taken in (stored, rejected or both).
+    pub files: usize,
+    /// Sentences stored.
+    pub sentences: usize,
+    /// Sentences refused, each with `NAME:LINE: problem`.
+    pub rejected: Vec<String>,
+}
+
+/// One stored annotated sentence.
+#[derive(Debug, Clone)]
+pub struct Annotation {
+    /// `# sent_id`, or `hash:HEX` of its token lines.
+    pub id: String,
+    pub sentence: Sentence,
+}
+
+/// Everything in the store, deduplicated.
+#[derive(Debug, Default)]
+pub struct Contents {
+    /// One per identity, the latest version, in the order identities first appeared.
+    pub annotations: Vec<Annotation>,
+    /// Sentences ever stored, duplicates and replaced versions included: it only grows, so
+    /// the difference between two readings is what arrived in between.
+    pub appended: usize,
+}
+
+/// The `annotated/` directory.
+#[derive(Debug, Clone)]
+pub struct Store {
+    pub incoming: PathBuf,
+    pub segments: PathBuf,
+    pub rejected: PathBuf,
+}
+
+impl Store {
+    /// The store rooted at `dir` (config `paths.annotated`).
+    pub fn new(dir: &Path) -> Store {
+        Store { incoming: dir.to_path_buf(), segments: dir.join("store"), rejected: dir.join("rejected") }
+    }
+
+    /// Creates the directories if missing.
+    pub fn create(&self) -> Result<(), StoreError> {
+        for d in [&self.incoming, &self.segments, &self.rejected] {
+            fs::create_dir_all(d).map_err(io_err(d))?;
+        }
+        Ok(())
+    }
+
+    /// Takes in every file waiting in `annotated/`. Holds the store's lock meanwhile, so that a
+    /// daemon and `spoolparse retrain` never ingest the same file twice at once.
+    pub fn ingest(&self) -> Result<Ingested, StoreError> {
+        self.create()?;
+        let _lock = self.lock()?;
+        let mut report = Ingested::default();
+        for name in visible_files(&self.incoming).map_err(io_err(&self.incoming))? {
+            let path = self.incoming.join(&name);
+            let (good, bad) = check_file(&path, &name);
+            if !good.is_empty() {
+                self.add_segment(&good)?;
+            }
+            if bad.is_empty() {
+                fs::remove_file(&path).map_err(io_err(&path))?;
+                sync_dir(&self.incoming).map_err(io_err(&self.incoming))?;
+            } else {
+                let mut why = bad.join("\n");
+                why.push_str(&format!("\n{} other sentences of {name} were stored\n", good.len()));
+                let target = unique_name(&self.rejected, &name);
+                let error_file = self.rejected.join(format!("{target}.error"));
+                write_atomically(&error_file, why.as_bytes()).map_err(io_err(&error_file))?;
+                let to = self.rejected.join(&target);
+                rename_durably(&path, &to).map_err(io_err(&to))?;
+            }
+            report.files += 1;
+            report.sentences += good.len();
+            report.rejected.extend(bad);
+        }
+        Ok(report)
+    }
+
+    /// Reads every segment, later versions of a sentence replacing earlier ones.
+    pub fn read(&self) -> Result<Contents, StoreError> {
+        let mut contents = Contents::default();
+        let mut index: HashMap<String, usize> = HashMap::new();
+        let names = match visible_files(&self.segments) {
+            Ok(n) => n,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(contents),
+            Err(e) => return Err(io_err(&self.segments)(e)),
+        };
+        for name in names.iter().filter(|n| segment_number(n).is_some()) {
+            let path = self.segments.join(name);
+            for sent in Reader::open(&path, Format::Conllu)? {
+                let sentence = sent?;
+                let id = identity(&sentence);
+                contents.appended += 1;
+                match index.get(&id) {
+                    Some(&i) => contents.annotations[i].sentence = sentence,
+                    None => {
+                        index.insert(id.clone(), contents.annotations.len());
+                        contents.annotations.push(Annotation { id, sentence });
+                    }
+                }
+            }
+        }
+        Ok(contents)
+    }
+
+    fn add_segment(&self, sentences: &[Sentence]) -> Result<(), StoreError> {
+        let names = visible_files(&self.segments).map_err(io_err(&self.segments))?;
+        let next = names.iter().filter_map(|n| segment_number(n)).max().map_or(1, |n| n + 1);
+        let path = self.segments.join(format!("{next:08}.conllu"));
+        let mut bytes = BufWriter::new(Vec::new());
+        for s in sentences {
+            s.write_to(&mut bytes).map_err(io_err(&path))?;
+        }
+        let bytes = bytes.into_inner().map_err(|e| io_err(&path)(e.into_error()))?;
+        write_atomically(&path, &bytes).map_err(io_err(&path))
+    }
+
+    fn lock(&self) -> Result<File, StoreError> {
+        let path = self.segments.join(".lock");
+        let file = File::create(&path).map_err(io_err(&path))?;
+        file.lock().map_err(io_err(&path))?;
+        Ok(file)
+    }
+}
+
+/// The number of a segment file `NNNNNNNN.conllu`.
+fn segment_number(name: &str) -> Option<u64> {
+    name.strip_suffix(".conllu").filter(|s| s.len() == 8).and_then(|s| s.parse().ok())
+}
+
+/// `# sent_id`, or a hash of the token lines for a sentence without one.
+pub fn identity(sent: &Sentence) -> String {
+    let id = sent.comments.iter().find_map(|c| c.strip_prefix("# sent_id").map(|r| r.trim_start_matches([' ', '='])));
+    match id.map(str::trim).filter(|id| !id.is_empty()) {
+        Some(id) => id.to_string(),
+        None => {
+            // Only FORMs: a correction of an id-less sentence changes its HEAD and DEPREL
+            // columns, and must still replace the earlier version.
+            let h = sent.words().fold(0u64, |h, w| combine(h, hash_str(w.get(crate::corpus::Column::Form))));
+            format!("hash:{h:016x}")
+        }
+    }
+}
+
+/// Reads `path` and sorts its sentences into good ones and problems (`NAME:LINE: problem`).
+/// A file that cannot be read at all (not CoNLL-U, broken zstd) has only its problem.
+fn check_file(path: &Path, name: &str) -> (Vec<Sentence>, Vec<String>) {
+    if Format::from_extension(Path::new(name)) != Some(Format::Conllu) {
+        return (Vec::new(), vec![format!("{name}: annotations must be CoNLL-U (.conllu or .conllu.zst)")]);
+    }
+    let reader = match Reader::open(path, Format::Conllu) {
+        Ok(r) => r,
+        Err(e) => return (Vec::new(), vec![e.with_name(name)]),
+    };
+    let (mut good, mut bad) = (Vec::new(), Vec::new());
+    for sent in reader {
+        let sent = match sent {
+            Ok(s) => s,
+            Err(e) if e.kind.is_unreadable() => {
+                bad.push(e.with_name(name));
+                return (good, bad);
+            }
+            Err(e) => {
+                bad.push(e.with_name(name));
+                continue;
+            }
+        };
+        match partial_heads(&sent, path) {
+            Ok(heads) if heads.iter().all(Option::is_none) => {
+                bad.push(format!("{name}:{}: no annotated arc (every HEAD is _)", sent.line_of_word(1)))
+            }
+            Ok(_) => good.push(sent),
+            Err(e) => bad.push(e.with_name(name)),
+        }
+    }
+    (good, bad)
+}
+
+/// `name`, or `name~2`, `name~3`, … : the first that neither it nor its `.error` takes in `dir`.
+fn unique_name(dir: &Path, name: &str) -> String {
+    (1u64..)
+        .map(|n| if n == 1 { name.to_string() } else { format!("{name}~{n}") })
+        .find(|n| !dir.join(n).exists() && !dir.join(format!("{n}.error")).exists())
+        .unwrap_or_else(|| name.to_string())
+}

@@ -1,0 +1,366 @@
+//! The annotation loop: annotations are checked, stored and deduplicated; the models directory
+//! promotes, rolls back step by step and prunes; a retraining cycle promotes a candidate
+//! trained on good annotations and refuses one trained on corrupted trees; the daemon follows
+//! `models/current` between files.
+
+mod common;
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use spoolparse::corpus::{Format, Reader, Sentence};
+use spoolparse::registry::{Event, Registry};
+use spoolparse::retrain::store::Store;
+use spoolparse::retrain::Report;
+
+fn word(id: usize, form: &str, head: &str, deprel: &str) -> String {
+    format!("{id}\t{form}\t{form}\tNOUN\tNN\t_\t{head}\t{deprel}\t_\t_\n")
+}
+
+/// A three-word sentence with `heads` (as written in HEAD).
+fn sentence(id: Option<&str>, heads: [&str; 3]) -> String {
+    let mut s = id.map_or(String::new(), |id| format!("# sent_id = {id}\n"));
+    let deprel = |h: &str| match h {
+        "0" => "root",
+        "_" => "_",
+        _ => "dep",
+    };
+    for (i, (form, h)) in ["a", "b", "c"].iter().zip(heads).enumerate() {
+        s.push_str(&word(i + 1, form, h, deprel(h)));
+    }
+    s.push('\n');
+    s
+}
+
+fn drop_in(dir: &Path, name: &str, text: &str) {
+    fs::create_dir_all(dir).unwrap();
+    let tmp = dir.join(format!(".{name}"));
+    fs::write(&tmp, text).unwrap();
+    fs::rename(&tmp, dir.join(name)).unwrap();
+}
+
+#[test]
+fn annotations_are_checked_stored_and_a_later_correction_replaces_the_earlier() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::new(&dir.path().join("annotated"));
+    let good = sentence(Some("s1"), ["2", "0", "2"]);
+    let partial = sentence(Some("s2"), ["_", "0", "_"]);
+    let no_id = sentence(None, ["0", "1", "2"]);
+    let cycle = sentence(Some("s3"), ["2", "3", "1"]);
+    let two_roots = sentence(Some("s4"), ["0", "0", "2"]);
+    let nothing = sentence(Some("s5"), ["_", "_", "_"]);
+    let out_of_range = sentence(Some("s6"), ["9", "0", "2"]);
+    drop_in(&store.incoming, "first.conllu", &format!("{good}{partial}{no_id}"));
+    drop_in(&store.incoming, "bad.conllu", &format!("{good}{cycle}{two_roots}{nothing}{out_of_range}"));
+    drop_in(&store.incoming, "notes.txt", "not CoNLL-U\n");
+    let r = store.ingest().unwrap();
+    assert_eq!((r.files, r.sentences), (3, 4), "{r:?}");
+    // Each problem names the file and the line of the word at fault.
+    let error = fs::read_to_string(store.rejected.join("bad.conllu.error")).unwrap();
+    for expected in ["bad.conllu:7:", "bad.conllu:13:", "bad.conllu:17:", "bad.conllu:22:", "1 other sentences"] {
+        assert!(error.contains(expected), "{expected} not in:\n{error}");
+    }
+    assert!(error.contains("cycle") && error.contains("no annotated arc"), "{error}");
+    assert!(fs::read_to_string(store.rejected.join("notes.txt.error")).unwrap().contains("must be CoNLL-U"));
+    // Nothing lost: rejected inputs are kept whole; accepted ones left annotated/.
+    assert_eq!(fs::read_to_string(store.rejected.join("bad.conllu")).unwrap().matches("sent_id").count(), 5);
+    assert!(!store.incoming.join("first.conllu").exists());
+
+    // A correction of s1 and the same id-less sentence again: they replace, not add.
+    drop_in(&store.incoming, "second.conllu", &format!("{}{}", sentence(Some("s1"), ["0", "1", "1"]), no_id));
+    store.ingest().unwrap();
+    let contents = store.read().unwrap();
+    let ids: Vec<&str> = contents.annotations.iter().map(|a| a.id.as_str()).collect();
+    assert_eq!(ids.len(), 3, "{ids:?}");
+    assert_eq!(&ids[..2], ["s1", "s2"]);
+    assert!(ids[2].starts_with("hash:"));
+    assert_eq!(contents.appended, 6, "every sentence ever stored counts in `appended`");
+    let s1 = &contents.annotations[0].sentence;
+    assert_eq!(s1.word(1).get(spoolparse::corpus::Column::Head), "0", "the later correction won");
+}
+
+/// A small model trained on the fixture with `epochs` (different epochs: different files).
+fn small_model(dir: &Path, epochs: u32) -> PathBuf {
+    let path = dir.join(format!("m{epochs}.model"));
+    let out = common::train(&common::fixture("special.conllu"), &path, &["--epochs", &epochs.to_string()]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    path
+}
+
+#[test]
+fn rollback_steps_back_through_promotions_and_pruning_keeps_the_serving_model() {
+    let dir = tempfile::tempdir().unwrap();
+    let registry = Registry::new(dir.path().join("models"));
+    let [a, b, c] = [1, 2, 3].map(|e| small_model(dir.path(), e));
+    let name = |m: &spoolparse::model_file::ModelFile| m.path().file_name().unwrap().to_string_lossy().into_owned();
+    let served_a = name(&registry.serve(&a).unwrap());
+    // The same configured model again: nothing changes.
+    assert_eq!(name(&registry.serve(&a).unwrap()), served_a);
+    let b_name = name(&registry.install(&b).unwrap());
+    registry.switch(Event::Promoted, &b_name).unwrap();
+    let c_name = name(&registry.install(&c).unwrap());
+    registry.switch(Event::Promoted, &c_name).unwrap();
+    // Restarting with the same configured model keeps the promoted one.
+    assert_eq!(name(&registry.serve(&a).unwrap()), c_name);
+    assert_eq!(registry.rollback().unwrap().model, b_name);
+    assert_eq!(registry.rollback().unwrap().model, served_a, "a second rollback goes a step further back");
+    assert!(registry.rollback().unwrap_err().to_string().contains("first model served"));
+    assert_eq!(registry.current_name().unwrap().as_deref(), Some(served_a.as_str()));
+    // Keep 1: the serving (and configured) model stays, the others go.
+    let removed = registry.prune(1).unwrap();
+    assert_eq!(removed.len(), 2, "{removed:?}");
+    assert!(registry.dir().join(&served_a).exists());
+    let events: Vec<Event> = registry.history().unwrap().iter().map(|c| c.event).collect();
+    assert_eq!(events, [Event::Configured, Event::Promoted, Event::Promoted, Event::Rollback, Event::Rollback]);
+}
+
+/// Sentences of an en_ewt file.
+fn sentences(path: &Path) -> Vec<Sentence> {
+    Reader::open(path, Format::Conllu).unwrap().map(|s| s.unwrap()).collect()
+}
+
+fn write(path: &Path, sents: &[Sentence]) {
+    let mut out = Vec::new();
+    for s in sents {
+        s.write_to(&mut out).unwrap();
+    }
+    fs::write(path, out).unwrap();
+}
+
+/// Random heads that still make a valid tree: word 1 hangs from the root, every other word
+/// from a random earlier word.
+fn corrupt(sent: &mut Sentence, rng: &mut ChaCha8Rng) {
+    for w in 1..=sent.len() {
+        let head = if w == 1 { 0 } else { rng.gen_range(1..w) };
+        sent.set_attachment(w, head, if head == 0 { "root" } else { "dep" });
+    }
+}
+
+fn retrain(config: &Path) -> Report {
+    let out = common::spoolparse(&["retrain", "--config", config.to_str().unwrap(), "--json", "--force"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+#[test]
+fn retraining_promotes_good_annotations_and_the_gate_refuses_corrupted_trees() {
+    let Some(ud) = common::ud_dir() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let train = sentences(&ud.join("en_ewt/train.conllu.zst"));
+    let dev = sentences(&ud.join("en_ewt/dev.conllu.zst"));
+    let (base, heldout) = (dir.path().join("base.conllu"), dir.path().join("heldout.conllu"));
+    write(&base, &train[..1500]);
+    write(&heldout, &dev[..800]);
+    let model = dir.path().join("init.model");
+    let out = common::train(&base, &model, &["--epochs", "3", "--dev", heldout.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let config = dir.path().join("spoolparse.toml");
+    let root = dir.path().display();
+    fs::write(
+        &config,
+        format!(
+            "[paths]\nspool = \"{root}/spool\"\noutput = \"{root}/out\"\nmodel = \"{}\"\n\
+             [retrain]\nbase = [\"{}\"]\nheldout = \"{}\"\n",
+            model.display(),
+            base.display(),
+            heldout.display()
+        ),
+    )
+    .unwrap();
+    let annotated = dir.path().join("spool/annotated");
+
+    // 3,000 more gold sentences: a better parser.
+    let mut more = dir.path().join("more.conllu");
+    write(&more, &train[1500..4500]);
+    fs::create_dir_all(&annotated).unwrap();
+    fs::rename(&more, annotated.join("more.conllu")).unwrap();
+    let good = retrain(&config);
+    let candidate = good.candidate.clone().expect("a candidate");
+    assert_eq!(good.decision, Some(spoolparse::retrain::Decision::Promoted), "{good:#?}");
+    assert!(candidate.heldout_las > good.current.heldout_las, "{good:#?}");
+    assert!(good.annotations_heldout > 0 && good.annotations_heldout < 600, "about 10% held out: {good:#?}");
+    let registry = Registry::new(dir.path().join("spool/models"));
+    assert_eq!(registry.current_name().unwrap(), Some(candidate.model.clone()));
+
+    // 6,000 sentences with random heads: the candidate is worse and refused.
+    let mut rng = ChaCha8Rng::seed_from_u64(3);
+    let mut bad: Vec<Sentence> = train[4500..10500].to_vec();
+    for s in &mut bad {
+        corrupt(s, &mut rng);
+    }
+    more = dir.path().join("corrupted.conllu");
+    write(&more, &bad);
+    fs::rename(&more, annotated.join("corrupted.conllu")).unwrap();
+    let refused = retrain(&config);
+    assert_eq!(refused.decision, Some(spoolparse::retrain::Decision::Rejected), "{refused:#?}");
+    assert!(refused.reasons.iter().any(|r| r.contains("is below the serving model")), "{:?}", refused.reasons);
+    assert_eq!(registry.current_name().unwrap(), Some(candidate.model.clone()), "the old model still serves");
+    let report: Report = serde_json::from_slice(&fs::read(refused.report_file.as_ref().unwrap()).unwrap()).unwrap();
+    assert_eq!(report.decision, refused.decision, "the report beside the model says the same");
+    let rejected_model = refused.candidate.unwrap().model;
+    assert!(!registry.dir().join(rejected_model).exists(), "a refused candidate is removed");
+}
+
+#[test]
+fn the_daemon_switches_to_a_promoted_or_rolled_back_model_between_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = small_model(dir.path(), 2);
+    let root = dir.path().display();
+    let config = dir.path().join("spoolparse.toml");
+    let fixture = common::fixture("special.conllu");
+    fs::write(
+        &config,
+        format!(
+            "[paths]\nspool = \"{root}/spool\"\noutput = \"{root}/out\"\nmodel = \"{}\"\n\
+             [watch]\nrescan_seconds = 0.2\n\
+             [retrain]\nbase = [\"{}\"]\nheldout = \"{}\"\nmax_las_drop = 100\nepochs = 1\n",
+            model.display(),
+            fixture.display(),
+            fixture.display()
+        ),
+    )
+    .unwrap();
+    let log = dir.path().join("daemon.log");
+    let mut daemon = Command::new(env!("CARGO_BIN_EXE_spoolparse"))
+        .args(["daemon", "--config", config.to_str().unwrap()])
+        .stdout(Stdio::null())
+        .stderr(fs::File::create(&log).unwrap())
+        .spawn()
+        .unwrap();
+    let text = fs::read_to_string(&fixture).unwrap();
+    let incoming = dir.path().join("spool/incoming");
+    let parsed_with = |name: &str| -> String {
+        drop_in(&incoming, name, &text);
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while !dir.path().join("spool/done").join(name).exists() {
+            assert!(Instant::now() < deadline, "{name} not parsed: {}", fs::read_to_string(&log).unwrap());
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let mut text = String::new();
+        for split in ["accepted", "lowconf"] {
+            let out = dir.path().join("out").join(split).join(format!("{name}.zst"));
+            text += &String::from_utf8(zstd::decode_all(fs::File::open(&out).unwrap()).unwrap()).unwrap();
+        }
+        let label = text.lines().find_map(|l| l.strip_prefix("# model = ")).expect("a # model line");
+        label.split(' ').next().unwrap_or_default().to_string()
+    };
+    let first = parsed_with("one.conllu");
+    // A promotion, here by a foreground cycle whose gate lets anything through.
+    drop_in(&dir.path().join("spool/annotated"), "a.conllu", &text);
+    let out = common::spoolparse(&["retrain", "--config", config.to_str().unwrap()]);
+    assert!(String::from_utf8_lossy(&out.stdout).starts_with("promoted"), "{}", String::from_utf8_lossy(&out.stderr));
+    std::thread::sleep(Duration::from_millis(1500));
+    let second = parsed_with("two.conllu");
+    assert!(second.starts_with("retrained-") && second != first, "{first} then {second}");
+    let out = common::spoolparse(&["models", "rollback", "--config", config.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    std::thread::sleep(Duration::from_millis(1500));
+    assert_eq!(parsed_with("three.conllu"), first, "rolled back");
+    let listing = common::spoolparse(&["models", "list", "--config", config.to_str().unwrap()]);
+    let listing = String::from_utf8_lossy(&listing.stdout).into_owned();
+    assert_eq!(listing.lines().count(), 3, "{listing}");
+    assert!(listing.lines().last().unwrap().starts_with('*') && listing.contains("promoted"), "{listing}");
+    let _ = daemon.kill();
+    let _ = daemon.wait();
+    let log = fs::read_to_string(&log).unwrap();
+    assert_eq!(log.matches("now serving model").count(), 2, "{log}");
+}
+
+#[test]
+fn kill_9_during_retraining_and_promotion_leaves_a_serving_model_and_every_annotation() {
+    let Some(ud) = common::ud_dir() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let train = sentences(&ud.join("en_ewt/train.conllu.zst"));
+    let dev = sentences(&ud.join("en_ewt/dev.conllu.zst"));
+    let (base, heldout) = (dir.path().join("base.conllu"), dir.path().join("heldout.conllu"));
+    write(&base, &train[..800]);
+    write(&heldout, &dev[..300]);
+    let model = dir.path().join("init.model");
+    let out = common::train(&base, &model, &["--epochs", "2"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let root = dir.path().display();
+    let config = dir.path().join("spoolparse.toml");
+    // The gate lets every candidate through, so that kills also land in promotions.
+    fs::write(
+        &config,
+        format!(
+            "[paths]\nspool = \"{root}/spool\"\noutput = \"{root}/out\"\nmodel = \"{}\"\n\
+             [retrain]\nenabled = true\nevery = \"1s\"\nbase = [\"{}\"]\nheldout = \"{}\"\n\
+             max_las_drop = 100\nepochs = 2\nkeep_models = 2\n",
+            model.display(),
+            base.display(),
+            heldout.display()
+        ),
+    )
+    .unwrap();
+    let store = Store::new(&dir.path().join("spool/annotated"));
+    let registry = Registry::new(dir.path().join("spool/models"));
+    let start = |log: &Path| {
+        Command::new(env!("CARGO_BIN_EXE_spoolparse"))
+            .args(["daemon", "--config", config.to_str().unwrap()])
+            .stdout(Stdio::null())
+            .stderr(fs::File::create(log).unwrap())
+            .spawn()
+            .unwrap()
+    };
+    // Every id ever dropped is stored or still waiting in annotated/.
+    let check = |trial: usize, dropped: &[String]| {
+        let mut have: std::collections::BTreeSet<String> =
+            store.read().unwrap().annotations.into_iter().map(|a| a.id).collect();
+        for name in fs::read_dir(&store.incoming).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()) {
+            if name.ends_with(".conllu") && !name.starts_with('.') {
+                have.extend(sentences(&store.incoming.join(name)).iter().map(spoolparse::retrain::store::identity));
+            }
+        }
+        for id in dropped {
+            assert!(have.contains(id), "trial {trial}: annotation {id} lost");
+        }
+        let current = registry.current_name().unwrap().expect("a serving model");
+        let served = spoolparse::model_file::ModelFile::open(&registry.dir().join(&current));
+        served.and_then(|m| m.verify()).unwrap_or_else(|e| panic!("trial {trial}: current is not a whole model: {e}"));
+    };
+    let mut rng = ChaCha8Rng::seed_from_u64(11);
+    let mut dropped = Vec::new();
+    let mut in_cycle = 0;
+    let trials = 12;
+    for trial in 0..trials {
+        let batch = &train[1000 + 60 * trial..1060 + 60 * trial];
+        dropped.extend(batch.iter().map(spoolparse::retrain::store::identity));
+        let file = dir.path().join(format!("t{trial}.conllu"));
+        write(&file, batch);
+        fs::create_dir_all(&store.incoming).unwrap();
+        fs::rename(&file, store.incoming.join(format!("t{trial}.conllu"))).unwrap();
+        let log = dir.path().join(format!("daemon-{trial}.log"));
+        let mut daemon = start(&log);
+        std::thread::sleep(Duration::from_millis(rng.gen_range(300..4000)));
+        daemon.kill().unwrap(); // SIGKILL
+        daemon.wait().unwrap();
+        let log = fs::read_to_string(&log).unwrap();
+        in_cycle += usize::from(log.matches("a cycle is due").count() > log.matches("retraining: candidate").count());
+        check(trial, &dropped);
+    }
+    // A last, uninterrupted run takes everything in and promotes.
+    let log = dir.path().join("daemon-final.log");
+    let mut daemon = start(&log);
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while !fs::read_to_string(&log).unwrap().contains("retraining: candidate") {
+        assert!(Instant::now() < deadline, "no cycle finished: {}", fs::read_to_string(&log).unwrap());
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    daemon.kill().unwrap();
+    daemon.wait().unwrap();
+    check(trials, &dropped);
+    assert_eq!(store.read().unwrap().annotations.len(), dropped.len(), "every annotation stored, once");
+    let leftovers: Vec<String> = fs::read_dir(registry.dir())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .filter(|n| n.contains(".tmp"))
+        .collect();
+    assert!(leftovers.is_empty(), "temporaries left: {leftovers:?}");
+    eprintln!("{trials} kills, {in_cycle} during a retraining cycle");
+    assert!(in_cycle > 0, "no kill landed during a cycle: the trials did not test anything");
+}

@@ -11,14 +11,13 @@
 //!
 //! # Partial trees
 //!
-//! An annotator may leave some words' HEAD `_` (no gold arc), or a HEAD without its DEPREL
-//! (the arc is gold, any label is right): [`GoldTree::partial`]. The loss of a parse is then
-//! the number of annotated arcs it lacks, an annotated arc built with another label than an
+//! An annotator may leave some words' HEAD `_` (no gold arc), or a HEAD without its DEPREL (the
+//! arc is gold, any label is right): [`GoldTree::partial`]. The loss of a parse is then the
+//! number of annotated arcs it lacks, an annotated arc built with another label than an
 //! annotated one counting 1 too; unannotated words may end up anywhere, or without a head. The
-//! cost of a
-//! transition is the difference between the best losses reachable before and after it (Section
-//! 3.1 of the 2012 paper, with this loss), and [`cost`] computes it as for a full tree with
-//! every term about an unannotated arc or label left out: the loss still decomposes into
+//! cost of a transition is the difference between the best losses reachable before and after it
+//! (Section 3.1 of the 2012 paper, with this loss), and [`cost`] computes it as for a full tree
+//! with every term about an unannotated arc or label left out: the loss still decomposes into
 //! arcs, so the cost is the number of annotated arcs individually reachable before the
 //! transition and not after, provided the arcs individually reachable are reachable together.
 //! Arc decomposition gives that (Section 3.2 of the 2012 paper: a projective forest of

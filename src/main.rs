@@ -19,7 +19,7 @@ use spoolparse::model::TrainingInfo;
 use spoolparse::model_file::{self, ModelFile, Precision, Recipe, WriteOptions};
 use spoolparse::pipeline::{parse_files_split, Outputs, PipelineOptions};
 use spoolparse::registry::{compact_utc, Registry};
-use spoolparse::retrain::{self, store::Store};
+use spoolparse::retrain::{self, store::Store, Decision};
 use spoolparse::train::{self, LearnerKind, OracleKind, Progress, TaggerOptions, TrainOptions};
 
 #[derive(ClapParser)]
@@ -373,12 +373,7 @@ fn run(cli: Cli) -> Result<()> {
             for (i, c) in history.iter().enumerate() {
                 let mark = if Some(i) == serving { "*" } else { " " };
                 let present = if registry.dir().join(&c.model).exists() { "" } else { " (removed)" };
-                println!(
-                    "{mark} {}  {:<10} {}{present}",
-                    compact_utc(c.time),
-                    format!("{:?}", c.event).to_lowercase(),
-                    c.model
-                );
+                println!("{mark} {}  {:<10} {}{present}", compact_utc(c.time), c.event.name(), c.model);
             }
             Ok(())
         }
@@ -425,7 +420,7 @@ fn run_retrain(config_path: &Path, json: bool, force: bool) -> Result<()> {
         println!("{}", serde_json::to_string_pretty(&report)?);
         return Ok(());
     }
-    let decision = report.decision.map_or("none".to_string(), |d| format!("{d:?}").to_lowercase());
+    let decision = report.decision.map_or("none", Decision::name);
     match &report.candidate {
         Some(c) => println!(
             "{decision}: {} (held-out LAS {:.2}, annotations LAS {:.2}) against {} ({:.2}, {:.2})",

@@ -71,6 +71,17 @@ pub enum Event {
     Rollback,
 }
 
+impl Event {
+    /// The name written in the history.
+    pub fn name(self) -> &'static str {
+        match self {
+            Event::Configured => "configured",
+            Event::Promoted => "promoted",
+            Event::Rollback => "rollback",
+        }
+    }
+}
+
 /// One line of `history.jsonl`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Change {
@@ -113,7 +124,7 @@ impl Registry {
     /// The file name `current` links to, if it exists.
     pub fn current_name(&self) -> io::Result<Option<String>> {
         match fs::read_link(self.dir.join(CURRENT)) {
-            Ok(target) => Ok(Some(target.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default())),
+            Ok(target) => Ok(Some(file_name(&target))),
             Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
             Err(e) => Err(e),
         }
@@ -248,8 +259,8 @@ impl Registry {
     }
 }
 
-/// The last component of `path`, as a string.
-fn file_name(path: &Path) -> String {
+/// The last component of `path`, as a string (how models are named in this directory).
+pub fn file_name(path: &Path) -> String {
     path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()
 }
 

@@ -140,6 +140,49 @@ fn corrupt(sent: &mut Sentence, rng: &mut ChaCha8Rng) {
     }
 }
 
+/// An en_ewt subset in `dir` ready for retraining: the first `base` train sentences as
+/// `retrain.base` and as the initial model's training data (`epochs` epochs, with the held-out
+/// file as dev if `with_dev`), the first `heldout` dev sentences as `retrain.heldout`, and a
+/// configuration with those and the `[retrain]` lines `extra`. Returns all train sentences and
+/// the configuration's path.
+fn en_ewt_setup(
+    ud: &Path,
+    dir: &Path,
+    base: usize,
+    heldout: usize,
+    epochs: u32,
+    with_dev: bool,
+    extra: &str,
+) -> (Vec<Sentence>, PathBuf) {
+    let train = sentences(&ud.join("en_ewt/train.conllu.zst"));
+    let dev = sentences(&ud.join("en_ewt/dev.conllu.zst"));
+    let (base_path, heldout_path) = (dir.join("base.conllu"), dir.join("heldout.conllu"));
+    write(&base_path, &train[..base]);
+    write(&heldout_path, &dev[..heldout]);
+    let model = dir.join("init.model");
+    let epochs = epochs.to_string();
+    let mut args = vec!["--epochs", epochs.as_str()];
+    if with_dev {
+        args.extend(["--dev", heldout_path.to_str().unwrap()]);
+    }
+    let out = common::train(&base_path, &model, &args);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let config = dir.join("spoolparse.toml");
+    let root = dir.display();
+    fs::write(
+        &config,
+        format!(
+            "[paths]\nspool = \"{root}/spool\"\noutput = \"{root}/out\"\nmodel = \"{}\"\n\
+             [retrain]\nbase = [\"{}\"]\nheldout = \"{}\"\n{extra}",
+            model.display(),
+            base_path.display(),
+            heldout_path.display()
+        ),
+    )
+    .unwrap();
+    (train, config)
+}
+
 fn retrain(config: &Path) -> Report {
     let out = common::spoolparse(&["retrain", "--config", config.to_str().unwrap(), "--json", "--force"]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
@@ -150,27 +193,7 @@ fn retrain(config: &Path) -> Report {
 fn retraining_promotes_good_annotations_and_the_gate_refuses_corrupted_trees() {
     let Some(ud) = common::ud_dir() else { return };
     let dir = tempfile::tempdir().unwrap();
-    let train = sentences(&ud.join("en_ewt/train.conllu.zst"));
-    let dev = sentences(&ud.join("en_ewt/dev.conllu.zst"));
-    let (base, heldout) = (dir.path().join("base.conllu"), dir.path().join("heldout.conllu"));
-    write(&base, &train[..1500]);
-    write(&heldout, &dev[..800]);
-    let model = dir.path().join("init.model");
-    let out = common::train(&base, &model, &["--epochs", "3", "--dev", heldout.to_str().unwrap()]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let config = dir.path().join("spoolparse.toml");
-    let root = dir.path().display();
-    fs::write(
-        &config,
-        format!(
-            "[paths]\nspool = \"{root}/spool\"\noutput = \"{root}/out\"\nmodel = \"{}\"\n\
-             [retrain]\nbase = [\"{}\"]\nheldout = \"{}\"\n",
-            model.display(),
-            base.display(),
-            heldout.display()
-        ),
-    )
-    .unwrap();
+    let (train, config) = en_ewt_setup(&ud, dir.path(), 1500, 800, 3, true, "");
     let annotated = dir.path().join("spool/annotated");
 
     // 3,000 more gold sentences: a better parser.
@@ -274,29 +297,9 @@ fn the_daemon_switches_to_a_promoted_or_rolled_back_model_between_files() {
 fn kill_9_during_retraining_and_promotion_leaves_a_serving_model_and_every_annotation() {
     let Some(ud) = common::ud_dir() else { return };
     let dir = tempfile::tempdir().unwrap();
-    let train = sentences(&ud.join("en_ewt/train.conllu.zst"));
-    let dev = sentences(&ud.join("en_ewt/dev.conllu.zst"));
-    let (base, heldout) = (dir.path().join("base.conllu"), dir.path().join("heldout.conllu"));
-    write(&base, &train[..800]);
-    write(&heldout, &dev[..300]);
-    let model = dir.path().join("init.model");
-    let out = common::train(&base, &model, &["--epochs", "2"]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let root = dir.path().display();
-    let config = dir.path().join("spoolparse.toml");
     // The gate lets every candidate through, so that kills also land in promotions.
-    fs::write(
-        &config,
-        format!(
-            "[paths]\nspool = \"{root}/spool\"\noutput = \"{root}/out\"\nmodel = \"{}\"\n\
-             [retrain]\nenabled = true\nevery = \"1s\"\nbase = [\"{}\"]\nheldout = \"{}\"\n\
-             max_las_drop = 100\nepochs = 2\nkeep_models = 2\n",
-            model.display(),
-            base.display(),
-            heldout.display()
-        ),
-    )
-    .unwrap();
+    let extra = "enabled = true\nevery = \"1s\"\nmax_las_drop = 100\nepochs = 2\nkeep_models = 2\n";
+    let (train, config) = en_ewt_setup(&ud, dir.path(), 800, 300, 2, false, extra);
     let store = Store::new(&dir.path().join("spool/annotated"));
     let registry = Registry::new(dir.path().join("spool/models"));
     let start = |log: &Path| {

@@ -32,7 +32,7 @@ use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
 
 use crate::model_file::ModelFile;
 use crate::pipeline::{self, Job, PipelineOptions, RunError};
-use crate::registry::{Registry, RegistryError};
+use crate::registry::{file_name, Registry, RegistryError};
 use config::{Config, ConfigError};
 use metrics::Metrics;
 use sink::{model_label, Claims, Fate, Finished, SpoolSink};
@@ -314,7 +314,7 @@ impl Scheduler<'_> {
             Ok(None) => return,
             Err(e) => return warn(&format!("reading {}/current: {e}", self.registry.dir().display())),
         };
-        let serving = self.model.path().file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        let serving = file_name(self.model.path());
         if name == serving || self.refused.as_ref() == Some(&name) {
             return;
         }
@@ -397,10 +397,7 @@ fn serve(setup: &Setup, requests: &Receiver<Request>, metrics: &Arc<Metrics>) ->
     {
         std::fs::create_dir_all(dir).map_err(io_error(format!("creating {}", dir.display())))?;
     }
-    metrics.set_model(
-        &setup.model.path().file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default(),
-        &setup.model.fingerprint(),
-    );
+    metrics.set_model(&file_name(setup.model.path()), &setup.model.fingerprint());
     match sweep_temporaries(&spool, &setup.config) {
         Ok(0) => {}
         Ok(n) => log(&format!("removed {n} temporary files left by a daemon that died")),

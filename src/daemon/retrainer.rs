@@ -90,11 +90,7 @@ fn tick(config: &Config, metrics: &Metrics) {
                 _ => &metrics.retrain_skipped,
             };
             Metrics::add(counter, 1);
-            let decision = report.decision.map_or("none", |d| match d {
-                Decision::Promoted => "promoted",
-                Decision::Rejected => "rejected",
-                Decision::Skipped => "skipped",
-            });
+            let decision = report.decision.map_or("none", Decision::name);
             let candidate = report.candidate.as_ref().map_or(String::new(), |c| format!(" {}", c.model));
             log(&format!(
                 "retraining: candidate{candidate} {decision} in {:.0} s: {}",

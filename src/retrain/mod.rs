@@ -41,7 +41,7 @@ use crate::corpus::{CorpusError, Format, Reader};
 use crate::eval::Scores;
 use crate::hash::hash_str;
 use crate::model_file::{self, Extras, ModelError, ModelFile, Recipe, TableView, WriteOptions};
-use crate::registry::{compact_utc, unix_time, Event, Registry, RegistryError};
+use crate::registry::{compact_utc, file_name, unix_time, Event, Registry, RegistryError};
 use crate::tagger::Tagger;
 use crate::train::{self, DevSentence, LearnerKind, OracleKind, TrainOptions, TrainingSet};
 use store::{Store, StoreError};
@@ -218,6 +218,17 @@ pub enum Decision {
     Rejected,
     /// Too few new annotations: nothing was trained.
     Skipped,
+}
+
+impl Decision {
+    /// The name used in reports, logs and metrics.
+    pub fn name(self) -> &'static str {
+        match self {
+            Decision::Promoted => "promoted",
+            Decision::Rejected => "rejected",
+            Decision::Skipped => "skipped",
+        }
+    }
 }
 
 /// One model's scores in the gate.
@@ -532,8 +543,4 @@ fn gate_scores(model: &ModelFile, heldout: &[DevSentence], annotations: &[DevSen
         heldout_las: h.las,
         annotations_las: if annotations.is_empty() { 0.0 } else { score(annotations).las },
     }
-}
-
-fn file_name(path: &Path) -> String {
-    path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()
 }

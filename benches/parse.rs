@@ -11,14 +11,14 @@
 use std::path::PathBuf;
 
 use criterion::{black_box, criterion_group, criterion_main, Criterion, Throughput};
-use spoolparse::arc_eager::{Configuration, Transition};
 use spoolparse::corpus::{Format, Reader, Sentence};
-use spoolparse::features::{encode_sentence, Extractor};
+use spoolparse::model::features::{encode_sentence, Extractor};
+use spoolparse::model::file::{ModelFile, WriteOptions};
+use spoolparse::model::tagger::{load_tagging, train_tagger, TagSet, Tagger};
 use spoolparse::model::TrainingInfo;
-use spoolparse::model_file::{ModelFile, WriteOptions};
-use spoolparse::parser::Parser;
-use spoolparse::tagger::{load_tagging, train_tagger, TagSet, Tagger};
+use spoolparse::parse::parser::Parser;
 use spoolparse::train::{load_training, train, TrainOptions};
+use spoolparse::transition::arc_eager::{Configuration, Transition};
 
 fn data() -> Option<(PathBuf, Vec<Sentence>, tempfile::TempDir)> {
     let ud = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/data/ud/en_ewt");
@@ -39,7 +39,7 @@ fn data() -> Option<(PathBuf, Vec<Sentence>, tempfile::TempDir)> {
                 &mut |_| {},
             );
             let path = dir.path().join("bench.model");
-            m.save(&path, WriteOptions::default()).ok()?;
+            spoolparse::model::file::write(&m, &path, WriteOptions::default()).ok()?;
             path
         }
     };

@@ -9,8 +9,8 @@
 use std::path::PathBuf;
 use std::time::Instant;
 
+use spoolparse::model::file::{ModelFile, Precision, WriteOptions};
 use spoolparse::model::TrainingInfo;
-use spoolparse::model_file::{ModelFile, Precision, WriteOptions};
 use spoolparse::train::{evaluate_dev, load_dev, load_training, train, TrainOptions};
 
 fn main() -> anyhow::Result<()> {
@@ -29,7 +29,7 @@ fn main() -> anyhow::Result<()> {
     for precision in [Precision::F32, Precision::F16, Precision::I8] {
         for prune in [0.0f32, 0.5, 0.75, 1.0, 1.25] {
             let path = dir.join(format!("{precision:?}-{prune}.model"));
-            model.save(&path, WriteOptions { precision, prune_below: prune })?;
+            spoolparse::model::file::write(&model, &path, WriteOptions { precision, prune_below: prune })?;
             let t = Instant::now();
             let file = ModelFile::open(&path)?;
             let open_ms = t.elapsed().as_secs_f64() * 1000.0;

@@ -12,11 +12,11 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context};
 use serde::{Deserialize, Serialize};
-use spoolparse::confidence::Isotonic;
-use spoolparse::label::{Label, LabelSet};
+use spoolparse::base::label::{Label, LabelSet};
+use spoolparse::learn::confidence::Isotonic;
+use spoolparse::learn::perceptron::Weights;
+use spoolparse::model::file::{Precision, WriteOptions};
 use spoolparse::model::{Model, TrainingInfo};
-use spoolparse::model_file::{Precision, WriteOptions};
-use spoolparse::perceptron::Weights;
 use spoolparse::train::{load_dev, load_training, train, TrainOptions};
 
 /// Everything of a [`Model`] but the tagger, in serialisable form.
@@ -49,7 +49,7 @@ fn write(snapshot: &Path, out: &Path, precision: Precision, prune_below: f32) ->
         temperature: s.temperature,
         arc_calibration: s.arc_calibration,
     };
-    let meta = model.save(out, WriteOptions { precision, prune_below })?;
+    let meta = spoolparse::model::file::write(&model, out, WriteOptions { precision, prune_below })?;
     println!("{}: {} weights in {} features", out.display(), meta.weights, meta.features);
     Ok(())
 }

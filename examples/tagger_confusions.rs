@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 use std::path::PathBuf;
 
-use spoolparse::tagger::{load_tagging, train_tagger, TagSet, Tagger};
+use spoolparse::model::tagger::{load_tagging, train_tagger, TagSet, Tagger};
 
 fn main() -> anyhow::Result<()> {
     let tb = std::env::args().nth(1).unwrap_or_else(|| "en_ewt".into());

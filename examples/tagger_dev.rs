@@ -7,7 +7,7 @@
 use std::path::PathBuf;
 use std::time::Instant;
 
-use spoolparse::tagger::{accuracy, load_tagging, train_tagger, TagSet, Tagger};
+use spoolparse::model::tagger::{accuracy, load_tagging, train_tagger, TagSet, Tagger};
 
 fn main() -> anyhow::Result<()> {
     let arg = |i: usize| std::env::args().nth(i);

@@ -8,18 +8,18 @@ use anyhow::{bail, Context, Result};
 use clap::{Parser as ClapParser, Subcommand, ValueEnum};
 use indicatif::{ProgressBar, ProgressStyle};
 
-use spoolparse::bench;
-use spoolparse::confidence::Reliability;
+use spoolparse::base::io::Output;
 use spoolparse::corpus::Format;
 use spoolparse::daemon::config::Config as DaemonConfig;
-use spoolparse::eval::{evaluate_files_calibrated, transition_calibration, Calibration, Scores};
-use spoolparse::io::Output;
-use spoolparse::logistic::RdaOptions;
+use spoolparse::learn::confidence::Reliability;
+use spoolparse::learn::logistic::RdaOptions;
+use spoolparse::model::file::{self as model_file, ModelFile, Precision, Recipe, WriteOptions};
+use spoolparse::model::registry::{compact_utc, Registry};
 use spoolparse::model::TrainingInfo;
-use spoolparse::model_file::{self, ModelFile, Precision, Recipe, WriteOptions};
-use spoolparse::pipeline::{parse_files_split, Outputs, PipelineOptions};
-use spoolparse::registry::{compact_utc, Registry};
+use spoolparse::parse::bench;
+use spoolparse::parse::pipeline::{parse_files_split, Outputs, PipelineOptions};
 use spoolparse::retrain::{self, store::Store, Decision};
+use spoolparse::train::eval::{evaluate_files_calibrated, Calibration, Scores};
 use spoolparse::train::{self, LearnerKind, OracleKind, Progress, TaggerOptions, TrainOptions};
 
 #[derive(ClapParser)]
@@ -257,14 +257,14 @@ fn main() {
     // commands keep their plain stderr.
     let daemon = matches!(cli.command, Command::Daemon { .. });
     if daemon {
-        spoolparse::logging::init();
+        spoolparse::base::logging::init();
     }
     if let Err(e) = run(cli) {
         let message = format!("error: {e:#}");
         if daemon {
             tracing::error!("{message}");
         } else {
-            eprintln!("spoolparse: {}", spoolparse::logging::one_line(&message));
+            eprintln!("spoolparse: {}", spoolparse::base::logging::one_line(&message));
         }
         std::process::exit(1);
     }
@@ -394,11 +394,11 @@ fn run(cli: Cli) -> Result<()> {
             if calibration {
                 if let Some(model) = model {
                     let model = ModelFile::open(&model)?;
-                    print_reliability("transitions (zero-cost)", &transition_calibration(&model, &gold)?);
+                    print_reliability("transitions (zero-cost)", &train::transition_calibration(&model, &gold)?);
                 }
                 print_calibration(&cal);
                 if let Some(plot) = plot {
-                    spoolparse::plot::calibration_svg(&plot, &cal)?;
+                    spoolparse::train::plot::calibration_svg(&plot, &cal)?;
                 }
             }
             Ok(())
@@ -648,7 +648,7 @@ fn run_inspect(path: &Path, verify: bool) -> Result<()> {
         "labels          {} ({})",
         m.labels.len(),
         (0..m.labels.len())
-            .map(|i| m.labels.name(spoolparse::label::Label::from_index(i)))
+            .map(|i| m.labels.name(spoolparse::base::label::Label::from_index(i)))
             .collect::<Vec<_>>()
             .join(" ")
     );

@@ -5,9 +5,9 @@ mod common;
 use std::io::{Cursor, Read};
 use std::path::Path;
 
+use spoolparse::base::io::Output;
 use spoolparse::corpus::tree::gold_heads;
 use spoolparse::corpus::{Column, ErrorKind, Format, Limits, Reader, Sentence, TokenKind};
-use spoolparse::io::Output;
 
 fn decompress(path: &Path) -> Vec<u8> {
     let mut bytes = Vec::new();

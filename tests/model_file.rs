@@ -5,9 +5,9 @@
 mod common;
 
 use proptest::prelude::*;
+use spoolparse::model::file::{parse_header, ModelFile, Precision, WriteOptions};
 use spoolparse::model::TrainingInfo;
-use spoolparse::model_file::{parse_header, ModelFile, Precision, WriteOptions};
-use spoolparse::parser::Parser;
+use spoolparse::parse::parser::Parser;
 use spoolparse::train::{load_training, train, TrainOptions};
 
 fn fixture_model_bytes(precision: Precision) -> Vec<u8> {
@@ -16,7 +16,7 @@ fn fixture_model_bytes(precision: Precision) -> Vec<u8> {
         train(&set, None, &TrainOptions { epochs: 2, ..TrainOptions::default() }, TrainingInfo::default(), &mut |_| {});
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("m.model");
-    model.save(&path, WriteOptions { precision, prune_below: 0.0 }).unwrap();
+    spoolparse::model::file::write(&model, &path, WriteOptions { precision, prune_below: 0.0 }).unwrap();
     std::fs::read(path).unwrap()
 }
 
@@ -27,7 +27,7 @@ fn a_written_model_opens_verifies_and_parses_like_the_in_memory_one() {
         train(&set, None, &TrainOptions { epochs: 3, ..TrainOptions::default() }, TrainingInfo::default(), &mut |_| {});
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("m.model");
-    let meta = model.save(&path, WriteOptions::default()).unwrap();
+    let meta = spoolparse::model::file::write(&model, &path, WriteOptions::default()).unwrap();
     assert_eq!(meta.weights as usize, model.weights.nonzero());
     let file = ModelFile::open(&path).unwrap();
     file.verify().unwrap();
@@ -75,7 +75,7 @@ proptest! {
         if let Ok(file) = ModelFile::open(&path) {
             let _ = file.verify();
             // Whatever survived the checks must still parse without panicking.
-            let attrs = vec![spoolparse::features::ROOT_ATTRS, spoolparse::features::token_attrs("a", "_", "X", "_", "_")];
+            let attrs = vec![spoolparse::model::features::ROOT_ATTRS, spoolparse::model::features::token_attrs("a", "_", "X", "_", "_")];
             Parser::new(&file).parse_attrs(&attrs);
             let mut sent = spoolparse::corpus::Reader::new(&b"1\ta\t_\tX\t_\t_\t_\t_\t_\t_\n\n"[..], std::path::Path::new("m"), spoolparse::corpus::Format::Conllu).next().unwrap().unwrap();
             Parser::new(&file).parse(&mut sent);

@@ -9,11 +9,11 @@ use std::io::Cursor;
 use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use spoolparse::annotate::{Annotator, Steps};
 use spoolparse::corpus::{Format, Reader, Sentence};
+use spoolparse::model::file::{ModelFile, WriteOptions};
 use spoolparse::model::TrainingInfo;
-use spoolparse::model_file::{ModelFile, WriteOptions};
-use spoolparse::parser::Parser;
+use spoolparse::parse::annotate::{Annotator, Steps};
+use spoolparse::parse::parser::Parser;
 use spoolparse::train::{load_training, train, TrainOptions};
 
 struct Counting;
@@ -88,7 +88,7 @@ fn steady_state_parsing_does_not_allocate() {
     let text = std::fs::read(&fixture).unwrap();
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("m.model");
-    model.save(&path, WriteOptions::default()).unwrap();
+    spoolparse::model::file::write(&model, &path, WriteOptions::default()).unwrap();
     let file = ModelFile::open(&path).unwrap();
 
     let mut parser = Parser::from_parts(&model.weights, &model.labels, model.fallback);

@@ -12,10 +12,10 @@ use std::collections::HashMap;
 use proptest::prelude::*;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use spoolparse::arc_eager::{Configuration, Transition, NONE};
+use spoolparse::base::label::Label;
 use spoolparse::corpus::tree::is_projective_partial;
-use spoolparse::label::Label;
-use spoolparse::oracle::{cost, GoldTree};
+use spoolparse::transition::arc_eager::{Configuration, Transition, NONE};
+use spoolparse::transition::oracle::{cost, GoldTree};
 
 /// Labels used in the random trees: root plus three ordinary ones.
 const LABELS: usize = 4;

@@ -3,9 +3,9 @@
 
 mod common;
 
-use spoolparse::arc_eager::Configuration;
-use spoolparse::oracle::{cost, static_oracle};
 use spoolparse::train::load_training;
+use spoolparse::transition::arc_eager::Configuration;
+use spoolparse::transition::oracle::{cost, static_oracle};
 
 #[test]
 fn static_oracle_rebuilds_every_projective_gold_tree() {

@@ -5,9 +5,9 @@ mod common;
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use spoolparse::model::file::{ModelFile, WriteOptions};
 use spoolparse::model::TrainingInfo;
-use spoolparse::model_file::{ModelFile, WriteOptions};
-use spoolparse::pipeline::{parse_files, PipelineOptions};
+use spoolparse::parse::pipeline::{parse_files, PipelineOptions};
 use spoolparse::train::{load_training, train, TrainOptions};
 
 fn model(dir: &std::path::Path) -> Arc<ModelFile> {
@@ -15,7 +15,7 @@ fn model(dir: &std::path::Path) -> Arc<ModelFile> {
     let m =
         train(&set, None, &TrainOptions { epochs: 2, ..TrainOptions::default() }, TrainingInfo::default(), &mut |_| {});
     let path = dir.join("m.model");
-    m.save(&path, WriteOptions::default()).unwrap();
+    spoolparse::model::file::write(&m, &path, WriteOptions::default()).unwrap();
     Arc::new(ModelFile::open(&path).unwrap())
 }
 

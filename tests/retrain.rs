@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use spoolparse::corpus::{Format, Reader, Sentence};
-use spoolparse::registry::{Event, Registry};
+use spoolparse::model::registry::{Event, Registry};
 use spoolparse::retrain::store::Store;
 use spoolparse::retrain::Report;
 
@@ -96,7 +96,7 @@ fn rollback_steps_back_through_promotions_and_pruning_keeps_the_serving_model() 
     let dir = tempfile::tempdir().unwrap();
     let registry = Registry::new(dir.path().join("models"));
     let [a, b, c] = [1, 2, 3].map(|e| small_model(dir.path(), e));
-    let name = |m: &spoolparse::model_file::ModelFile| m.path().file_name().unwrap().to_string_lossy().into_owned();
+    let name = |m: &spoolparse::model::file::ModelFile| m.path().file_name().unwrap().to_string_lossy().into_owned();
     let served_a = name(&registry.serve(&a).unwrap());
     // The same configured model again: nothing changes.
     assert_eq!(name(&registry.serve(&a).unwrap()), served_a);
@@ -323,7 +323,7 @@ fn kill_9_during_retraining_and_promotion_leaves_a_serving_model_and_every_annot
             assert!(have.contains(id), "trial {trial}: annotation {id} lost");
         }
         let current = registry.current_name().unwrap().expect("a serving model");
-        let served = spoolparse::model_file::ModelFile::open(&registry.dir().join(&current));
+        let served = spoolparse::model::file::ModelFile::open(&registry.dir().join(&current));
         served.and_then(|m| m.verify()).unwrap_or_else(|e| panic!("trial {trial}: current is not a whole model: {e}"));
     };
     let mut rng = ChaCha8Rng::seed_from_u64(11);

@@ -9,7 +9,7 @@ use std::process::Command;
 
 use spoolparse::corpus::tree::root_count;
 use spoolparse::corpus::{Column, Format, Reader, Sentence};
-use spoolparse::tagger::{accuracy, load_tagging, train_tagger, TagSet, Tagger};
+use spoolparse::model::tagger::{accuracy, load_tagging, train_tagger, TagSet, Tagger};
 
 #[test]
 fn tagger_trained_on_en_ewt_reaches_the_accuracy_floor() {

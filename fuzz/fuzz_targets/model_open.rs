@@ -7,8 +7,8 @@
 use std::io::Write;
 
 use libfuzzer_sys::fuzz_target;
-use spoolparse::model_file::ModelFile;
-use spoolparse::parser::Parser;
+use spoolparse::model::file::ModelFile;
+use spoolparse::parse::parser::Parser;
 
 fuzz_target!(|data: &[u8]| {
     let Ok(mut file) = tempfile::NamedTempFile::new() else { return };
@@ -18,9 +18,9 @@ fuzz_target!(|data: &[u8]| {
     if let Ok(model) = ModelFile::open(file.path()) {
         let _ = model.verify();
         let attrs = [
-            spoolparse::features::ROOT_ATTRS,
-            spoolparse::features::token_attrs("a", "_", "X", "_", "_"),
-            spoolparse::features::token_attrs("b", "_", "Y", "_", "_"),
+            spoolparse::model::features::ROOT_ATTRS,
+            spoolparse::model::features::token_attrs("a", "_", "X", "_", "_"),
+            spoolparse::model::features::token_attrs("b", "_", "Y", "_", "_"),
         ];
         let mut parser = Parser::new(&model);
         parser.parse_attrs(&attrs);

@@ -16,7 +16,7 @@ use std::fmt;
 use std::io::{self, BufRead, Write};
 use std::path::{Path, PathBuf};
 
-use crate::io::open_input;
+use crate::base::io::open_input;
 
 /// Which ten-column dialect a file is in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -438,7 +438,7 @@ pub fn parse_head(text: &str, len: usize) -> Result<Option<usize>, ErrorKind> {
 /// What is wrong with a line or sentence.
 #[derive(Debug, thiserror::Error)]
 pub enum ErrorKind {
-    /// Reading failed (the message says how: [`crate::io::open_input`] words zstd failures).
+    /// Reading failed (the message says how: [`crate::base::io::open_input`] words zstd failures).
     #[error("{0}")]
     Io(io::Error),
     #[error("invalid UTF-8")]

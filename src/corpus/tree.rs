@@ -1,6 +1,6 @@
 //! Checks on gold trees: complete heads, no cycles, number of root dependents, projectivity;
 //! and the same for partial annotations, in which some HEAD are `_` (words whose arc the
-//! annotator left alone, see [`crate::oracle::GoldTree::partial`]).
+//! annotator left alone, see [`crate::transition::oracle::GoldTree::partial`]).
 //!
 //! Training and evaluation need well-formed gold trees; parse input does not (its HEAD may be
 //! `_`). This module only inspects head vectors; it never changes a sentence.

@@ -204,7 +204,7 @@ impl Metrics {
 
     /// Writes [`Metrics::render`] to `path` atomically.
     pub fn write(&self, path: &Path) -> io::Result<()> {
-        crate::io::write_atomically(path, self.render().as_bytes())
+        crate::base::io::write_atomically(path, self.render().as_bytes())
     }
 }
 

@@ -1,5 +1,5 @@
 //! `spoolparse daemon`: the long-running worker. It watches a spool directory, claims files,
-//! feeds them to the parsing pipeline ([`crate::pipeline`]) and publishes their outputs split
+//! feeds them to the parsing pipeline ([`crate::parse::pipeline`]) and publishes their outputs split
 //! by confidence; it reacts to signals and keeps systemd and the metrics file informed.
 //!
 //! This module owns scheduling (which file, when, with which model) and the daemon's life
@@ -30,9 +30,9 @@ use std::time::{Duration, Instant};
 use crossbeam_channel::{bounded, never, select, tick, unbounded, Receiver, Sender};
 use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
 
-use crate::model_file::ModelFile;
-use crate::pipeline::{self, Job, PipelineOptions, RunError};
-use crate::registry::{file_name, Registry, RegistryError};
+use crate::model::file::ModelFile;
+use crate::model::registry::{file_name, Registry, RegistryError};
+use crate::parse::pipeline::{self, Job, PipelineOptions, RunError};
 use config::{Config, ConfigError};
 use metrics::Metrics;
 use sink::{model_label, Claims, Fate, Finished, SpoolSink};
@@ -56,7 +56,7 @@ fn io_error(what: impl Into<String>) -> impl FnOnce(std::io::Error) -> DaemonErr
     move |error| DaemonError::Io { what, error }
 }
 
-/// Logs `message` at info level (stderr: the journal, under systemd; see [`crate::logging`]).
+/// Logs `message` at info level (stderr: the journal, under systemd; see [`crate::base::logging`]).
 pub fn log(message: &str) {
     tracing::info!("{message}");
 }
@@ -371,7 +371,7 @@ impl Scheduler<'_> {
 fn sweep_temporaries(spool: &Spool, config: &Config) -> std::io::Result<usize> {
     let mut n = spool.sweep_temporaries()?;
     if let Some(file) = &config.metrics.file {
-        n += crate::io::sweep_atomic_temporaries(crate::io::parent_dir(file))?;
+        n += crate::base::io::sweep_atomic_temporaries(crate::base::io::parent_dir(file))?;
     }
     Ok(n)
 }
@@ -383,7 +383,7 @@ fn sweep_retraining_temporaries(config: &Config) -> std::io::Result<usize> {
     let store = crate::retrain::store::Store::new(&config.paths.annotated());
     let mut n = 0;
     for dir in [&store.segments, &store.rejected, &config.paths.models()] {
-        n += crate::io::sweep_atomic_temporaries(dir)?;
+        n += crate::base::io::sweep_atomic_temporaries(dir)?;
     }
     Ok(n)
 }

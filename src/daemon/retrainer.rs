@@ -5,7 +5,7 @@
 //!
 //! This module owns *when*; what a cycle does is [`crate::retrain`]'s. The thread is never
 //! joined: a stop does not wait for a cycle that may take minutes, and a cycle killed at any
-//! moment leaves a serving model and loses no annotation (see [`crate::registry`] and
+//! moment leaves a serving model and loses no annotation (see [`crate::model::registry`] and
 //! [`crate::retrain::store`]).
 
 use std::sync::Arc;
@@ -16,7 +16,7 @@ use crossbeam_channel::{Receiver, RecvTimeoutError};
 use super::config::Config;
 use super::metrics::Metrics;
 use super::{error, log, warn};
-use crate::registry::{unix_time, Registry};
+use crate::model::registry::{unix_time, Registry};
 use crate::retrain::store::Store;
 use crate::retrain::{run_cycle, Decision, State};
 

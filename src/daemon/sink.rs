@@ -11,10 +11,10 @@ use crossbeam_channel::Sender;
 
 use super::metrics::Metrics;
 use super::spool::{Claim, OutputPaths, Spool};
+use crate::base::io::Output;
 use crate::corpus::{unparsed, CorpusError, Sentence};
-use crate::io::Output;
-use crate::model_file::ModelFile;
-use crate::pipeline::{Job, JobError, Outcome, Sink};
+use crate::model::file::ModelFile;
+use crate::parse::pipeline::{Job, JobError, Outcome, Sink};
 
 /// Claims of the files handed to the pipeline, by job id: the scheduler puts them in, the sink
 /// takes them out when a file is over.

@@ -31,8 +31,8 @@ use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
+use crate::base::io::{rename_durably, write_atomically};
 use crate::corpus::Format;
-use crate::io::{rename_durably, write_atomically};
 
 /// The directories of one spool and its outputs.
 #[derive(Debug, Clone)]
@@ -101,7 +101,7 @@ impl Spool {
     /// Names of the files waiting in `incoming/`, in name order; dot-files (still being
     /// written, by convention) and anything but regular files are left alone.
     pub fn waiting(&self) -> io::Result<Vec<String>> {
-        crate::io::visible_files(&self.incoming)
+        crate::base::io::visible_files(&self.incoming)
     }
 
     /// Claims `incoming/NAME`: `None` if another daemon has it (or it has gone).
@@ -165,7 +165,7 @@ impl Spool {
                 }
             }
         }
-        removed += crate::io::sweep_atomic_temporaries(&self.failed)?;
+        removed += crate::base::io::sweep_atomic_temporaries(&self.failed)?;
         Ok(removed)
     }
 
@@ -173,7 +173,7 @@ impl Spool {
     /// died (or was stopped) while parsing them.
     pub fn orphans(&self) -> io::Result<Vec<Claim>> {
         let mut claims = Vec::new();
-        for name in crate::io::visible_files(&self.processing)? {
+        for name in crate::base::io::visible_files(&self.processing)? {
             let path = self.processing.join(&name);
             if let Some(lock) = lock(&path)? {
                 // Still there once locked? (Its owner may have just finished with it.)

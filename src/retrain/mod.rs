@@ -7,7 +7,7 @@
 //!    out, for ever the same sentences, so that no candidate ever trains on it;
 //! 3. trains with the dynamic oracle and exploration on `retrain.base` plus the rest of the
 //!    annotations, partial ones included (only their annotated arcs cost anything, see
-//!    [`crate::oracle::GoldTree::partial`]), with the serving model's learner, exploration
+//!    [`crate::transition::oracle::GoldTree::partial`]), with the serving model's learner, exploration
 //!    settings, seed, storage precision and number of epochs (its best epoch: the held-out
 //!    file is not used to choose an epoch, so that the gate that reads it is not biased
 //!    towards the candidate);
@@ -37,12 +37,12 @@ use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
+use crate::base::hash::hash_str;
 use crate::corpus::{CorpusError, Format, Reader};
-use crate::eval::Scores;
-use crate::hash::hash_str;
-use crate::model_file::{self, Extras, ModelError, ModelFile, Recipe, TableView, WriteOptions};
-use crate::registry::{compact_utc, file_name, unix_time, Event, Registry, RegistryError};
-use crate::tagger::Tagger;
+use crate::model::file::{self as model_file, Extras, ModelError, ModelFile, Recipe, TableView, WriteOptions};
+use crate::model::registry::{compact_utc, file_name, unix_time, Event, Registry, RegistryError};
+use crate::model::tagger::Tagger;
+use crate::train::eval::Scores;
 use crate::train::{self, DevSentence, LearnerKind, OracleKind, TrainOptions, TrainingSet};
 use store::{Store, StoreError};
 
@@ -297,7 +297,7 @@ impl State {
     fn write(&self, dir: &Path) -> Result<(), RetrainError> {
         let path = dir.join(STATE);
         let bytes = serde_json::to_vec_pretty(self).map_err(|e| io_err(&path)(std::io::Error::other(e)))?;
-        crate::io::write_atomically(&path, &bytes).map_err(io_err(&path))
+        crate::base::io::write_atomically(&path, &bytes).map_err(io_err(&path))
     }
 }
 
@@ -393,7 +393,11 @@ pub fn run_cycle(
         explore_k: meta.info.explore_k,
         explore_p: if meta.info.oracle == "dynamic" { meta.info.explore_p } else { TrainOptions::default().explore_p },
         seed: meta.info.seed,
-        rda: crate::logistic::RdaOptions { alpha: recipe.rda_alpha, rho: recipe.rda_rho, lambda: recipe.rda_lambda },
+        rda: crate::learn::logistic::RdaOptions {
+            alpha: recipe.rda_alpha,
+            rho: recipe.rda_rho,
+            lambda: recipe.rda_lambda,
+        },
     };
 
     // Training data: the base treebank, then the annotations that are not held out.
@@ -515,7 +519,7 @@ pub fn run_cycle(
     report.report_file = Some(report_path.display().to_string());
     report.seconds = started_at.elapsed().as_secs_f64();
     let bytes = serde_json::to_vec_pretty(&report).map_err(|e| io_err(&report_path)(std::io::Error::other(e)))?;
-    crate::io::write_atomically(&report_path, &bytes).map_err(io_err(&report_path))?;
+    crate::base::io::write_atomically(&report_path, &bytes).map_err(io_err(&report_path))?;
     drop(candidate);
     if promote {
         registry.switch(Event::Promoted, &candidate_name)?;

@@ -16,7 +16,7 @@
 //! the line numbers of its `.error` point into it; its good sentences are stored all the same.
 //!
 //! A sentence is good when every HEAD is a word index or `_` (a partial annotation, see
-//! [`crate::oracle::GoldTree::partial`]), the annotated arcs have no cycle, at most one word
+//! [`crate::transition::oracle::GoldTree::partial`]), the annotated arcs have no cycle, at most one word
 //! hangs from the root, and at least one arc is annotated. This module owns these directories;
 //! it must not train or decide anything about models.
 
@@ -25,10 +25,10 @@ use std::fs::{self, File};
 use std::io::{self, BufWriter};
 use std::path::{Path, PathBuf};
 
+use crate::base::hash::{combine, hash_str};
+use crate::base::io::{rename_durably, sync_dir, visible_files, write_atomically};
 use crate::corpus::tree::partial_heads;
 use crate::corpus::{CorpusError, Format, Reader, Sentence};
-use crate::hash::{combine, hash_str};
-use crate::io::{rename_durably, sync_dir, visible_files, write_atomically};
 
 /// Why the store could not be read or written (bad annotations are not errors: they go to
 /// `rejected/`).

@@ -29,8 +29,8 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use crate::io::sync_dir;
-use crate::model_file::{ModelError, ModelFile};
+use crate::base::io::sync_dir;
+use crate::model::file::{ModelError, ModelFile};
 
 /// Why the models directory could not do what was asked.
 #[derive(Debug, thiserror::Error)]

@@ -231,7 +231,7 @@ fn process_alive(pid: u32) -> bool {
 /// a model file just written: its cached pages are the small ones the writes made, and a page
 /// cache that holds a file in small pages maps it in small pages. Read back from disk into a
 /// mapping advised for huge pages, it is read and mapped in 2 MiB pages instead (see
-/// [`crate::model_file::ModelFile::open`]). Only clean, unmapped pages are dropped, so call
+/// [`crate::model::file::ModelFile::open`]). Only clean, unmapped pages are dropped, so call
 /// it after `fsync`; it never loses data, and readers that have the file mapped keep their pages.
 pub fn drop_from_page_cache(path: &Path) -> io::Result<()> {
     #[cfg(target_os = "linux")]

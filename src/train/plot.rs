@@ -7,8 +7,8 @@ use std::path::Path;
 
 use plotters::prelude::*;
 
-use crate::confidence::Reliability;
-use crate::eval::Calibration;
+use crate::learn::confidence::Reliability;
+use crate::train::eval::Calibration;
 
 /// Why a chart could not be drawn.
 #[derive(Debug, thiserror::Error)]

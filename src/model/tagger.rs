@@ -21,10 +21,10 @@ use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
 
+use crate::base::hash::{combine, mix};
 use crate::corpus::{Column, Sentence};
-use crate::hash::{combine, mix};
-use crate::perceptron::{argmax, Perceptron, Weights};
-use crate::scorer::Scorer;
+use crate::learn::perceptron::{argmax, Perceptron, Weights};
+use crate::learn::scorer::Scorer;
 
 /// Name and version of the tagger's feature templates; stored in models.
 pub const TAGGER_FEATURE_SET: &str = "collins-2002+shape+ambiguity/2";

@@ -14,6 +14,9 @@
 //! and calibration data count only annotated words, and a word whose label is open scores as
 //! labelled right when its head is.
 
+pub mod eval;
+pub mod plot;
+
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -21,21 +24,22 @@ use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
-use crate::arc_eager::{Configuration, Transition};
-use crate::confidence::{fit_temperature, Decision, Isotonic, Reliability};
+use crate::base::hash::{combine, hash_str};
+use crate::base::label::{Label, LabelSet};
 use crate::corpus::tree::{gold_heads, is_projective, is_projective_partial, partial_heads, PartialHeads};
 use crate::corpus::{Column, CorpusError, Format, Reader, Sentence};
-use crate::eval::{attachment, Counts, Scores};
-use crate::features::{encode_sentence, Extractor, TokenAttrs, FEATURE_SET};
-use crate::hash::{combine, hash_str};
-use crate::label::{Label, LabelSet};
-use crate::logistic::{self, AdaGradRda, RdaOptions};
+use crate::learn::confidence::{fit_temperature, Decision, Isotonic, Reliability};
+use crate::learn::logistic::{self, AdaGradRda, RdaOptions};
+use crate::learn::perceptron::{argmax, Perceptron, Weights};
+use crate::learn::scorer::Scorer;
+use crate::model::features::{encode_sentence, Extractor, TokenAttrs, FEATURE_SET};
+use crate::model::file::ModelFile;
+use crate::model::tagger::{accuracy, jackknife, load_tagging, train_tagger, TagSet, Tagger, TaggerModel};
 use crate::model::{Model, TrainingInfo};
-use crate::oracle::{static_oracle, zero_cost, GoldTree};
-use crate::parser::{Parser, TransitionScores};
-use crate::perceptron::{argmax, Perceptron, Weights};
-use crate::scorer::Scorer;
-use crate::tagger::{accuracy, jackknife, load_tagging, train_tagger, TagSet, Tagger, TaggerModel};
+use crate::parse::parser::{Parser, TransitionScores};
+use crate::train::eval::{attachment, Counts, Scores};
+use crate::transition::arc_eager::{Configuration, Transition};
+use crate::transition::oracle::{static_oracle, zero_cost, GoldTree};
 
 /// Which oracle drives training.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -680,6 +684,22 @@ pub fn calibrate(model: &mut Model, dev: &[DevSentence]) {
     model.arc_calibration = Isotonic::fit(&mut pairs.into_iter().flatten().collect::<Vec<_>>());
 }
 
+/// Calibration of transitions (Goldberg 2013, Table 4): `model` parses the gold file greedily;
+/// each predicted transition's probability is binned, and it counts as correct when the dynamic
+/// oracle gives it zero cost. Sentences the oracle does not handle (non-projective, not
+/// single-rooted) are left out.
+pub fn transition_calibration(model: &ModelFile, gold_path: &Path) -> Result<Reliability, CorpusError> {
+    let meta = model.meta();
+    let dev = load_dev_with(gold_path, meta.morphology, &mut |_| {})?;
+    let mut r = Reliability::default();
+    for d in dev_decisions(&dev, model.weights(), &meta.labels) {
+        let best = crate::learn::perceptron::argmax(&d.scores, |_| true).unwrap_or(0);
+        let p = crate::learn::confidence::probability_of(&d.scores, best, meta.temperature, |_| true);
+        r.add(f64::from(p), if d.zero_cost[best] { 1.0 } else { 0.0 });
+    }
+    Ok(r)
+}
+
 /// How to train a tagger alongside the parser.
 #[derive(Debug, Clone, Copy)]
 pub struct TaggerOptions {
@@ -741,8 +761,8 @@ pub fn prepare(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::arc_eager::NONE;
     use crate::model::TrainingInfo;
+    use crate::transition::arc_eager::NONE;
 
     /// "The cat sat .": word (HEAD, DEPREL) pairs of the full tree.
     const FULL: [(&str, &str); 4] = [("2", "det"), ("3", "nsubj"), ("0", "root"), ("3", "punct")];

@@ -11,7 +11,7 @@
 //! size, whatever the input size, and sentences are reused without allocating. Several files
 //! can be open at once ([`PipelineOptions::readers`]), read in turns; each file's sentences
 //! reach the sink in file order, and with one reader the files themselves come in job order.
-//! This module owns concurrency and ordering; parsing is [`crate::annotate`]'s, and where
+//! This module owns concurrency and ordering; parsing is [`crate::parse::annotate`]'s, and where
 //! sentences go is the sink's.
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
@@ -22,9 +22,9 @@ use std::sync::{Arc, Mutex};
 
 use crossbeam_channel::{bounded, select, Receiver, Sender};
 
-use crate::annotate::{Annotator, NoTagger, Steps};
 use crate::corpus::{CorpusError, Format, Limits, Reader, Sentence};
-use crate::model_file::ModelFile;
+use crate::model::file::ModelFile;
+use crate::parse::annotate::{Annotator, NoTagger, Steps};
 
 /// One input file to parse.
 #[derive(Clone)]

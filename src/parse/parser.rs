@@ -5,14 +5,14 @@
 
 use std::ops::Range;
 
-use crate::arc_eager::{Configuration, Legal, Transition};
-use crate::confidence::{probability_in, probability_of, Isotonic};
+use crate::base::label::{Label, LabelSet};
 use crate::corpus::Sentence;
-use crate::features::{encode_sentence, Extractor, TokenAttrs, BUFFER_FEATURES};
-use crate::label::{Label, LabelSet};
-use crate::model_file::{ModelFile, TableView};
-use crate::perceptron::argmax;
-use crate::scorer::{ClassOrder, Scorer};
+use crate::learn::confidence::{probability_in, probability_of, Isotonic};
+use crate::learn::perceptron::argmax;
+use crate::learn::scorer::{ClassOrder, Scorer};
+use crate::model::features::{encode_sentence, Extractor, TokenAttrs, BUFFER_FEATURES};
+use crate::model::file::{ModelFile, TableView};
+use crate::transition::arc_eager::{Configuration, Legal, Transition};
 
 /// The transition scores of one configuration, read through the class order of the weights
 /// ([`ClassOrder`]): in score order only the prefix that holds the legal transitions is
@@ -47,7 +47,7 @@ impl TransitionScores {
     }
 
     /// Scores the legal transitions of a configuration with active `features` (as
-    /// [`crate::features::Extractor::extract`] lists them).
+    /// [`crate::model::features::Extractor::extract`] lists them).
     #[inline]
     pub fn score<S: Scorer>(&mut self, weights: &S, features: &[u64], legal: &Legal) {
         let n = match self.order {
@@ -245,7 +245,7 @@ impl<'m, S: Scorer> Parser<'m, S> {
         self
     }
 
-    /// Maps arc confidences through `calibration` (see [`crate::confidence::Isotonic`]).
+    /// Maps arc confidences through `calibration` (see [`crate::learn::confidence::Isotonic`]).
     pub fn with_calibration(mut self, calibration: Option<&'m Isotonic>) -> Self {
         self.calibration = calibration;
         self

@@ -3,9 +3,9 @@
 //! buffers of both, so nothing is allocated per sentence.
 
 use crate::corpus::Sentence;
-use crate::model_file::{ModelFile, TableView};
-use crate::parser::Parser;
-use crate::tagger::Tagger;
+use crate::model::file::{ModelFile, TableView};
+use crate::model::tagger::Tagger;
+use crate::parse::parser::Parser;
 
 /// A tagger (if the model has one) and a parser over one model file.
 pub struct Annotator<'m> {
@@ -25,7 +25,7 @@ pub struct Steps {
     pub write_confidence: bool,
     /// With `write_confidence`, also mark `LowConf=Yes` in MISC on the words whose arc
     /// confidence is below this: the arcs an annotator should look at (partial annotation
-    /// leaves the others `_`, see [`crate::oracle::GoldTree::partial`]).
+    /// leaves the others `_`, see [`crate::transition::oracle::GoldTree::partial`]).
     pub mark_below: Option<f32>,
 }
 

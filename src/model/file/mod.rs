@@ -11,7 +11,7 @@
 //!                   table layout, hyperparameters, training-data fingerprint, dev scores
 //!            SLOTS  the weight table's slots   (see [`table`])
 //!            ROWS   the weight table's rows, classes in the parser's score order
-//!                   ([`crate::arc_eager::Transition::score_position`])
+//!                   ([`crate::transition::arc_eager::Transition::score_position`])
 //!            TAGMETA, TSLOTS, TROWS, T2SLOTS, T2ROWS   optional: the tagger's metadata
 //!                   ([`TaggerMeta`]) and the weight tables of its two passes
 //!            RECIPE optional, JSON [`Recipe`]: the training settings that `META` does not
@@ -38,12 +38,12 @@ use std::path::{Path, PathBuf};
 use memmap2::Mmap;
 use serde::{Deserialize, Serialize};
 
-use crate::arc_eager::Transition;
-use crate::features::FEATURE_SET;
-use crate::label::{Label, LabelSet};
+use crate::base::label::{Label, LabelSet};
+use crate::learn::scorer::{ClassOrder, Scorer};
+use crate::model::features::FEATURE_SET;
+use crate::model::tagger::{TagDict, TagSet, TAGGER_FEATURE_SET};
 use crate::model::{Model, TrainingInfo};
-use crate::scorer::ClassOrder;
-use crate::tagger::{TagDict, TagSet, TAGGER_FEATURE_SET};
+use crate::transition::arc_eager::Transition;
 pub use table::{Precision, TableLayout, TableView};
 
 /// First bytes of every model file.
@@ -230,7 +230,7 @@ pub struct Metadata {
     /// Softmax temperature for transition probabilities (calibration, fitted on dev).
     pub temperature: f32,
     /// Post-hoc map from raw to calibrated arc confidence (isotonic, fitted on dev).
-    pub arc_calibration: Option<crate::confidence::Isotonic>,
+    pub arc_calibration: Option<crate::learn::confidence::Isotonic>,
 }
 
 /// The tagger's metadata.
@@ -352,17 +352,17 @@ pub fn write_with(model: &Model, path: &Path, opts: WriteOptions, extras: Extras
     file[16..20].copy_from_slice(&(entries.len() as u32).to_le_bytes());
     let table_crc = crc32fast::hash(&file[HEADER_LEN..HEADER_LEN + entries.len() * ENTRY_LEN]);
     file[20..24].copy_from_slice(&table_crc.to_le_bytes());
-    crate::io::write_atomically(path, &file)
+    crate::base::io::write_atomically(path, &file)
         .map_err(|source| ModelError::Io { path: path.to_path_buf(), error: source })?;
     // Only a hint for speed (huge pages, see `ModelFile::open`): the file is durable either way.
-    let _ = crate::io::drop_from_page_cache(path);
+    let _ = crate::base::io::drop_from_page_cache(path);
     Ok(meta)
 }
 
 /// Builds the weight table of `weights` with class `c` stored at `position(c)` (numbering the
 /// classes in `order`), leaving out weights below the pruning threshold.
 fn build_table(
-    weights: &crate::perceptron::Weights,
+    weights: &crate::learn::perceptron::Weights,
     opts: WriteOptions,
     order: ClassOrder,
     position: impl Fn(u16) -> u16,
@@ -408,7 +408,7 @@ impl ModelFile {
         // folios and maps each with one TLB entry (en_ewt, one thread: about 5% faster). Only a
         // hint: without it, or where the cache already holds the file in small pages, reads are
         // the same. Writers drop a new model's pages from the cache for this reason
-        // ([`crate::io::drop_from_page_cache`]).
+        // ([`crate::base::io::drop_from_page_cache`]).
         #[cfg(target_os = "linux")]
         let _ = map.advise(memmap2::Advice::HugePage);
         let sections = parse_header(&map).map_err(fmt_err)?;
@@ -535,5 +535,23 @@ impl ModelFile {
         // Checked in `open`.
         TableView::new(&self.map[self.slots.clone()], &self.map[self.rows.clone()], self.meta.table)
             .expect("table layout checked at open")
+    }
+}
+
+impl Scorer for TableView<'_> {
+    fn classes(&self) -> usize {
+        self.layout().classes as usize
+    }
+
+    fn score(&self, features: &[u64], scores: &mut [f32]) {
+        TableView::score(self, features, scores)
+    }
+
+    fn add(&self, features: &[u64], scores: &mut [f32]) {
+        TableView::add(self, features, scores)
+    }
+
+    fn class_order(&self) -> ClassOrder {
+        self.layout().order
     }
 }

@@ -6,12 +6,12 @@ use std::time::Instant;
 
 use rayon::prelude::*;
 
-use crate::annotate::NoTagger;
 use crate::corpus::{CorpusError, Format, Reader, Sentence};
-use crate::model_file::{ModelFile, TableView};
-use crate::parser::Parser;
-use crate::pipeline::PipelineError;
-use crate::tagger::Tagger;
+use crate::model::file::{ModelFile, TableView};
+use crate::model::tagger::Tagger;
+use crate::parse::annotate::NoTagger;
+use crate::parse::parser::Parser;
+use crate::parse::pipeline::PipelineError;
 
 /// What to time.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -13,8 +13,8 @@
 
 use std::collections::HashMap;
 
-use crate::hash::IdentityBuildHasher;
-use crate::perceptron::Weights;
+use crate::base::hash::IdentityBuildHasher;
+use crate::learn::perceptron::Weights;
 
 /// Gradients smaller than this in magnitude are not accumulated (a sparsity approximation).
 pub const MIN_GRADIENT: f32 = 1e-4;

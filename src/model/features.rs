@@ -8,9 +8,9 @@
 //! ([`FEATURE_SET`]): a model records the version it was trained with. This module reads
 //! configurations; it knows nothing of weights.
 
-use crate::arc_eager::{Configuration, NONE};
+use crate::base::hash::{combine, hash_str, mix};
 use crate::corpus::{Column, Sentence};
-use crate::hash::{combine, hash_str, mix};
+use crate::transition::arc_eager::{Configuration, NONE};
 
 /// Name and version of the template set; stored in models and checked on load.
 pub const FEATURE_SET: &str = "zhang-nivre-2011+ud/1";
@@ -304,12 +304,12 @@ mod tests {
         let mut x = Extractor::new();
         let a = x.extract(&c, &attrs).to_vec();
         assert_eq!(a.len(), FEATURES_PER_CONFIGURATION);
-        c.apply(crate::arc_eager::Transition::Shift);
+        c.apply(crate::transition::arc_eager::Transition::Shift);
         let b = x.extract(&c, &attrs).to_vec();
         assert_eq!(a[0], b[0], "bias is constant");
         assert_ne!(a, b);
         // LEFT-ARC changes the stack, not the buffer.
-        c.apply(crate::arc_eager::Transition::LeftArc(crate::label::Label::from_index(1)));
+        c.apply(crate::transition::arc_eager::Transition::LeftArc(crate::base::label::Label::from_index(1)));
         let d = x.extract(&c, &attrs).to_vec();
         assert_eq!(b[..BUFFER_FEATURES], d[..BUFFER_FEATURES]);
         assert_ne!(b[BUFFER_FEATURES..], d[BUFFER_FEATURES..]);

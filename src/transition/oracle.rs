@@ -5,7 +5,7 @@
 //! A cost is the number of gold arcs reachable before a transition and unreachable after it, a
 //! wrong label on an otherwise correct arc counting 1; the zero-cost transitions are the
 //! dynamic oracle's "correct" set. The costs are exact for projective gold trees with a single
-//! root word, including the root restriction of [`crate::arc_eager`] (node 0 takes one
+//! root word, including the root restriction of [`crate::transition::arc_eager`] (node 0 takes one
 //! dependent). Tests check them against exhaustive search. This module reads configurations;
 //! it never changes them.
 //!
@@ -39,8 +39,8 @@
 //! 1 ← 2 and 1 → 3 annotated and word 2 not, the arcs do not cross, but each is reachable
 //! alone and not both, and some configurations have no zero-cost transition at all.
 
-use crate::arc_eager::{Configuration, Transition, NONE};
-use crate::label::Label;
+use crate::base::label::Label;
+use crate::transition::arc_eager::{Configuration, Transition, NONE};
 
 /// A gold tree in the form the oracles need: a full tree, or a partial one in which some words
 /// have no annotated head, or an annotated head but no annotated label.

@@ -15,9 +15,8 @@ use std::path::Path;
 
 use serde::Serialize;
 
-use crate::confidence::Reliability;
 use crate::corpus::{self, Column, CorpusError, Format, Reader, Sentence};
-use crate::model_file::ModelFile;
+use crate::learn::confidence::Reliability;
 
 /// The universal part of a dependency relation: `nmod:poss` → `nmod`.
 pub fn universal(deprel: &str) -> &str {
@@ -180,22 +179,6 @@ impl Calibration {
             })
             .collect()
     }
-}
-
-/// Calibration of transitions (Goldberg 2013, Table 4): `model` parses the gold file greedily;
-/// each predicted transition's probability is binned, and it counts as correct when the dynamic
-/// oracle gives it zero cost. Sentences the oracle does not handle (non-projective, not
-/// single-rooted) are left out.
-pub fn transition_calibration(model: &ModelFile, gold_path: &Path) -> Result<Reliability, EvalError> {
-    let meta = model.meta();
-    let dev = crate::train::load_dev_with(gold_path, meta.morphology, &mut |_| {})?;
-    let mut r = Reliability::default();
-    for d in crate::train::dev_decisions(&dev, model.weights(), &meta.labels) {
-        let best = crate::perceptron::argmax(&d.scores, |_| true).unwrap_or(0);
-        let p = crate::confidence::probability_of(&d.scores, best, meta.temperature, |_| true);
-        r.add(f64::from(p), if d.zero_cost[best] { 1.0 } else { 0.0 });
-    }
-    Ok(r)
 }
 
 /// The value of `Key=` in a MISC column.

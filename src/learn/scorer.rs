@@ -1,6 +1,7 @@
 //! The one thing a parser needs from weights: scores for every class given active features.
-//! Implemented by the trainer's in-memory [`crate::perceptron::Weights`] and by the
-//! memory-mapped [`crate::model_file::TableView`], so the same parser runs on both.
+//! Implemented by the trainer's in-memory [`crate::learn::perceptron::Weights`] and by the
+//! memory-mapped weight table of a model file (`crate::model::file::TableView`, which
+//! implements it where it is defined, a layer up), so the same parser runs on both.
 
 use serde::{Deserialize, Serialize};
 
@@ -10,7 +11,7 @@ pub enum ClassOrder {
     /// The classes' own indices (transition indices for a parser, tag indices for a tagger).
     #[default]
     Index,
-    /// A parser's score order ([`crate::arc_eager::Transition::score_position`]), in which the
+    /// A parser's score order ([`crate::transition::arc_eager::Transition::score_position`]), in which the
     /// legal transitions of a configuration form a prefix that can be scored alone.
     Score,
 }
@@ -34,34 +35,16 @@ pub trait Scorer {
     }
 }
 
-impl Scorer for &crate::perceptron::Weights {
+impl Scorer for &crate::learn::perceptron::Weights {
     fn classes(&self) -> usize {
-        crate::perceptron::Weights::classes(self)
+        crate::learn::perceptron::Weights::classes(self)
     }
 
     fn score(&self, features: &[u64], scores: &mut [f32]) {
-        crate::perceptron::Weights::score(self, features, scores)
+        crate::learn::perceptron::Weights::score(self, features, scores)
     }
 
     fn add(&self, features: &[u64], scores: &mut [f32]) {
-        crate::perceptron::Weights::add(self, features, scores)
-    }
-}
-
-impl Scorer for crate::model_file::TableView<'_> {
-    fn classes(&self) -> usize {
-        self.layout().classes as usize
-    }
-
-    fn score(&self, features: &[u64], scores: &mut [f32]) {
-        crate::model_file::TableView::score(self, features, scores)
-    }
-
-    fn add(&self, features: &[u64], scores: &mut [f32]) {
-        crate::model_file::TableView::add(self, features, scores)
-    }
-
-    fn class_order(&self) -> ClassOrder {
-        self.layout().order
+        crate::learn::perceptron::Weights::add(self, features, scores)
     }
 }

@@ -8,7 +8,7 @@
 //! always one well-formed tree. This module owns legality and the effect of transitions; it
 //! knows nothing of gold trees (see `oracle`) or scores.
 
-use crate::label::Label;
+use crate::base::label::Label;
 
 /// Marks "no node" in per-node arrays.
 pub const NONE: u32 = u32::MAX;

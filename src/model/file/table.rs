@@ -17,7 +17,7 @@
 //!   takes at most [`DENSE_EXPANSION`] times its sparse size: frequent features have long rows,
 //!   and adding a dense row is a contiguous, vectorisable loop instead of a scatter. Dense rows
 //!   come first, each on a 64-byte boundary, so that scoring only the first classes (a parser's
-//!   legal transitions, see [`crate::scorer::ClassOrder`]) reads only the lines that hold them.
+//!   legal transitions, see [`crate::learn::scorer::ClassOrder`]) reads only the lines that hold them.
 //!
 //! Why this structure: a lookup costs one cache line of slots plus the lines of one row, and
 //! [`TableView::score`] first prefetches all slots of a configuration's features, then exactly
@@ -38,7 +38,7 @@
 //! slot line is still in flight, which a data-dependent compare does not allow. What is left
 //! is mostly waiting on memory: one sentence repeated (every line cached) parses at about 350k
 //! words per CPU-second, en_ewt dev at about 260k (with the huge pages that
-//! [`crate::model_file::ModelFile::open`] asks for; 5% less without), and cutting 9% of the
+//! [`crate::model::file::ModelFile::open`] asks for; 5% less without), and cutting 9% of the
 //! instructions (780M to 710M on en_ewt dev) moved the latter by 2–3% only. Most of that wait
 //! is on features seen once or never: on en_ewt dev, 12% of lookups are of features absent from
 //! the model (320k distinct keys) and each misses its slot line. A one-byte-per-slot array of
@@ -62,7 +62,7 @@ use std::mem::MaybeUninit;
 use half::f16;
 use serde::{Deserialize, Serialize};
 
-use crate::scorer::ClassOrder;
+use crate::learn::scorer::ClassOrder;
 
 /// How weights are stored.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -714,7 +714,7 @@ mod tests {
     fn rows() -> Vec<(u64, Vec<(u16, f32)>)> {
         (0..1000u64)
             .map(|i| {
-                let key = crate::hash::mix(i + 1);
+                let key = crate::base::hash::mix(i + 1);
                 if i % 10 == 0 {
                     // Dense: every class non-zero.
                     let mut row: Vec<(u16, f32)> = (0..9).map(|c| (c, -0.125)).collect();
@@ -759,7 +759,7 @@ mod tests {
                 );
             }
             for absent in 5000..6000 {
-                assert_eq!(view.lookup(crate::hash::mix(absent)), None, "{precision:?} key {absent}");
+                assert_eq!(view.lookup(crate::base::hash::mix(absent)), None, "{precision:?} key {absent}");
             }
         }
     }
@@ -785,7 +785,7 @@ mod tests {
         }
         // Absent, from the crowded slot and from elsewhere.
         assert_eq!(view.lookup(crowded(40)), None);
-        assert!((5000..6000).all(|k| view.lookup(crate::hash::mix(k)).is_none()));
+        assert!((5000..6000).all(|k| view.lookup(crate::base::hash::mix(k)).is_none()));
     }
 
     #[test]
@@ -817,7 +817,7 @@ mod tests {
                     let row = (0..len)
                         .map(|_| (rng.gen_range(0..classes) as u16, rng.gen_range(-3.0f32..3.0)))
                         .collect::<std::collections::BTreeMap<_, _>>();
-                    (crate::hash::mix(i + 11), row.into_iter().collect())
+                    (crate::base::hash::mix(i + 11), row.into_iter().collect())
                 })
                 .collect();
             for precision in [Precision::F32, Precision::I8] {

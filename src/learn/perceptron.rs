@@ -9,7 +9,7 @@
 
 use std::collections::HashMap;
 
-use crate::hash::IdentityBuildHasher;
+use crate::base::hash::IdentityBuildHasher;
 
 /// Read-only weights: feature hash → sparse row of `(class, weight)`.
 #[derive(Debug, Clone, Default)]

@@ -1,15 +1,23 @@
-//! A trained model in memory, as training produces it, and its provenance ([`TrainingInfo`]).
-//! Persistence is [`crate::model_file`]'s job; parsing reads models through it.
+//! Models: a trained model in memory ([`Model`], as training produces it, with its provenance
+//! [`TrainingInfo`]), and what a model is made of and stored as. [`Model`] knows nothing of
+//! its file format: [`file`] writes it and maps it back.
+//!
+//! - [`features`]: Zhang & Nivre (2011) feature templates hashed to 64 bits;
+//! - [`tagger`]: the part-of-speech tagger for tokenized text;
+//! - [`file`]: the immutable, memory-mapped model file and its weight table;
+//! - [`registry`]: the directory of model files a daemon serves from.
 
-use std::path::Path;
+pub mod features;
+pub mod file;
+pub mod registry;
+pub mod tagger;
 
 use serde::{Deserialize, Serialize};
 
-use crate::confidence::Isotonic;
-use crate::label::{Label, LabelSet};
-use crate::model_file::{Metadata, ModelError, WriteOptions};
-use crate::perceptron::Weights;
-use crate::tagger::TaggerModel;
+use crate::base::label::{Label, LabelSet};
+use crate::learn::confidence::Isotonic;
+use crate::learn::perceptron::Weights;
+use crate::model::tagger::TaggerModel;
 
 /// How a model was trained and how it scored: printed by `inspect`, kept for provenance.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
@@ -49,7 +57,7 @@ pub struct TrainingInfo {
 /// A trained parser model.
 #[derive(Debug, Clone)]
 pub struct Model {
-    /// Template set the weights belong to ([`crate::features::FEATURE_SET`]).
+    /// Template set the weights belong to ([`crate::model::features::FEATURE_SET`]).
     pub feature_set: String,
     /// Label inventory; index 0 is the root label.
     pub labels: LabelSet,
@@ -68,11 +76,4 @@ pub struct Model {
     pub temperature: f32,
     /// Post-hoc map from raw to calibrated arc confidence, fitted on dev.
     pub arc_calibration: Option<Isotonic>,
-}
-
-impl Model {
-    /// Writes the model file (see [`crate::model_file`]).
-    pub fn save(&self, path: &Path, opts: WriteOptions) -> Result<Metadata, ModelError> {
-        crate::model_file::write(self, path, opts)
-    }
 }

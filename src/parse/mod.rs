@@ -1,0 +1,13 @@
+//! Applying a model: greedy parsing of one sentence, tagging and parsing as a model file says,
+//! streaming multi-threaded parsing of files, and in-memory speed measurement. Nothing here
+//! trains.
+//!
+//! - [`parser`]: greedy parsing of sentences with a model;
+//! - [`annotate`]: tagging and parsing of one sentence, as a model file says;
+//! - [`pipeline`]: streaming, multi-threaded, order-preserving parsing of files;
+//! - [`bench`]: in-memory parse-speed measurement.
+
+pub mod annotate;
+pub mod bench;
+pub mod parser;
+pub mod pipeline;

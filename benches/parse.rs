@@ -18,7 +18,7 @@ use spoolparse::model::tagger::{load_tagging, train_tagger, TagSet, Tagger};
 use spoolparse::model::TrainingInfo;
 use spoolparse::parse::parser::Parser;
 use spoolparse::train::{load_training, train, TrainOptions};
-use spoolparse::transition::arc_eager::{Configuration, Transition};
+use spoolparse::transition::{ArcEager, Configuration, System, Transition, TransitionSystem};
 
 fn data() -> Option<(PathBuf, Vec<Sentence>, tempfile::TempDir)> {
     let ud = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/data/ud/en_ewt");
@@ -66,11 +66,11 @@ fn benches(c: &mut Criterion) {
         encode_sentence(s, true, &mut attrs);
         let mut c = Configuration::new(s.len());
         let mut steps = 0;
-        while !c.is_terminal() {
+        while !ArcEager.is_terminal(&c) {
             configs.push((c.clone(), attrs.clone()));
             // Any legal path will do for sampling configurations.
-            let legal = c.legal();
-            c.apply(if legal.reduce { Transition::Reduce } else { Transition::Shift });
+            let legal = ArcEager.legal(&c);
+            ArcEager.apply(&mut c, if legal.reduce { Transition::Reduce } else { Transition::Shift });
             steps += 1;
             if steps > 3 * s.len() {
                 break;
@@ -79,7 +79,7 @@ fn benches(c: &mut Criterion) {
     }
     let mut group = c.benchmark_group("hot path");
     group.throughput(Throughput::Elements(configs.len() as u64));
-    let mut x = Extractor::new();
+    let mut x = Extractor::new(System::ArcEager);
     group.bench_function("extract features (per configuration)", |b| {
         b.iter(|| configs.iter().map(|(c, a)| x.extract(c, a).len()).sum::<usize>())
     });

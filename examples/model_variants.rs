@@ -34,9 +34,9 @@ fn main() -> anyhow::Result<()> {
             let file = ModelFile::open(&path)?;
             let open_ms = t.elapsed().as_secs_f64() * 1000.0;
             let meta = file.meta();
-            evaluate_dev(&dev, file.weights(), &meta.labels, meta.fallback); // page the model in
+            evaluate_dev(file.encoding(), &dev, file.weights(), &meta.labels, meta.fallback); // page the model in
             let t = Instant::now();
-            let s = evaluate_dev(&dev, file.weights(), &meta.labels, meta.fallback);
+            let s = evaluate_dev(file.encoding(), &dev, file.weights(), &meta.labels, meta.fallback);
             let speed = s.words as f64 / t.elapsed().as_secs_f64();
             println!(
                 "| {precision:?} | {prune} | {:.2} | {} | {} | {:.2} | {:.2} | {open_ms:.2} | {speed:.0} |",

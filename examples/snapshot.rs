@@ -39,6 +39,8 @@ fn write(snapshot: &Path, out: &Path, precision: Precision, prune_below: f32) ->
     let mut labels = s.labels;
     labels.rebuild_index();
     let model = Model {
+        system: spoolparse::transition::System::ArcEager,
+        projective: None,
         feature_set: s.feature_set,
         labels,
         fallback: s.fallback,

@@ -20,13 +20,26 @@ use spoolparse::parse::bench;
 use spoolparse::parse::pipeline::{parse_files_split, Outputs, PipelineOptions};
 use spoolparse::retrain::{self, store::Store, Decision};
 use spoolparse::train::eval::{evaluate_files_calibrated, Calibration, Scores};
-use spoolparse::train::{self, LearnerKind, OracleKind, Progress, TaggerOptions, TrainOptions};
+use spoolparse::train::{self, LearnerKind, Lifting, OracleKind, Progress, TaggerOptions, TrainOptions};
+use spoolparse::transition::projective::Scheme;
+use spoolparse::transition::System;
 
 #[derive(ClapParser)]
 #[command(name = "spoolparse", version, about = "Fast greedy arc-eager dependency parsing")]
 struct Cli {
     #[command(subcommand)]
     command: Command,
+}
+
+/// `--pseudo-projective`: a scheme, or `none`.
+#[derive(Clone, Copy)]
+struct ProjectiveArg(Option<Scheme>);
+
+fn parse_projective(text: &str) -> Result<ProjectiveArg, String> {
+    match text {
+        "none" => Ok(ProjectiveArg(None)),
+        _ => text.parse().map(|s| ProjectiveArg(Some(s))).map_err(|e| format!("{e} (or none)")),
+    }
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -89,6 +102,18 @@ enum Command {
         /// Where to write the model.
         #[arg(long)]
         output: PathBuf,
+        /// Transition system: arc-eager or arc-hybrid.
+        #[arg(long, default_value = "arc-eager")]
+        system: System,
+        /// Pseudo-projective training (Nivre & Nilsson 2005): non-projective training trees are
+        /// lifted with this label encoding (head, head+path, path) and parses lowered back;
+        /// `none` skips non-projective trees and parses projective trees only.
+        #[arg(long, default_value = "head", value_parser = parse_projective)]
+        pseudo_projective: ProjectiveArg,
+        /// Pseudo-projective training: encoded labels seen fewer times lose their mark (each
+        /// label is a class, and costs parse speed); their arcs stay lifted in the output.
+        #[arg(long, default_value_t = train::DEFAULT_MIN_LIFTED)]
+        lift_min_count: usize,
         #[arg(long, value_enum, default_value = "dynamic")]
         oracle: OracleArg,
         /// Averaged perceptron, or logistic regression with AdaGrad-RDA (calibrated, sparse).
@@ -276,6 +301,9 @@ fn run(cli: Cli) -> Result<()> {
             train,
             dev,
             output,
+            system,
+            pseudo_projective,
+            lift_min_count,
             oracle,
             learner,
             rda_alpha,
@@ -304,6 +332,7 @@ fn run(cli: Cli) -> Result<()> {
             };
             let rda = RdaOptions { alpha: rda_alpha, rho: rda_rho, lambda: rda_lambda };
             let opts = TrainOptions {
+                system,
                 learner,
                 oracle,
                 epochs,
@@ -314,7 +343,15 @@ fn run(cli: Cli) -> Result<()> {
             };
             let write = WriteOptions { precision: quantize.into(), prune_below: prune };
             let tagger = tagger.then_some(TaggerOptions { epochs: tagger_epochs, jackknife });
-            run_train(&train, dev.as_deref(), &output, &opts, write, tagger)
+            run_train(
+                &train,
+                dev.as_deref(),
+                &output,
+                &opts,
+                write,
+                tagger,
+                pseudo_projective.0.map(|scheme| Lifting { scheme, min_count: lift_min_count }),
+            )
         }
         Command::Parse {
             model,
@@ -492,8 +529,9 @@ fn run_train(
     opts: &TrainOptions,
     write: WriteOptions,
     tagger: Option<TaggerOptions>,
+    lifting: Option<Lifting>,
 ) -> Result<()> {
-    let prepared = train::prepare(train, dev, tagger, opts.seed)?;
+    let prepared = train::prepare(train, dev, tagger, lifting, opts.seed)?;
     if let (Some(t), Some((upos, xpos))) = (tagger, prepared.dev_tagging) {
         eprintln!(
             "tagger: dev UPOS {upos:.2} XPOS {xpos:.2}; parser trained on {}",
@@ -501,12 +539,19 @@ fn run_train(
         );
     }
     let set = &prepared.set;
+    let lifted = match set.projective {
+        Some(scheme) => format!(
+            "{} non-projective lifted ({} lifts, {scheme}; {} rare encoded labels left unmarked)",
+            set.lifted_sentences, set.lifts, set.stripped_rare_lifts
+        ),
+        None => format!("{} non-projective skipped", set.skipped_nonprojective),
+    };
     eprintln!(
-        "training on {} sentences, {} words ({} non-projective and {} not single-rooted skipped); oracle {}",
+        "training on {} sentences, {} words ({lifted}, {} not single-rooted skipped); {}, oracle {}",
         set.sentences.len(),
         set.words,
-        set.skipped_nonprojective,
         set.skipped_root,
+        opts.system,
         opts.oracle.name()
     );
     if set.sentences.is_empty() {
@@ -583,7 +628,7 @@ fn run_train(
     if let Some(dev) = prepared.dev.as_deref().filter(|_| write.precision != Precision::F32 || write.prune_below > 0.0)
     {
         let file = ModelFile::open(output)?;
-        let s = train::evaluate_dev(dev, file.weights(), &file.meta().labels, file.meta().fallback);
+        let s = train::evaluate_dev(file.encoding(), dev, file.weights(), &file.meta().labels, file.meta().fallback);
         eprintln!(
             "as stored ({:?}, pruned below {}): dev UAS {:.2} LAS {:.2} (no punct UAS {:.2} LAS {:.2})",
             write.precision, write.prune_below, s.uas, s.las, s.uas_no_punct, s.las_no_punct

@@ -33,7 +33,7 @@ fn a_written_model_opens_verifies_and_parses_like_the_in_memory_one() {
     file.verify().unwrap();
     assert_eq!(file.meta().labels, model.labels);
     let mut from_file = Parser::new(&file);
-    let mut in_memory = Parser::from_parts(&model.weights, &model.labels, model.fallback);
+    let mut in_memory = Parser::from_parts(model.encoding(), &model.weights, &model.labels, model.fallback);
     for s in &set.sentences {
         from_file.parse_attrs(&s.attrs);
         in_memory.parse_attrs(&s.attrs);

@@ -91,7 +91,7 @@ fn steady_state_parsing_does_not_allocate() {
     spoolparse::model::file::write(&model, &path, WriteOptions::default()).unwrap();
     let file = ModelFile::open(&path).unwrap();
 
-    let mut parser = Parser::from_parts(&model.weights, &model.labels, model.fallback);
+    let mut parser = Parser::from_parts(model.encoding(), &model.weights, &model.labels, model.fallback);
     let bare = allocations(&text, |s| parser.parse(s));
     // The default path of `spoolparse parse`: mapped model, confidence computed and written.
     let mut annotator = Annotator::new(&file, true);

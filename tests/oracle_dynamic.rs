@@ -1,5 +1,6 @@
-//! The dynamic oracle's costs against exhaustive search (Goldberg & Nivre 2012, Section 3):
-//! on random projective trees of up to 8 words and random configurations reached from the
+//! The dynamic oracles' costs against exhaustive search (Goldberg & Nivre 2012, Section 3), for
+//! each transition system (arc-eager; arc-hybrid, Goldberg & Nivre 2013): on random projective
+//! trees of up to 8 words and random configurations reached from the
 //! initial one by random legal transitions, the cost of every legal transition must equal the
 //! difference between the best losses reachable before and after it, and some legal transition
 //! must cost nothing. The same holds for partial trees (some heads and labels not annotated,
@@ -14,8 +15,7 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use spoolparse::base::label::Label;
 use spoolparse::corpus::tree::is_projective_partial;
-use spoolparse::transition::arc_eager::{Configuration, Transition, NONE};
-use spoolparse::transition::oracle::{cost, GoldTree};
+use spoolparse::transition::{Configuration, GoldTree, System, Transition, TransitionSystem, NONE};
 
 /// Labels used in the random trees: root plus three ordinary ones.
 const LABELS: usize = 4;
@@ -58,8 +58,15 @@ fn random_tree(n: usize, rng: &mut ChaCha8Rng) -> GoldTree {
     GoldTree::new(&heads, &labels)
 }
 
-fn all_legal(c: &Configuration) -> Vec<Transition> {
-    c.legal().transitions(LABELS).collect()
+fn all_legal(sys: System, c: &Configuration) -> Vec<Transition> {
+    sys.legal(c).transitions(LABELS).collect()
+}
+
+/// `c` after `t`.
+fn after(sys: System, c: &Configuration, t: Transition) -> Configuration {
+    let mut next = c.clone();
+    sys.apply(&mut next, t);
+    next
 }
 
 /// What the exhaustive search scores against: per word (index 0 unused) the annotated head
@@ -115,8 +122,8 @@ fn correct_arcs(c: &Configuration, gold: &impl Reference) -> u32 {
 /// The most gold arcs that any sequence of legal transitions can still add to `c`.
 /// What can still be added depends only on the stack, the buffer position, which stack nodes
 /// have heads and whether the root has its dependent, so that is the memo key.
-fn best_future(c: &Configuration, gold: &impl Reference, memo: &mut HashMap<Vec<u32>, u32>) -> u32 {
-    if c.is_terminal() {
+fn best_future(sys: System, c: &Configuration, gold: &impl Reference, memo: &mut HashMap<Vec<u32>, u32>) -> u32 {
+    if sys.is_terminal(c) {
         return 0;
     }
     let mut key: Vec<u32> = c.stack_nodes().iter().map(|&s| s * 2 + u32::from(c.head(s) != NONE)).collect();
@@ -127,11 +134,10 @@ fn best_future(c: &Configuration, gold: &impl Reference, memo: &mut HashMap<Vec<
     }
     let before = correct_arcs(c, gold);
     let mut best = 0;
-    for t in all_legal(c) {
-        let mut next = c.clone();
-        next.apply(t);
+    for t in all_legal(sys, c) {
+        let next = after(sys, c, t);
         let gain = correct_arcs(&next, gold) - before;
-        best = best.max(gain + best_future(&next, gold, memo));
+        best = best.max(gain + best_future(sys, &next, gold, memo));
     }
     memo.insert(key, best);
     best
@@ -139,14 +145,14 @@ fn best_future(c: &Configuration, gold: &impl Reference, memo: &mut HashMap<Vec<
 
 /// The loss of the best tree reachable from `c`: annotated arcs that will be missing (or
 /// wrongly labelled) at the end.
-fn best_loss(c: &Configuration, gold: &impl Reference, memo: &mut HashMap<Vec<u32>, u32>) -> u32 {
-    gold.annotated() - correct_arcs(c, gold) - best_future(c, gold, memo)
+fn best_loss(sys: System, c: &Configuration, gold: &impl Reference, memo: &mut HashMap<Vec<u32>, u32>) -> u32 {
+    gold.annotated() - correct_arcs(c, gold) - best_future(sys, c, gold, memo)
 }
 
-fn check(n: usize, seed: u64, steps: usize) -> Result<(), TestCaseError> {
+fn check(sys: System, n: usize, seed: u64, steps: usize) -> Result<(), TestCaseError> {
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let gold = random_tree(n, &mut rng);
-    check_against(&gold, &gold, steps, &mut rng)
+    check_against(sys, &gold, &gold, steps, &mut rng)
 }
 
 /// A random partial annotation of a random projective tree: each head hidden with probability
@@ -165,18 +171,26 @@ fn random_partial(n: usize, hide_head: f64, hide_label: f64, rng: &mut ChaCha8Rn
     partial
 }
 
-fn check_partial(n: usize, seed: u64, steps: usize, hide_head: f64, hide_label: f64) -> Result<(), TestCaseError> {
+fn check_partial(
+    sys: System,
+    n: usize,
+    seed: u64,
+    steps: usize,
+    hide_head: f64,
+    hide_label: f64,
+) -> Result<(), TestCaseError> {
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let reference = random_partial(n, hide_head, hide_label, &mut rng);
     let heads: Vec<Option<usize>> = reference.heads[1..].iter().map(|h| h.map(|h| h as usize)).collect();
     let gold = GoldTree::partial(&heads, &reference.labels[1..]);
     prop_assert_eq!(gold.annotated() as u32, reference.annotated());
-    check_against(&gold, &reference, steps, &mut rng)
+    check_against(sys, &gold, &reference, steps, &mut rng)
 }
 
 /// Walks `steps` random legal transitions from the initial configuration, then compares every
 /// legal transition's cost under `gold` with exhaustive search against `reference`.
 fn check_against(
+    sys: System,
     gold: &GoldTree,
     reference: &(impl Reference + std::fmt::Debug),
     steps: usize,
@@ -185,23 +199,22 @@ fn check_against(
     let n = gold.len();
     let mut c = Configuration::new(n);
     for _ in 0..steps {
-        let legal = all_legal(&c);
+        let legal = all_legal(sys, &c);
         if legal.is_empty() {
             break;
         }
-        c.apply(legal[rng.gen_range(0..legal.len())]);
+        sys.apply(&mut c, legal[rng.gen_range(0..legal.len())]);
     }
-    if c.is_terminal() {
+    if sys.is_terminal(&c) {
         return Ok(());
     }
     let mut memo = HashMap::new();
-    let loss = best_loss(&c, reference, &mut memo);
+    let loss = best_loss(sys, &c, reference, &mut memo);
     let mut zero = 0;
-    for t in all_legal(&c) {
-        let mut next = c.clone();
-        next.apply(t);
-        let exhaustive = best_loss(&next, reference, &mut memo) - loss;
-        let oracle = cost(&c, gold, t);
+    for t in all_legal(sys, &c) {
+        let next = after(sys, &c, t);
+        let exhaustive = best_loss(sys, &next, reference, &mut memo) - loss;
+        let oracle = sys.cost(&c, gold, t);
         prop_assert_eq!(oracle, exhaustive, "transition {:?} in {:?} for gold {:?}", t, c, reference);
         zero += usize::from(oracle == 0);
     }
@@ -213,8 +226,13 @@ proptest! {
     #![proptest_config(ProptestConfig::with_cases(2000))]
 
     #[test]
-    fn dynamic_oracle_costs_match_exhaustive_search(n in 1usize..=8, seed in any::<u64>(), steps in 0usize..16) {
-        check(n, seed, steps)?;
+    fn arc_eager_costs_match_exhaustive_search(n in 1usize..=8, seed in any::<u64>(), steps in 0usize..16) {
+        check(System::ArcEager, n, seed, steps)?;
+    }
+
+    #[test]
+    fn arc_hybrid_costs_match_exhaustive_search(n in 1usize..=8, seed in any::<u64>(), steps in 0usize..20) {
+        check(System::ArcHybrid, n, seed, steps)?;
     }
 }
 
@@ -228,21 +246,34 @@ proptest! {
     #![proptest_config(ProptestConfig::with_cases(3000))]
 
     #[test]
-    fn dynamic_oracle_costs_match_exhaustive_search_on_partial_trees(
+    fn arc_eager_costs_match_exhaustive_search_on_partial_trees(
         n in 1usize..=8,
         seed in any::<u64>(),
         steps in 0usize..16,
         hide_head in hide_probability(),
         hide_label in hide_probability(),
     ) {
-        check_partial(n, seed, steps, hide_head, hide_label)?;
+        check_partial(System::ArcEager, n, seed, steps, hide_head, hide_label)?;
+    }
+
+    #[test]
+    fn arc_hybrid_costs_match_exhaustive_search_on_partial_trees(
+        n in 1usize..=8,
+        seed in any::<u64>(),
+        steps in 0usize..20,
+        hide_head in hide_probability(),
+        hide_label in hide_probability(),
+    ) {
+        check_partial(System::ArcHybrid, n, seed, steps, hide_head, hide_label)?;
     }
 }
 
 #[test]
 fn the_initial_configuration_of_every_small_tree_has_zero_cost_transitions() {
-    for seed in 0..200 {
-        check(1 + (seed as usize % 8), seed, 0).unwrap();
+    for sys in System::ALL {
+        for seed in 0..200 {
+            check(sys, 1 + (seed as usize % 8), seed, 0).unwrap();
+        }
     }
 }
 
@@ -252,6 +283,12 @@ fn the_initial_configuration_of_every_small_tree_has_zero_cost_transitions() {
 /// unannotated, have configurations where no transition costs nothing.)
 #[test]
 fn every_small_completable_partial_tree_has_exact_costs_everywhere() {
+    for sys in System::ALL {
+        every_small_completable_partial_tree(sys);
+    }
+}
+
+fn every_small_completable_partial_tree(sys: System) {
     let label = Label::from_index(1);
     for n in 1..=4usize {
         let values: Vec<Option<usize>> = std::iter::once(None).chain((0..=n).map(Some)).collect();
@@ -273,21 +310,20 @@ fn every_small_completable_partial_tree_has_exact_costs_everywhere() {
             let gold = GoldTree::partial(&heads, &labels);
             let mut todo = vec![Configuration::new(n)];
             while let Some(c) = todo.pop() {
-                if c.is_terminal() {
+                if sys.is_terminal(&c) {
                     continue;
                 }
                 let mut memo = HashMap::new();
-                let loss = best_loss(&c, &reference, &mut memo);
+                let loss = best_loss(sys, &c, &reference, &mut memo);
                 let mut zero = 0;
-                for t in all_legal(&c) {
-                    let mut next = c.clone();
-                    next.apply(t);
-                    let exhaustive = best_loss(&next, &reference, &mut memo) - loss;
-                    assert_eq!(cost(&c, &gold, t), exhaustive, "{t:?} in {c:?} for {heads:?}");
+                for t in all_legal(sys, &c) {
+                    let next = after(sys, &c, t);
+                    let exhaustive = best_loss(sys, &next, &reference, &mut memo) - loss;
+                    assert_eq!(sys.cost(&c, &gold, t), exhaustive, "{sys}: {t:?} in {c:?} for {heads:?}");
                     zero += usize::from(exhaustive == 0);
                     todo.push(next);
                 }
-                assert!(zero > 0, "empty zero-cost set in {c:?} for {heads:?}");
+                assert!(zero > 0, "{sys}: empty zero-cost set in {c:?} for {heads:?}");
             }
         }
     }

@@ -475,6 +475,9 @@ pub enum ErrorKind {
     MisplacedComment,
     #[error("sentence without any word")]
     NoWords,
+    /// Pseudo-projective lifting refused the tree (a DEPREL with its marks `↑` or `↓`).
+    #[error("cannot projectivize the tree: {0}")]
+    Unliftable(String),
 }
 
 impl ErrorKind {

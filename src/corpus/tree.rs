@@ -1,6 +1,6 @@
 //! Checks on gold trees: complete heads, no cycles, number of root dependents, projectivity;
 //! and the same for partial annotations, in which some HEAD are `_` (words whose arc the
-//! annotator left alone, see [`crate::transition::oracle::GoldTree::partial`]).
+//! annotator left alone, see [`crate::transition::GoldTree::partial`]).
 //!
 //! Training and evaluation need well-formed gold trees; parse input does not (its HEAD may be
 //! `_`). This module only inspects head vectors; it never changes a sentence.
@@ -118,7 +118,7 @@ pub fn is_projective(heads: &[usize]) -> bool {
 /// a full tree this is [`is_projective`] (on an acyclic one); a cycle among the annotated arcs
 /// makes it false.
 ///
-/// This is what the arc-eager parser, and so the dynamic oracle, needs: by arc decomposition
+/// This is what both transition systems, and so their dynamic oracles, need: by arc decomposition
 /// (Goldberg & Nivre 2012, Section 3.2) a set of arcs is buildable as a whole if it can be
 /// extended to a projective tree. It is more than the annotated arcs not crossing each other:
 /// with 1 ← 2 and 1 → 3 annotated and word 2 not, no two arcs cross, but word 2 can only hang

@@ -11,7 +11,7 @@ pub enum ClassOrder {
     /// The classes' own indices (transition indices for a parser, tag indices for a tagger).
     #[default]
     Index,
-    /// A parser's score order ([`crate::transition::arc_eager::Transition::score_position`]), in which the
+    /// A parser's score order ([`crate::transition::Transition::score_position`]), in which the
     /// legal transitions of a configuration form a prefix that can be scored alone.
     Score,
 }

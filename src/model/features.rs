@@ -5,15 +5,27 @@
 //! Token attributes are hashed once per sentence ([`encode_sentence`]); each template instance
 //! is then a few integer mixes of those hashes into one 64-bit feature ([`Extractor::extract`]),
 //! written into a reused buffer, so extraction never allocates. The set is versioned
-//! ([`FEATURE_SET`]): a model records the version it was trained with. This module reads
+//! ([`feature_set`]): a model records the version it was trained with. This module reads
 //! configurations; it knows nothing of weights.
+//!
+//! The templates were written for arc-eager, where the stack top may have a head and arcs
+//! join the stack top and the buffer front. In arc-hybrid, stack words never have a head and
+//! RIGHT-ARC joins the two top stack words, so for it the templates of the stack top's head
+//! and grandparent read the second and third stack words instead, and the three that would
+//! read the stack top's (always absent) label read the second stack word's rightmost
+//! dependent and its distance to the stack top.
 
 use crate::base::hash::{combine, hash_str, mix};
 use crate::corpus::{Column, Sentence};
-use crate::transition::arc_eager::{Configuration, NONE};
+use crate::transition::{Configuration, System, NONE};
 
-/// Name and version of the template set; stored in models and checked on load.
-pub const FEATURE_SET: &str = "zhang-nivre-2011+ud/1";
+/// Name and version of the template set for `system`; stored in models and checked on load.
+pub fn feature_set(system: System) -> &'static str {
+    match system {
+        System::ArcEager => "zhang-nivre-2011+ud/1",
+        System::ArcHybrid => "zhang-nivre-2011+ud+hybrid/1",
+    }
+}
 
 /// Hashed attributes of one token (or of the root, or of an absent position).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -103,12 +115,7 @@ fn distance_bucket(d: u32) -> u64 {
 #[derive(Debug)]
 pub struct Extractor {
     feats: [u64; FEATURES_PER_CONFIGURATION],
-}
-
-impl Default for Extractor {
-    fn default() -> Self {
-        Extractor::new()
-    }
+    hybrid: bool,
 }
 
 /// Number of features every configuration yields (one per template instance).
@@ -120,9 +127,9 @@ pub const FEATURES_PER_CONFIGURATION: usize = 88;
 pub const BUFFER_FEATURES: usize = 16;
 
 impl Extractor {
-    /// A new extractor.
-    pub fn new() -> Extractor {
-        Extractor { feats: [0; FEATURES_PER_CONFIGURATION] }
+    /// An extractor for configurations of `system`.
+    pub fn new(system: System) -> Extractor {
+        Extractor { feats: [0; FEATURES_PER_CONFIGURATION], hybrid: system == System::ArcHybrid }
     }
 
     /// The features of `c` over a sentence with attributes `attrs` (from [`encode_sentence`]).
@@ -144,8 +151,14 @@ impl Extractor {
         let n1n = opt(c.buffer(1));
         let n2n = opt(c.buffer(2));
         let head_of = |n: u32| if n == NONE { NONE } else { c.head(n) };
-        let s0hn = head_of(s0n);
-        let s0h2n = head_of(s0hn);
+        // In arc-hybrid, the node that RIGHT-ARC would make the stack top's head, and the one
+        // below it (see the module comment).
+        let (s0hn, s0h2n) = if self.hybrid {
+            (s1n, opt(c.stack(2)))
+        } else {
+            let h = head_of(s0n);
+            (h, head_of(h))
+        };
         let label_of = |n: u32| -> u64 {
             if n == NONE || c.head(n) == NONE {
                 0x5ee1_da7a_0000_0004
@@ -170,6 +183,8 @@ impl Extractor {
         let (s0lt, s0l2t, s0rt, s0r2t) = (at(s0l), at(s0l2), at(s0r), at(s0r2));
         let (n0lt, n0l2t) = (at(n0l), at(n0l2));
         let dist = if s0n != NONE && n0n != NONE { distance_bucket(n0n - s0n) } else { 10 };
+        let s1r = if self.hybrid && s1n != NONE { c.right(s1n).outer } else { NONE };
+        let s1_dist = if self.hybrid && s1n != NONE && s0n != NONE { distance_bucket(s0n - s1n) } else { 10 };
         let set = |bits: u128| mix(bits as u64) ^ mix((bits >> 64) as u64 ^ 0x9e37_79b9);
 
         // Each template: its id (hashed in, so ids never change) and up to three values.
@@ -234,7 +249,11 @@ impl Extractor {
         // Unigrams of heads, children and labels.
         push(40, &[s0h.form]);
         push(41, &[s0h.tag]);
-        push(42, &[label_of(s0n)]);
+        if self.hybrid {
+            push(42, &[s1.tag, at(s1r).tag, s0.tag]);
+        } else {
+            push(42, &[label_of(s0n)]);
+        }
         push(43, &[s0lt.form]);
         push(44, &[s0lt.tag]);
         push(45, &[label_of(s0l)]);
@@ -247,7 +266,11 @@ impl Extractor {
         // Third order.
         push(52, &[s0h2.form]);
         push(53, &[s0h2.tag]);
-        push(54, &[label_of(s0hn)]);
+        if self.hybrid {
+            push(54, &[s1.tag, s0.tag, s1_dist]);
+        } else {
+            push(54, &[label_of(s0hn)]);
+        }
         push(55, &[s0l2t.form]);
         push(56, &[s0l2t.tag]);
         push(57, &[label_of(s0l2)]);
@@ -279,7 +302,11 @@ impl Extractor {
         push(85, &[s1.tag, s0.tag, n0.tag]);
         push(86, &[s0.lemma, n0.lemma]);
         push(87, &[s0.upos, n0.upos, dist]);
-        push(88, &[label_of(s0n), s0.tag, n0.tag]);
+        if self.hybrid {
+            push(88, &[label_of(s1r), s1.tag, s0.tag]);
+        } else {
+            push(88, &[label_of(s0n), s0.tag, n0.tag]);
+        }
 
         debug_assert_eq!(next, FEATURES_PER_CONFIGURATION);
         &self.feats
@@ -298,20 +325,24 @@ mod tests {
 
     #[test]
     fn extraction_has_fixed_arity_and_varies_with_configuration() {
+        use crate::base::label::Label;
+        use crate::transition::{Transition, TransitionSystem};
         let attrs =
             vec![ROOT_ATTRS, token_attrs("The", "the", "DET", "DT", "_"), token_attrs("dog", "dog", "NOUN", "NN", "_")];
-        let mut c = Configuration::new(2);
-        let mut x = Extractor::new();
-        let a = x.extract(&c, &attrs).to_vec();
-        assert_eq!(a.len(), FEATURES_PER_CONFIGURATION);
-        c.apply(crate::transition::arc_eager::Transition::Shift);
-        let b = x.extract(&c, &attrs).to_vec();
-        assert_eq!(a[0], b[0], "bias is constant");
-        assert_ne!(a, b);
-        // LEFT-ARC changes the stack, not the buffer.
-        c.apply(crate::transition::arc_eager::Transition::LeftArc(crate::base::label::Label::from_index(1)));
-        let d = x.extract(&c, &attrs).to_vec();
-        assert_eq!(b[..BUFFER_FEATURES], d[..BUFFER_FEATURES]);
-        assert_ne!(b[BUFFER_FEATURES..], d[BUFFER_FEATURES..]);
+        for system in System::ALL {
+            let mut c = Configuration::new(2);
+            let mut x = Extractor::new(system);
+            let a = x.extract(&c, &attrs).to_vec();
+            assert_eq!(a.len(), FEATURES_PER_CONFIGURATION);
+            system.apply(&mut c, Transition::Shift);
+            let b = x.extract(&c, &attrs).to_vec();
+            assert_eq!(a[0], b[0], "bias is constant");
+            assert_ne!(a, b);
+            // LEFT-ARC changes the stack, not the buffer.
+            system.apply(&mut c, Transition::LeftArc(Label::from_index(1)));
+            let d = x.extract(&c, &attrs).to_vec();
+            assert_eq!(b[..BUFFER_FEATURES], d[..BUFFER_FEATURES], "{system}");
+            assert_ne!(b[BUFFER_FEATURES..], d[BUFFER_FEATURES..], "{system}");
+        }
     }
 }

@@ -1,16 +1,19 @@
 //! Models: a trained model in memory ([`Model`], as training produces it, with its provenance
 //! [`TrainingInfo`]), and what a model is made of and stored as. [`Model`] knows nothing of
-//! its file format: [`file`] writes it and maps it back.
+//! its file format: [`mod@file`] writes it and maps it back.
 //!
 //! - [`features`]: Zhang & Nivre (2011) feature templates hashed to 64 bits;
 //! - [`tagger`]: the part-of-speech tagger for tokenized text;
-//! - [`file`]: the immutable, memory-mapped model file and its weight table;
+//! - [`mod@file`]: the immutable, memory-mapped model file and its weight table;
 //! - [`registry`]: the directory of model files a daemon serves from.
 
 pub mod features;
 pub mod file;
 pub mod registry;
 pub mod tagger;
+
+use crate::transition::projective::Scheme;
+use crate::transition::{Encoding, System};
 
 use serde::{Deserialize, Serialize};
 
@@ -57,7 +60,11 @@ pub struct TrainingInfo {
 /// A trained parser model.
 #[derive(Debug, Clone)]
 pub struct Model {
-    /// Template set the weights belong to ([`crate::model::features::FEATURE_SET`]).
+    /// The transition system the weights score.
+    pub system: System,
+    /// The pseudo-projective encoding its labels carry, if trained with one.
+    pub projective: Option<Scheme>,
+    /// Template set the weights belong to ([`crate::model::features::feature_set`]).
     pub feature_set: String,
     /// Label inventory; index 0 is the root label.
     pub labels: LabelSet,
@@ -76,4 +83,11 @@ pub struct Model {
     pub temperature: f32,
     /// Post-hoc map from raw to calibrated arc confidence, fitted on dev.
     pub arc_calibration: Option<Isotonic>,
+}
+
+impl Model {
+    /// How its transitions encode trees.
+    pub fn encoding(&self) -> Encoding {
+        Encoding { system: self.system, projective: self.projective }
+    }
 }

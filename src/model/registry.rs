@@ -19,7 +19,7 @@
 //!   [`crate::retrain`]).
 //!
 //! This module owns that directory's contents; it must not decide when a model is promoted
-//! (the retraining gate does) or when the daemon switches (the daemon polls [`Registry::current`]).
+//! (the retraining gate does) or when the daemon switches (the daemon polls [`Registry::current_name`]).
 
 use std::fs::{self, File};
 use std::io::{self, Read, Write};

@@ -25,7 +25,7 @@ pub struct Steps {
     pub write_confidence: bool,
     /// With `write_confidence`, also mark `LowConf=Yes` in MISC on the words whose arc
     /// confidence is below this: the arcs an annotator should look at (partial annotation
-    /// leaves the others `_`, see [`crate::transition::oracle::GoldTree::partial`]).
+    /// leaves the others `_`, see [`crate::transition::GoldTree::partial`]).
     pub mark_below: Option<f32>,
 }
 

@@ -5,7 +5,7 @@
 //! - [`parser`]: greedy parsing of sentences with a model;
 //! - [`annotate`]: tagging and parsing of one sentence, as a model file says;
 //! - [`pipeline`]: streaming, multi-threaded, order-preserving parsing of files;
-//! - [`bench`]: in-memory parse-speed measurement.
+//! - [`mod@bench`]: in-memory parse-speed measurement.
 
 pub mod annotate;
 pub mod bench;

@@ -1,5 +1,5 @@
-//! Greedy parsing: at each step the highest-scoring legal transition, until the buffer is
-//! empty. A [`Parser`] owns every buffer it needs and reuses it from sentence to sentence, so
+//! Greedy parsing: at each step the highest-scoring legal transition, until the configuration
+//! is terminal; then the tree is completed and, for a pseudo-projective model, lowered. A [`Parser`] owns every buffer it needs and reuses it from sentence to sentence, so
 //! parsing allocates nothing per sentence once the buffers have grown. This module applies a
 //! model; it does not train one.
 
@@ -12,7 +12,8 @@ use crate::learn::perceptron::argmax;
 use crate::learn::scorer::{ClassOrder, Scorer};
 use crate::model::features::{encode_sentence, Extractor, TokenAttrs, BUFFER_FEATURES};
 use crate::model::file::{ModelFile, TableView};
-use crate::transition::arc_eager::{Configuration, Legal, Transition};
+use crate::transition::projective::{parse_mark, Lowerer, Mark, Scheme};
+use crate::transition::{Configuration, Encoding, Legal, System, Transition, TransitionSystem};
 
 /// The transition scores of one configuration, read through the class order of the weights
 /// ([`ClassOrder`]): in score order only the prefix that holds the legal transitions is
@@ -178,8 +179,20 @@ fn max_of(xs: &[f32]) -> f32 {
     lanes.into_iter().chain(tail.iter().copied()).fold(f32::NEG_INFINITY, f32::max)
 }
 
+/// What each label of `labels` says about its arc under a pseudo-projective encoding, with
+/// the labels it names looked up (training interns every base and head label it encodes, so
+/// `fallback` is only for a label set that does not come from it).
+fn marks(labels: &LabelSet, fallback: Label) -> Vec<Mark<Label>> {
+    (0..labels.len())
+        .map(|i| parse_mark(labels.name(Label::from_index(i))).map(|name| labels.get(name).unwrap_or(fallback)))
+        .collect()
+}
+
 /// A greedy parser over borrowed weights, with its reusable scratch space.
 pub struct Parser<'m, S: Scorer> {
+    system: System,
+    /// With a pseudo-projective model: its scheme, each label's mark, and the work space.
+    lowering: Option<(Scheme, Vec<Mark<Label>>, Lowerer)>,
     weights: S,
     labels: &'m LabelSet,
     fallback: Label,
@@ -205,21 +218,25 @@ impl<'m> Parser<'m, TableView<'m>> {
     /// A parser for a model file.
     pub fn new(model: &'m ModelFile) -> Self {
         let meta = model.meta();
-        Parser::from_parts(model.weights(), &meta.labels, meta.fallback).with_morphology(meta.morphology)
+        Parser::from_parts(model.encoding(), model.weights(), &meta.labels, meta.fallback)
+            .with_morphology(meta.morphology)
     }
 }
 
 impl<'m, S: Scorer> Parser<'m, S> {
-    /// A parser for any weights, as during training.
-    pub fn from_parts(weights: S, labels: &'m LabelSet, fallback: Label) -> Self {
+    /// A parser for any weights of a model with `encoding`, as during training.
+    pub fn from_parts(encoding: Encoding, weights: S, labels: &'m LabelSet, fallback: Label) -> Self {
+        let system = encoding.system;
         Parser {
+            system,
+            lowering: encoding.projective.map(|scheme| (scheme, marks(labels, fallback), Lowerer::new())),
             labels,
             fallback,
             morphology: true,
             temperature: None,
             calibration: None,
             config: Configuration::new(0),
-            extractor: Extractor::new(),
+            extractor: Extractor::new(system),
             scores: TransitionScores::new(&weights, labels.len()),
             weights,
             attrs: Vec::new(),
@@ -259,25 +276,21 @@ impl<'m, S: Scorer> Parser<'m, S> {
         self.arc_confidence.clear();
         self.arc_confidence.resize(n + 1, 0.0);
         self.log_tree_prob = 0.0;
-        while !self.config.is_terminal() {
+        let system = self.system;
+        while !system.is_terminal(&self.config) {
             let feats = self.extractor.extract(&self.config, attrs);
-            let legal = self.config.legal();
+            let legal = system.legal(&self.config);
             self.scores.score(&self.weights, feats, &legal);
-            // The buffer is not empty, so SHIFT at least is legal.
+            // Neither system has a dead end: something is legal.
             let t = self.scores.best(&legal).unwrap_or(Transition::Shift);
             if let Some(temperature) = self.temperature {
                 let p = self.scores.probability(&legal, t, temperature);
                 self.log_tree_prob += f64::from(p).ln();
-                let attached = match t {
-                    Transition::LeftArc(_) => self.config.stack(0),
-                    Transition::RightArc(_) => self.config.buffer(0),
-                    _ => None,
-                };
-                if let Some(w) = attached {
+                if let Some(w) = system.attached(&self.config, t) {
                     self.arc_confidence[w as usize] = p;
                 }
             }
-            self.config.apply(t);
+            system.apply(&mut self.config, t);
         }
         if let Some(iso) = self.calibration {
             for c in self.arc_confidence.iter_mut().skip(1) {
@@ -286,7 +299,10 @@ impl<'m, S: Scorer> Parser<'m, S> {
         }
         // Words attached by `finish` below have raw confidence 0 (no transition vouched for
         // them); the calibrator above maps that to how often such words are right.
-        self.repaired += self.config.finish(self.fallback, &mut self.heads, &mut self.arc_labels);
+        self.repaired += system.finish(&self.config, self.fallback, &mut self.heads, &mut self.arc_labels);
+        if let Some((scheme, marks, lowerer)) = &mut self.lowering {
+            lowerer.lower(&mut self.heads, &mut self.arc_labels, |l| marks[l.index()], *scheme);
+        }
     }
 
     /// Parses `sent` and writes HEAD and DEPREL of its words.
@@ -325,7 +341,7 @@ impl<'m, S: Scorer> Parser<'m, S> {
     }
 
     /// Words so far that the transition sequence left without a head and
-    /// [`Configuration::finish`] attached.
+    /// [`Configuration::complete`] attached.
     pub fn repaired(&self) -> usize {
         self.repaired
     }

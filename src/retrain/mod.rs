@@ -7,7 +7,7 @@
 //!    out, for ever the same sentences, so that no candidate ever trains on it;
 //! 3. trains with the dynamic oracle and exploration on `retrain.base` plus the rest of the
 //!    annotations, partial ones included (only their annotated arcs cost anything, see
-//!    [`crate::transition::oracle::GoldTree::partial`]), with the serving model's learner, exploration
+//!    [`crate::transition::GoldTree::partial`]), with the serving model's learner, exploration
 //!    settings, seed, storage precision and number of epochs (its best epoch: the held-out
 //!    file is not used to choose an epoch, so that the gate that reads it is not biased
 //!    towards the candidate);
@@ -387,6 +387,7 @@ pub fn run_cycle(
         _ => LearnerKind::Perceptron,
     };
     let opts = TrainOptions {
+        system: current.system(),
         learner,
         oracle: OracleKind::Dynamic,
         epochs: settings.epochs.unwrap_or(meta.info.best_epoch.max(1)),
@@ -401,7 +402,7 @@ pub fn run_cycle(
     };
 
     // Training data: the base treebank, then the annotations that are not held out.
-    let mut set = TrainingSet { morphology, ..TrainingSet::default() };
+    let mut set = TrainingSet { morphology, projective: current.encoding().projective, ..TrainingSet::default() };
     for path in &settings.base {
         for sent in Reader::open(path, Format::from_path(path))? {
             set.add(&sent?, path)?;
@@ -415,6 +416,9 @@ pub fn run_cycle(
             set.add(&a.sentence, &store.segments)?;
         }
     }
+    // The base treebank's lifted labels were kept with this default when the model was trained
+    // with `spoolparse train` (a model file does not record the count).
+    set.strip_rare_encoded_labels(train::DEFAULT_MIN_LIFTED);
     report.annotations_heldout = heldout_annotations.len();
     report.annotations_heldout_arcs = heldout_annotations.iter().map(DevSentence::annotated).sum();
     report.train_sentences = set.sentences.len();
@@ -538,7 +542,7 @@ pub fn run_cycle(
 fn gate_scores(model: &ModelFile, heldout: &[DevSentence], annotations: &[DevSentence]) -> GateScores {
     let score = |dev: &[DevSentence]| -> Scores {
         let weights: TableView<'_> = model.weights();
-        train::evaluate_dev(dev, weights, &model.meta().labels, model.meta().fallback)
+        train::evaluate_dev(model.encoding(), dev, weights, &model.meta().labels, model.meta().fallback)
     };
     let h = score(heldout);
     GateScores {

@@ -16,7 +16,7 @@
 //! the line numbers of its `.error` point into it; its good sentences are stored all the same.
 //!
 //! A sentence is good when every HEAD is a word index or `_` (a partial annotation, see
-//! [`crate::transition::oracle::GoldTree::partial`]), the annotated arcs have no cycle, at most one word
+//! [`crate::transition::GoldTree::partial`]), the annotated arcs have no cycle, at most one word
 //! hangs from the root, and at least one arc is annotated. This module owns these directories;
 //! it must not train or decide anything about models.
 

@@ -1,409 +1,168 @@
-//! The arc-eager transition system (Nivre 2003; Goldberg & Nivre 2012, Section 2.1).
+//! The arc-eager transition system (Nivre 2003; Goldberg & Nivre 2012, Section 2.1) and its
+//! oracles: the static oracle (one canonical transition sequence per gold tree) and the dynamic
+//! oracle's transition costs (Goldberg & Nivre 2012, Figure 4), over full and partial trees.
 //!
-//! A [`Configuration`] is a stack, a buffer and the arcs built so far. Node 0 is the artificial
-//! root: it starts on the stack and is never popped. Beyond the textbook system, node 0 may
-//! take a single dependent (`RIGHT-ARC_root`), and only through the root label, so every parse
-//! has exactly one root word as UD requires. The configuration is terminal when the buffer is
-//! empty; [`Configuration::finish`] then attaches any word left without a head, so the output is
-//! always one well-formed tree. This module owns legality and the effect of transitions; it
-//! knows nothing of gold trees (see `oracle`) or scores.
+//! SHIFT pushes the buffer front; REDUCE pops a stack top that has its head; LEFT-ARC_l
+//! attaches the stack top to the buffer front and pops it; RIGHT-ARC_l attaches the buffer
+//! front to the stack top and pushes it. Beyond the textbook system, node 0 may take a single
+//! dependent (RIGHT-ARC_root), and only through the root label, so every parse has exactly one
+//! root word as UD requires. The configuration is terminal when the buffer is empty;
+//! [`Configuration::complete`] then attaches any word left without a head, so the output is
+//! always one well-formed tree.
 
+use super::config::{Configuration, Legal, Transition, NONE};
+use super::gold::GoldTree;
+use super::TransitionSystem;
 use crate::base::label::Label;
 
-/// Marks "no node" in per-node arrays.
-pub const NONE: u32 = u32::MAX;
+/// The arc-eager system.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ArcEager;
 
-/// An arc-eager transition.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Transition {
-    /// Push the buffer front onto the stack.
-    Shift,
-    /// Pop the stack top, which must already have a head.
-    Reduce,
-    /// Attach the stack top to the buffer front with a label and pop it.
-    LeftArc(Label),
-    /// Attach the buffer front to the stack top with a label and push it.
-    RightArc(Label),
-}
-
-impl Transition {
-    /// Dense class index: 0 SHIFT, 1 REDUCE, then LEFT-ARC/RIGHT-ARC interleaved per label.
+impl TransitionSystem for ArcEager {
     #[inline]
-    pub fn index(self) -> usize {
-        match self {
-            Transition::Shift => 0,
-            Transition::Reduce => 1,
-            Transition::LeftArc(l) => 2 + 2 * l.index(),
-            Transition::RightArc(l) => 3 + 2 * l.index(),
+    fn legal(&self, c: &Configuration) -> Legal {
+        if c.buffer_is_empty() {
+            return Legal::EMPTY;
         }
-    }
-
-    /// Inverse of [`Transition::index`].
-    #[inline]
-    pub fn from_index(i: usize) -> Transition {
-        match i {
-            0 => Transition::Shift,
-            1 => Transition::Reduce,
-            _ if i.is_multiple_of(2) => Transition::LeftArc(Label::from_index((i - 2) / 2)),
-            _ => Transition::RightArc(Label::from_index((i - 3) / 2)),
-        }
-    }
-
-    /// Number of classes for an inventory of `labels` labels (root included).
-    pub fn count(labels: usize) -> usize {
-        2 + 2 * labels
-    }
-
-    /// Position in score order, for an inventory of `labels` labels: SHIFT, RIGHT-ARC per
-    /// label (root first), REDUCE, LEFT-ARC per label. Model files store weights in this order
-    /// because the legal transitions of a configuration are then a prefix of it (see
-    /// [`Legal::score_prefix`]) and the weights of the others need not be read.
-    #[inline]
-    pub fn score_position(self, labels: usize) -> usize {
-        match self {
-            Transition::Shift => 0,
-            Transition::RightArc(l) => 1 + l.index(),
-            Transition::Reduce => 1 + labels,
-            Transition::LeftArc(l) => 2 + labels + l.index(),
-        }
-    }
-
-    /// Inverse of [`Transition::score_position`].
-    #[inline]
-    pub fn from_score_position(pos: usize, labels: usize) -> Transition {
-        match pos {
-            0 => Transition::Shift,
-            _ if pos <= labels => Transition::RightArc(Label::from_index(pos - 1)),
-            _ if pos == labels + 1 => Transition::Reduce,
-            _ => Transition::LeftArc(Label::from_index(pos - labels - 2)),
-        }
-    }
-}
-
-/// Which transitions are legal in a configuration, in a form cheap to test per class.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Legal {
-    pub shift: bool,
-    pub reduce: bool,
-    /// LEFT-ARC with any non-root label.
-    pub left: bool,
-    /// RIGHT-ARC with any non-root label (stack top is a word).
-    pub right: bool,
-    /// RIGHT-ARC_root (stack top is node 0, which has no dependent yet).
-    pub right_root: bool,
-}
-
-impl Legal {
-    /// Whether transition class `i` is legal.
-    #[inline]
-    pub fn allows_index(&self, i: usize) -> bool {
-        match i {
-            0 => self.shift,
-            1 => self.reduce,
-            2 => false,
-            3 => self.right_root,
-            _ if i.is_multiple_of(2) => self.left,
-            _ => self.right,
-        }
-    }
-
-    /// Whether `t` is legal.
-    pub fn allows(&self, t: Transition) -> bool {
-        self.allows_index(t.index())
-    }
-
-    /// Length of the shortest prefix of score order (see [`Transition::score_position`]) that
-    /// holds every legal transition: SHIFT alone, SHIFT and RIGHT-ARC_root below a word, up to
-    /// REDUCE when the stack top has a head (LEFT-ARC is then illegal), everything otherwise.
-    #[inline]
-    pub fn score_prefix(&self, labels: usize) -> usize {
-        if self.left {
-            Transition::count(labels)
-        } else if self.reduce {
-            2 + labels
-        } else if self.right {
-            1 + labels
-        } else if self.right_root {
-            2
-        } else {
-            usize::from(self.shift)
-        }
-    }
-
-    /// True if no transition is legal (terminal configuration).
-    pub fn is_empty(&self) -> bool {
-        !(self.shift || self.reduce || self.left || self.right || self.right_root)
-    }
-
-    /// Every legal transition, for an inventory of `labels` labels.
-    pub fn transitions(&self, labels: usize) -> impl Iterator<Item = Transition> + '_ {
-        (0..Transition::count(labels)).filter(|&i| self.allows_index(i)).map(Transition::from_index)
-    }
-}
-
-/// Per-node dependents on one side, as the feature templates need them.
-#[derive(Debug, Clone, Copy)]
-pub struct Side {
-    /// Outermost dependent so far (leftmost on the left side, rightmost on the right).
-    pub outer: u32,
-    /// The one before it.
-    pub second: u32,
-    /// Number of dependents (valency).
-    pub count: u16,
-    /// Bit set of the labels of the dependents (labels folded modulo 128).
-    pub labels: u128,
-}
-
-impl Side {
-    const EMPTY: Side = Side { outer: NONE, second: NONE, count: 0, labels: 0 };
-
-    fn add(&mut self, dep: u32, label: Label) {
-        self.second = self.outer;
-        self.outer = dep;
-        self.count = self.count.saturating_add(1);
-        self.labels |= 1u128 << (label.index() % 128);
-    }
-}
-
-/// A parser configuration over a sentence of `n` words (nodes `1..=n`, plus root 0).
-#[derive(Debug, Clone)]
-pub struct Configuration {
-    n: u32,
-    stack: Vec<u32>,
-    /// The buffer is `front..=n`; empty when `front > n`.
-    front: u32,
-    heads: Vec<u32>,
-    labels: Vec<Label>,
-    on_stack: Vec<bool>,
-    left: Vec<Side>,
-    right: Vec<Side>,
-    root_child: u32,
-}
-
-impl Configuration {
-    /// The initial configuration for `n` words: stack `[0]`, buffer `1..=n`.
-    pub fn new(n: usize) -> Configuration {
-        let mut c = Configuration {
-            n: 0,
-            stack: Vec::new(),
-            front: 1,
-            heads: Vec::new(),
-            labels: Vec::new(),
-            on_stack: Vec::new(),
-            left: Vec::new(),
-            right: Vec::new(),
-            root_child: NONE,
-        };
-        c.reset(n);
-        c
-    }
-
-    /// Reinitialises for a sentence of `n` words, reusing the allocations.
-    pub fn reset(&mut self, n: usize) {
-        let nodes = n + 1;
-        self.n = n as u32;
-        self.stack.clear();
-        self.stack.push(0);
-        self.front = 1;
-        self.heads.clear();
-        self.heads.resize(nodes, NONE);
-        self.labels.clear();
-        self.labels.resize(nodes, Label::ROOT);
-        self.on_stack.clear();
-        self.on_stack.resize(nodes, false);
-        self.on_stack[0] = true;
-        self.left.clear();
-        self.left.resize(nodes, Side::EMPTY);
-        self.right.clear();
-        self.right.resize(nodes, Side::EMPTY);
-        self.root_child = NONE;
-    }
-
-    /// Number of words.
-    pub fn len(&self) -> usize {
-        self.n as usize
-    }
-
-    /// True for a sentence without words.
-    pub fn is_empty(&self) -> bool {
-        self.n == 0
-    }
-
-    /// The `i`-th stack element from the top (0 = top), if any.
-    #[inline]
-    pub fn stack(&self, i: usize) -> Option<u32> {
-        self.stack.len().checked_sub(i + 1).map(|j| self.stack[j])
-    }
-
-    /// The whole stack, bottom (node 0) first.
-    pub fn stack_nodes(&self) -> &[u32] {
-        &self.stack
-    }
-
-    /// The `i`-th buffer element (0 = front), if any.
-    #[inline]
-    pub fn buffer(&self, i: usize) -> Option<u32> {
-        let k = self.front + i as u32;
-        (k <= self.n).then_some(k)
-    }
-
-    /// True if `node` is still in the buffer.
-    #[inline]
-    pub fn in_buffer(&self, node: u32) -> bool {
-        node >= self.front && node <= self.n
-    }
-
-    /// True if `node` is on the stack.
-    #[inline]
-    pub fn on_stack(&self, node: u32) -> bool {
-        self.on_stack[node as usize]
-    }
-
-    /// Head of `node`, or [`NONE`].
-    #[inline]
-    pub fn head(&self, node: u32) -> u32 {
-        self.heads[node as usize]
-    }
-
-    /// Label of the arc into `node` (meaningful only if it has a head).
-    #[inline]
-    pub fn label(&self, node: u32) -> Label {
-        self.labels[node as usize]
-    }
-
-    /// Left dependents of `node`.
-    #[inline]
-    pub fn left(&self, node: u32) -> &Side {
-        &self.left[node as usize]
-    }
-
-    /// Right dependents of `node`.
-    #[inline]
-    pub fn right(&self, node: u32) -> &Side {
-        &self.right[node as usize]
-    }
-
-    /// The word attached to the root so far, or [`NONE`].
-    pub fn root_child(&self) -> u32 {
-        self.root_child
-    }
-
-    /// True once the buffer is empty.
-    #[inline]
-    pub fn is_terminal(&self) -> bool {
-        self.front > self.n
-    }
-
-    /// The legal transitions.
-    pub fn legal(&self) -> Legal {
-        if self.is_terminal() {
-            return Legal { shift: false, reduce: false, left: false, right: false, right_root: false };
-        }
-        let s = *self.stack.last().unwrap_or(&0);
+        let s = c.stack(0).unwrap_or(0);
         let word_on_top = s != 0;
-        let has_head = word_on_top && self.heads[s as usize] != NONE;
+        let has_head = word_on_top && c.head(s) != NONE;
         Legal {
             shift: true,
             reduce: has_head,
             left: word_on_top && !has_head,
             right: word_on_top,
-            right_root: !word_on_top && self.root_child == NONE,
+            right_root: !word_on_top && c.root_child() == NONE,
         }
     }
 
-    fn attach(&mut self, head: u32, dep: u32, label: Label) {
-        self.heads[dep as usize] = head;
-        self.labels[dep as usize] = label;
-        if head == 0 {
-            self.root_child = dep;
-        } else if dep < head {
-            self.left[head as usize].add(dep, label);
-        } else {
-            self.right[head as usize].add(dep, label);
-        }
-    }
-
-    fn pop(&mut self) -> u32 {
-        let s = self.stack.pop().unwrap_or(0);
-        self.on_stack[s as usize] = false;
-        s
-    }
-
-    fn push_front(&mut self) {
-        let b = self.front;
-        self.front += 1;
-        self.stack.push(b);
-        self.on_stack[b as usize] = true;
-    }
-
-    /// Applies `t`, which must be legal (checked in debug builds).
-    pub fn apply(&mut self, t: Transition) {
-        debug_assert!(self.legal().allows(t), "illegal {t:?}");
+    #[inline]
+    fn apply(&self, c: &mut Configuration, t: Transition) {
+        debug_assert!(self.legal(c).allows(t), "illegal {t:?}");
+        let front = c.buffer(0).unwrap_or(NONE);
         match t {
-            Transition::Shift => self.push_front(),
+            Transition::Shift => c.push_front(),
             Transition::Reduce => {
-                self.pop();
+                c.pop();
             }
             Transition::LeftArc(l) => {
-                let s = self.pop();
-                self.attach(self.front, s, l);
+                let s = c.pop();
+                c.attach(front, s, l);
             }
             Transition::RightArc(l) => {
-                let s = *self.stack.last().unwrap_or(&0);
-                self.attach(s, self.front, l);
-                self.push_front();
+                let s = c.stack(0).unwrap_or(0);
+                c.attach(s, front, l);
+                c.push_front();
             }
         }
     }
 
-    /// Completes a terminal configuration into one tree and returns heads and labels per word
-    /// (index 0 unused), and how many words had to be attached here.
-    ///
-    /// Words without a head are all still on the stack. Each is attached, with label
-    /// `fallback`, to the stack element just below it: the RIGHT-ARC the parser did not make.
-    /// Attaching to a lower stack element never closes a cycle, as a node's descendants are all
-    /// pushed after it. Below node 0, the word becomes the root word if node 0 has none yet, and
-    /// is attached to the root word otherwise.
-    pub fn finish(&self, fallback: Label, heads: &mut Vec<u32>, labels: &mut Vec<Label>) -> usize {
-        heads.clear();
-        heads.extend_from_slice(&self.heads);
-        labels.clear();
-        labels.extend_from_slice(&self.labels);
-        let mut root = self.root_child;
-        let mut repaired = 0;
-        for (i, &w) in self.stack.iter().enumerate().skip(1) {
-            if heads[w as usize] != NONE {
-                continue;
-            }
-            repaired += 1;
-            let below = self.stack[i - 1];
-            let (head, label) = match (below, root) {
-                (0, NONE) => {
-                    root = w;
-                    (0, Label::ROOT)
-                }
-                (0, r) => (r, fallback),
-                (b, _) => (b, fallback),
+    #[inline]
+    fn is_terminal(&self, c: &Configuration) -> bool {
+        c.buffer_is_empty()
+    }
+
+    #[inline]
+    fn attached(&self, c: &Configuration, t: Transition) -> Option<u32> {
+        match t {
+            Transition::LeftArc(_) => c.stack(0),
+            Transition::RightArc(_) => c.buffer(0),
+            _ => None,
+        }
+    }
+
+    fn static_oracle(&self, c: &Configuration, gold: &GoldTree) -> Option<Transition> {
+        static_oracle(c, gold)
+    }
+
+    fn cost(&self, c: &Configuration, gold: &GoldTree, t: Transition) -> u32 {
+        cost(c, gold, t)
+    }
+}
+
+/// The static oracle: the canonical transition for `c` on a path that builds `gold` (Nivre
+/// 2003, as in Algorithm 2 of Goldberg & Nivre 2012). LEFT-ARC and RIGHT-ARC when the gold
+/// tree has the arc, REDUCE as soon as the stack top has its head and no dependents left in the
+/// buffer, SHIFT otherwise. Only meaningful on configurations of the canonical path; `None` when
+/// `c` is terminal, and for a partial tree, which has no canonical path (use [`zero_cost`]).
+fn static_oracle(c: &Configuration, gold: &GoldTree) -> Option<Transition> {
+    if gold.is_partial() {
+        return None;
+    }
+    let b = c.buffer(0)?;
+    let s = c.stack(0).unwrap_or(0);
+    if s != 0 && c.head(s) == NONE && gold.head(s) == b {
+        return Some(Transition::LeftArc(gold.label(s)?));
+    }
+    if gold.head(b) == s {
+        let label = if s == 0 { Label::ROOT } else { gold.label(b)? };
+        return Some(Transition::RightArc(label));
+    }
+    if s != 0 && c.head(s) != NONE && !gold.deps(s).iter().any(|&d| c.in_buffer(d)) {
+        return Some(Transition::Reduce);
+    }
+    Some(Transition::Shift)
+}
+
+/// Can the gold arc from stack node `k` to buffer node `b` still be built? Node 0 can only take
+/// a dependent while it has none; [`NONE`] (no annotated head) is never available.
+#[inline]
+fn stack_head_available(c: &Configuration, k: u32) -> bool {
+    k != NONE && c.on_stack(k) && (k != 0 || c.root_child() == NONE)
+}
+
+/// Annotated dependents of `b` that sit on the stack without a head: arcs a transition that
+/// takes `b` away from them loses.
+#[inline]
+fn headless_stack_deps(c: &Configuration, gold: &GoldTree, b: u32) -> u32 {
+    gold.deps(b).iter().filter(|&&k| c.on_stack(k) && c.head(k) == NONE).count() as u32
+}
+
+/// Annotated dependents of `s` still in the buffer.
+#[inline]
+fn buffer_deps(c: &Configuration, gold: &GoldTree, s: u32) -> u32 {
+    gold.deps(s).iter().filter(|&&k| c.in_buffer(k)).count() as u32
+}
+
+/// The cost of a legal transition `t` in `c` (Figure 4 of Goldberg & Nivre 2012, labeled, with
+/// each annotated arc counted only if it was reachable before `t`; see the module comment).
+///
+/// With `c = (σ|s, b|β, A)`:
+/// - SHIFT loses the arcs between `b` and `s|σ`;
+/// - REDUCE loses the arcs from `s` to `b|β`;
+/// - LEFT-ARC_l loses `s`'s head in `β` and its dependents in `b|β` (and 1 if `b` is the head
+///   but `l` is wrong);
+/// - RIGHT-ARC_l loses `b`'s head in `σ` or `β` and its dependents in `s|σ` (and 1 if `s` is the
+///   head but `l` is wrong); from node 0 it also loses the gold root word if that is in `β`,
+///   since node 0 takes only one dependent.
+///
+/// Only annotated arcs count: a word without an annotated head loses nothing by being attached
+/// anywhere, and a wrong label costs only where the label is annotated.
+fn cost(c: &Configuration, gold: &GoldTree, t: Transition) -> u32 {
+    let s = c.stack(0).unwrap_or(0);
+    let Some(b) = c.buffer(0) else { return 0 };
+    match t {
+        Transition::Shift => u32::from(stack_head_available(c, gold.head(b))) + headless_stack_deps(c, gold, b),
+        Transition::Reduce => buffer_deps(c, gold, s),
+        Transition::LeftArc(l) => {
+            let h = gold.head(s);
+            // `in_buffer(NONE)` is false: an unannotated head costs nothing.
+            let head_cost = if h == b { gold.label_cost(s, l) } else { u32::from(c.in_buffer(h)) };
+            head_cost + buffer_deps(c, gold, s)
+        }
+        Transition::RightArc(l) => {
+            let h = gold.head(b);
+            let head_cost =
+                if h == s { gold.label_cost(b, l) } else { u32::from(c.in_buffer(h) || stack_head_available(c, h)) };
+            let root_cost = if s == 0 {
+                let r = gold.root_child();
+                u32::from(r != b && r != NONE && c.in_buffer(r))
+            } else {
+                0
             };
-            heads[w as usize] = head;
-            labels[w as usize] = label;
+            head_cost + headless_stack_deps(c, gold, b) + root_cost
         }
-        // Words are only left headless on the stack; anything else would be a bug upstream,
-        // but the output must still be a tree.
-        for w in 1..=self.n as usize {
-            if heads[w] == NONE {
-                repaired += 1;
-                if root == NONE {
-                    root = w as u32;
-                    heads[w] = 0;
-                    labels[w] = Label::ROOT;
-                } else {
-                    heads[w] = root;
-                    labels[w] = fallback;
-                }
-            }
-        }
-        repaired
     }
 }
 
@@ -438,34 +197,56 @@ mod tests {
             Transition::Reduce,
         ];
         for t in moves {
-            let legal = c.legal();
+            let legal = ArcEager.legal(&c);
             let prefix = legal.score_prefix(labels);
             for i in 0..Transition::count(labels) {
                 if legal.allows_index(i) {
                     assert!(Transition::from_index(i).score_position(labels) < prefix, "{legal:?}");
                 }
             }
-            c.apply(t);
+            ArcEager.apply(&mut c, t);
         }
     }
 
     #[test]
     fn root_takes_one_dependent() {
         let mut c = Configuration::new(2);
-        assert!(c.legal().right_root);
-        c.apply(Transition::RightArc(Label::ROOT));
-        c.apply(Transition::Reduce);
-        assert!(!c.legal().right_root && c.legal().shift);
+        assert!(ArcEager.legal(&c).right_root);
+        ArcEager.apply(&mut c, Transition::RightArc(Label::ROOT));
+        ArcEager.apply(&mut c, Transition::Reduce);
+        assert!(!ArcEager.legal(&c).right_root && ArcEager.legal(&c).shift);
     }
 
     #[test]
     fn finish_builds_one_tree_from_any_terminal_configuration() {
         let mut c = Configuration::new(3);
         for _ in 0..3 {
-            c.apply(Transition::Shift);
+            ArcEager.apply(&mut c, Transition::Shift);
         }
         let (mut h, mut l) = (Vec::new(), Vec::new());
-        assert_eq!(c.finish(Label::from_index(1), &mut h, &mut l), 3);
+        assert_eq!(ArcEager.finish(&c, Label::from_index(1), &mut h, &mut l), 3);
         assert_eq!(&h[1..], &[0, 1, 2]);
+    }
+
+    #[test]
+    fn static_oracle_builds_small_tree() {
+        let g = GoldTree::small();
+        let mut c = Configuration::new(3);
+        while let Some(t) = static_oracle(&c, &g) {
+            assert_eq!(cost(&c, &g, t), 0, "{t:?}");
+            ArcEager.apply(&mut c, t);
+        }
+        for w in 1..=3 {
+            assert_eq!(c.head(w), g.head(w));
+        }
+    }
+
+    #[test]
+    fn wrong_label_costs_one() {
+        let g = GoldTree::small();
+        let mut c = Configuration::new(3);
+        ArcEager.apply(&mut c, Transition::Shift);
+        assert_eq!(cost(&c, &g, Transition::LeftArc(Label::from_index(2))), 1);
+        assert_eq!(cost(&c, &g, Transition::LeftArc(Label::from_index(1))), 0);
     }
 }

@@ -11,7 +11,7 @@
 //!                   table layout, hyperparameters, training-data fingerprint, dev scores
 //!            SLOTS  the weight table's slots   (see [`table`])
 //!            ROWS   the weight table's rows, classes in the parser's score order
-//!                   ([`crate::transition::arc_eager::Transition::score_position`])
+//!                   ([`crate::transition::Transition::score_position`])
 //!            TAGMETA, TSLOTS, TROWS, T2SLOTS, T2ROWS   optional: the tagger's metadata
 //!                   ([`TaggerMeta`]) and the weight tables of its two passes
 //!            RECIPE optional, JSON [`Recipe`]: the training settings that `META` does not
@@ -40,10 +40,10 @@ use serde::{Deserialize, Serialize};
 
 use crate::base::label::{Label, LabelSet};
 use crate::learn::scorer::{ClassOrder, Scorer};
-use crate::model::features::FEATURE_SET;
+use crate::model::features::feature_set;
 use crate::model::tagger::{TagDict, TagSet, TAGGER_FEATURE_SET};
 use crate::model::{Model, TrainingInfo};
-use crate::transition::arc_eager::Transition;
+use crate::transition::{Encoding, System, Transition};
 pub use table::{Precision, TableLayout, TableView};
 
 /// First bytes of every model file.
@@ -51,8 +51,6 @@ pub const MAGIC: [u8; 8] = *b"SPOOLPM\0";
 /// Version of the layout described above; bump on any incompatible change (7: slots carry a
 /// 28-bit fingerprint and a reach, see [`table`]).
 pub const FORMAT_VERSION: u32 = 7;
-/// Identifies the transition system and its class numbering.
-pub const TRANSITION_SYSTEM: &str = "arc-eager+single-root/1";
 const ENDIAN_MARK: u32 = 0x0102_0304;
 const HEADER_LEN: usize = 32;
 const ENTRY_LEN: usize = 32;
@@ -142,9 +140,9 @@ pub enum FormatError {
     Metadata(String),
     #[error("weight table does not match its layout")]
     Table,
-    #[error("trained with feature set {0:?}, this build extracts {FEATURE_SET:?}")]
-    FeatureSet(String),
-    #[error("transition system {0:?}, this build implements {TRANSITION_SYSTEM:?}")]
+    #[error("trained with feature set {found:?}, this build extracts {expected:?} for its transition system")]
+    FeatureSet { found: String, expected: &'static str },
+    #[error("transition system {0:?}, this build implements arc-eager+single-root/1 and arc-hybrid+single-root/1, each with ;pseudo-projective=head|head+path|path or without")]
     TransitionSystem(String),
 }
 
@@ -273,14 +271,14 @@ pub fn write(model: &Model, path: &Path, opts: WriteOptions) -> Result<Metadata,
     write_with(model, path, opts, Extras::default())
 }
 
-/// [`write`], with a recipe and another file's tagger.
+/// [`fn@write`], with a recipe and another file's tagger.
 pub fn write_with(model: &Model, path: &Path, opts: WriteOptions, extras: Extras) -> Result<Metadata, ModelError> {
     let labels = model.labels.len();
     let built = build_table(&model.weights, opts, ClassOrder::Score, |c| {
         Transition::from_index(c.into()).score_position(labels) as u16
     });
     let meta = Metadata {
-        transition_system: TRANSITION_SYSTEM.to_string(),
+        transition_system: model.encoding().id(),
         feature_set: model.feature_set.clone(),
         labels: model.labels.clone(),
         fallback: model.fallback,
@@ -387,6 +385,8 @@ pub struct ModelFile {
     path: PathBuf,
     sections: Vec<Section>,
     meta: Metadata,
+    /// What `meta.transition_system` names, checked on open.
+    encoding: Encoding,
     slots: Range<usize>,
     rows: Range<usize>,
     /// Tagger metadata and the (slots, rows) ranges of its two passes.
@@ -424,11 +424,11 @@ impl ModelFile {
         }
         let mut meta: Metadata =
             bincode::deserialize(&map[meta_s.range()]).map_err(|e| fmt_err(FormatError::Metadata(e.to_string())))?;
-        if meta.feature_set != FEATURE_SET {
-            return Err(fmt_err(FormatError::FeatureSet(meta.feature_set)));
-        }
-        if meta.transition_system != TRANSITION_SYSTEM {
-            return Err(fmt_err(FormatError::TransitionSystem(meta.transition_system)));
+        let encoding = Encoding::from_id(&meta.transition_system)
+            .ok_or_else(|| fmt_err(FormatError::TransitionSystem(meta.transition_system.clone())))?;
+        let expected = feature_set(encoding.system);
+        if meta.feature_set != expected {
+            return Err(fmt_err(FormatError::FeatureSet { found: meta.feature_set, expected }));
         }
         meta.labels.rebuild_index();
         let tagger = match sections.iter().find(|s| s.tag == TAGMETA).copied() {
@@ -442,7 +442,7 @@ impl ModelFile {
                 let feature_set: String = bincode::deserialize(&map[tm.range()])
                     .map_err(|e| fmt_err(FormatError::Metadata(e.to_string())))?;
                 if feature_set != TAGGER_FEATURE_SET {
-                    return Err(fmt_err(FormatError::FeatureSet(feature_set)));
+                    return Err(fmt_err(FormatError::FeatureSet { found: feature_set, expected: TAGGER_FEATURE_SET }));
                 }
                 let mut tmeta: TaggerMeta = bincode::deserialize(&map[tm.range()])
                     .map_err(|e| fmt_err(FormatError::Metadata(e.to_string())))?;
@@ -461,7 +461,7 @@ impl ModelFile {
             }
         };
         let (slots, rows) = (slots_s.range(), rows_s.range());
-        let model = ModelFile { map, path: path.to_path_buf(), sections, meta, slots, rows, tagger };
+        let model = ModelFile { map, path: path.to_path_buf(), sections, meta, encoding, slots, rows, tagger };
         if TableView::new(&model.map[model.slots.clone()], &model.map[model.rows.clone()], model.meta.table).is_none()
             || model.meta.table.classes as usize != Transition::count(model.meta.labels.len())
             || model.meta.fallback.index() >= model.meta.labels.len()
@@ -493,6 +493,16 @@ impl ModelFile {
     /// The metadata.
     pub fn meta(&self) -> &Metadata {
         &self.meta
+    }
+
+    /// The transition system the model parses with.
+    pub fn system(&self) -> System {
+        self.encoding.system
+    }
+
+    /// How the model's transitions encode trees: its system and pseudo-projective scheme.
+    pub fn encoding(&self) -> Encoding {
+        self.encoding
     }
 
     /// A short identifier of the model's contents: a CRC-32 over every section's tag and

@@ -1,13 +1,12 @@
-//! Oracles for the arc-eager system: the static oracle (one canonical transition sequence per
-//! gold tree) and the dynamic oracle's transition costs (Goldberg & Nivre 2012, Figure 4), over
-//! full gold trees and over partial ones.
+//! Gold trees as the oracles of every transition system read them ([`GoldTree`]), full or
+//! partial, and what makes the dynamic oracles' costs exact on partial trees.
 //!
 //! A cost is the number of gold arcs reachable before a transition and unreachable after it, a
 //! wrong label on an otherwise correct arc counting 1; the zero-cost transitions are the
-//! dynamic oracle's "correct" set. The costs are exact for projective gold trees with a single
-//! root word, including the root restriction of [`crate::transition::arc_eager`] (node 0 takes one
-//! dependent). Tests check them against exhaustive search. This module reads configurations;
-//! it never changes them.
+//! dynamic oracle's "correct" set. Each system computes its costs
+//! ([`crate::transition::TransitionSystem::cost`]); both systems' costs are exact for
+//! projective gold trees with a single root word, and tests check them against exhaustive
+//! search, on full and on partial trees. This module knows no configuration.
 //!
 //! # Partial trees
 //!
@@ -16,7 +15,7 @@
 //! number of annotated arcs it lacks, an annotated arc built with another label than an
 //! annotated one counting 1 too; unannotated words may end up anywhere, or without a head. The
 //! cost of a transition is the difference between the best losses reachable before and after it
-//! (Section 3.1 of the 2012 paper, with this loss), and [`cost`] computes it as for a full tree
+//! (Section 3.1 of the 2012 paper, with this loss), and each system's cost computes it as for a full tree
 //! with every term about an unannotated arc or label left out: the loss still decomposes into
 //! arcs, so the cost is the number of annotated arcs individually reachable before the
 //! transition and not after, provided the arcs individually reachable are reachable together.
@@ -26,7 +25,10 @@
 //! [`crate::corpus::tree::is_projective_partial`], which training checks. Goldberg & Nivre
 //! (2013) discuss training from such partial trees with the dynamic oracle.
 //!
-//! The root restriction needs nothing new. When a root word `r` is annotated, the completion
+//! The argument is about the arc-eager system; arc-hybrid is arc-decomposable too (Goldberg &
+//! Nivre 2013), and the same exhaustive tests check its costs on partial trees.
+//!
+//! For arc-eager, the root restriction needs nothing new. When a root word `r` is annotated, the completion
 //! has it as its only root word, so no annotated arc crosses `0 → r`, as in a full tree: the
 //! arc `0 → r` is reachable while node 0 has no dependent and `r` is in the buffer, and
 //! RIGHT-ARC from node 0 onto another word loses it. When none is annotated, no annotated arc
@@ -39,8 +41,8 @@
 //! 1 ← 2 and 1 → 3 annotated and word 2 not, the arcs do not cross, but each is reachable
 //! alone and not both, and some configurations have no zero-cost transition at all.
 
+use super::config::NONE;
 use crate::base::label::Label;
-use crate::transition::arc_eager::{Configuration, Transition, NONE};
 
 /// A gold tree in the form the oracles need: a full tree, or a partial one in which some words
 /// have no annotated head, or an annotated head but no annotated label.
@@ -79,7 +81,7 @@ impl GoldTree {
     /// annotated (any label is then right; ignored for a word without a head). The arc from
     /// node 0 always carries [`Label::ROOT`], whatever `labels` says for it.
     ///
-    /// The costs of [`cost`] are exact when the annotated arcs can be completed into a
+    /// The oracles' costs are exact when the annotated arcs can be completed into a
     /// projective tree with one root word, which
     /// [`crate::corpus::tree::is_projective_partial`] checks (with at most one word annotated
     /// as attached to 0, as [`crate::corpus::tree::partial_heads`] ensures).
@@ -151,6 +153,23 @@ impl GoldTree {
         self.labels[w as usize]
     }
 
+    /// Every annotated label, in word order.
+    pub fn labels(&self) -> impl Iterator<Item = Label> + '_ {
+        self.labels.iter().flatten().copied()
+    }
+
+    /// Maps every annotated label through `f`, for a renumbered label inventory.
+    pub fn map_labels(&mut self, f: impl Fn(Label) -> Label) {
+        for l in self.labels.iter_mut().flatten() {
+            *l = f(*l);
+        }
+    }
+
+    /// The word annotated as attached to node 0, or [`NONE`].
+    pub fn root_child(&self) -> u32 {
+        self.root_child
+    }
+
     /// Annotated dependents of node `h`.
     pub fn deps(&self, h: u32) -> &[u32] {
         &self.deps[h as usize]
@@ -158,132 +177,16 @@ impl GoldTree {
 
     /// 1 if `l` is wrong for word `w` (a known label that is not `l`), else 0.
     #[inline]
-    fn label_cost(&self, w: u32, l: Label) -> u32 {
+    pub(super) fn label_cost(&self, w: u32, l: Label) -> u32 {
         u32::from(self.label(w).is_some_and(|g| g != l))
     }
 }
 
-/// The static oracle: the canonical transition for `c` on a path that builds `gold` (Nivre
-/// 2003, as in Algorithm 2 of Goldberg & Nivre 2012). LEFT-ARC and RIGHT-ARC when the gold
-/// tree has the arc, REDUCE as soon as the stack top has its head and no dependents left in the
-/// buffer, SHIFT otherwise. Only meaningful on configurations of the canonical path; `None` when
-/// `c` is terminal, and for a partial tree, which has no canonical path (use [`zero_cost`]).
-pub fn static_oracle(c: &Configuration, gold: &GoldTree) -> Option<Transition> {
-    if gold.is_partial() {
-        return None;
-    }
-    let b = c.buffer(0)?;
-    let s = c.stack(0).unwrap_or(0);
-    if s != 0 && c.head(s) == NONE && gold.head(s) == b {
-        return Some(Transition::LeftArc(gold.label(s)?));
-    }
-    if gold.head(b) == s {
-        let label = if s == 0 { Label::ROOT } else { gold.label(b)? };
-        return Some(Transition::RightArc(label));
-    }
-    if s != 0 && c.head(s) != NONE && !gold.deps(s).iter().any(|&d| c.in_buffer(d)) {
-        return Some(Transition::Reduce);
-    }
-    Some(Transition::Shift)
-}
-
-/// Can the gold arc from stack node `k` to buffer node `b` still be built? Node 0 can only take
-/// a dependent while it has none; [`NONE`] (no annotated head) is never available.
-#[inline]
-fn stack_head_available(c: &Configuration, k: u32) -> bool {
-    k != NONE && c.on_stack(k) && (k != 0 || c.root_child() == NONE)
-}
-
-/// Annotated dependents of `b` that sit on the stack without a head: arcs a transition that
-/// takes `b` away from them loses.
-#[inline]
-fn headless_stack_deps(c: &Configuration, gold: &GoldTree, b: u32) -> u32 {
-    gold.deps(b).iter().filter(|&&k| c.on_stack(k) && c.head(k) == NONE).count() as u32
-}
-
-/// Annotated dependents of `s` still in the buffer.
-#[inline]
-fn buffer_deps(c: &Configuration, gold: &GoldTree, s: u32) -> u32 {
-    gold.deps(s).iter().filter(|&&k| c.in_buffer(k)).count() as u32
-}
-
-/// The cost of a legal transition `t` in `c` (Figure 4 of Goldberg & Nivre 2012, labeled, with
-/// each annotated arc counted only if it was reachable before `t`; see the module comment).
-///
-/// With `c = (σ|s, b|β, A)`:
-/// - SHIFT loses the arcs between `b` and `s|σ`;
-/// - REDUCE loses the arcs from `s` to `b|β`;
-/// - LEFT-ARC_l loses `s`'s head in `β` and its dependents in `b|β` (and 1 if `b` is the head
-///   but `l` is wrong);
-/// - RIGHT-ARC_l loses `b`'s head in `σ` or `β` and its dependents in `s|σ` (and 1 if `s` is the
-///   head but `l` is wrong); from node 0 it also loses the gold root word if that is in `β`,
-///   since node 0 takes only one dependent.
-///
-/// Only annotated arcs count: a word without an annotated head loses nothing by being attached
-/// anywhere, and a wrong label costs only where the label is annotated.
-pub fn cost(c: &Configuration, gold: &GoldTree, t: Transition) -> u32 {
-    let s = c.stack(0).unwrap_or(0);
-    let Some(b) = c.buffer(0) else { return 0 };
-    match t {
-        Transition::Shift => u32::from(stack_head_available(c, gold.head(b))) + headless_stack_deps(c, gold, b),
-        Transition::Reduce => buffer_deps(c, gold, s),
-        Transition::LeftArc(l) => {
-            let h = gold.head(s);
-            // `in_buffer(NONE)` is false: an unannotated head costs nothing.
-            let head_cost = if h == b { gold.label_cost(s, l) } else { u32::from(c.in_buffer(h)) };
-            head_cost + buffer_deps(c, gold, s)
-        }
-        Transition::RightArc(l) => {
-            let h = gold.head(b);
-            let head_cost =
-                if h == s { gold.label_cost(b, l) } else { u32::from(c.in_buffer(h) || stack_head_available(c, h)) };
-            let root_cost = if s == 0 {
-                let r = gold.root_child;
-                u32::from(r != b && r != NONE && c.in_buffer(r))
-            } else {
-                0
-            };
-            head_cost + headless_stack_deps(c, gold, b) + root_cost
-        }
-    }
-}
-
-/// Fills `out` with the legal transition classes of `c` (an inventory of `labels` labels) that
-/// cost nothing: the dynamic oracle's set of correct transitions.
-pub fn zero_cost(c: &Configuration, gold: &GoldTree, labels: usize, out: &mut Vec<usize>) {
-    out.clear();
-    out.extend(c.legal().transitions(labels).filter(|&t| cost(c, gold, t) == 0).map(Transition::index));
-}
-
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// "a b c": a <- b -> c, b the root word.
-    fn small() -> GoldTree {
+impl GoldTree {
+    /// "a b c": a <- b -> c, b the root word; the unit tests' tree.
+    pub(super) fn small() -> GoldTree {
         let l = Label::from_index(1);
         GoldTree::new(&[2, 0, 2], &[l, Label::ROOT, l])
-    }
-
-    #[test]
-    fn static_oracle_builds_small_tree() {
-        let g = small();
-        let mut c = Configuration::new(3);
-        while let Some(t) = static_oracle(&c, &g) {
-            assert_eq!(cost(&c, &g, t), 0, "{t:?}");
-            c.apply(t);
-        }
-        for w in 1..=3 {
-            assert_eq!(c.head(w), g.head(w));
-        }
-    }
-
-    #[test]
-    fn wrong_label_costs_one() {
-        let g = small();
-        let mut c = Configuration::new(3);
-        c.apply(Transition::Shift);
-        assert_eq!(cost(&c, &g, Transition::LeftArc(Label::from_index(2))), 1);
-        assert_eq!(cost(&c, &g, Transition::LeftArc(Label::from_index(1))), 0);
     }
 }

@@ -38,7 +38,10 @@ struct ProjectiveArg(Option<Scheme>);
 fn parse_projective(text: &str) -> Result<ProjectiveArg, String> {
     match text {
         "none" => Ok(ProjectiveArg(None)),
-        _ => text.parse().map(|s| ProjectiveArg(Some(s))).map_err(|e| format!("{e} (or none)")),
+        _ => text
+            .parse()
+            .map(|s| ProjectiveArg(Some(s)))
+            .map_err(|_| format!("unknown pseudo-projective scheme {text:?}: head, head+path, path or none")),
     }
 }
 

@@ -75,7 +75,7 @@ run_daemon() { # NAME ENABLED -> prints words/s
     until grep -q 'retraining: a cycle is due' "$d/daemon.log"; do sleep 0.2; done
     sleep 2 # past reading the treebank, into training
   fi
-  mv "$d"/src/*.conllu.zst "$d/spool/incoming/"
+  for f in "$d"/src/*.conllu.zst; do mv -T "$f" "$d/spool/incoming/${f##*/}"; done
   local start end
   start=$(date +%s.%N)
   until [ "$(grep -c 'spoolparse: done ' "$d/daemon.log")" -ge "$copies" ]; do sleep 0.1; done

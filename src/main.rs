@@ -279,6 +279,17 @@ enum ModelsAction {
     },
 }
 
+/// Gives the command-line tools the default SIGPIPE action, as other Unix filters have: with
+/// Rust's default (ignored), `spoolparse eval A B | head -1` panicked on the closed pipe. The
+/// daemon keeps it ignored: a closed pipe must be an error it handles, not its death.
+fn restore_sigpipe() {
+    #[cfg(target_os = "linux")]
+    // SAFETY: resetting a signal's action to its default before any thread starts.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
+}
+
 fn main() {
     let cli = Cli::parse();
     // The daemon logs through `tracing` (journald priorities, timestamps elsewhere); the other
@@ -286,6 +297,8 @@ fn main() {
     let daemon = matches!(cli.command, Command::Daemon { .. });
     if daemon {
         spoolparse::base::logging::init();
+    } else {
+        restore_sigpipe();
     }
     if let Err(e) = run(cli) {
         let message = format!("error: {e:#}");

@@ -350,3 +350,25 @@ fn parse_refuses_a_model_that_fails_its_checksums() {
     let out = common::parse(&damaged, &input, &dir.path().join("out.conllu"), &["--no-verify"]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
 }
+
+/// `spoolparse eval … | head -1` used to panic on the closed pipe ("failed printing to
+/// stdout"); the command-line tools now end as other Unix filters do, killed by SIGPIPE,
+/// with nothing on stderr.
+#[test]
+fn a_closed_stdout_ends_a_command_quietly() {
+    use std::os::unix::process::ExitStatusExt;
+    use std::process::{Command, Stdio};
+    let gold = common::fixture("special.conllu");
+    let gold = gold.to_str().unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_spoolparse"))
+        .args(["eval", gold, gold])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.is_empty(), "{stderr}");
+    assert_eq!(out.status.signal(), Some(libc::SIGPIPE));
+}

@@ -142,8 +142,10 @@ enum Command {
         explore_p: f64,
         #[arg(long, default_value_t = 1)]
         seed: u64,
-        /// Weight precision in the model file.
-        #[arg(long, value_enum, default_value = "f32")]
+        /// Weight precision in the model file. i8 by default: dev LAS within 0.03 of f32 on
+        /// every shared treebank (en_ewt 87.71 / 87.72, el_gdt 86.44 / 86.41, hu_szeged 77.66 /
+        /// 77.63), a file 28% smaller, parsing a few % faster and scaling better on 2 threads.
+        #[arg(long, value_enum, default_value = "i8")]
         quantize: QuantizeArg,
         /// Leave out weights whose absolute value is below this.
         #[arg(long, default_value_t = 0.0)]

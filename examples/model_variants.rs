@@ -29,7 +29,11 @@ fn main() -> anyhow::Result<()> {
     for precision in [Precision::F32, Precision::F16, Precision::I8] {
         for prune in [0.0f32, 0.5, 0.75, 1.0, 1.25] {
             let path = dir.join(format!("{precision:?}-{prune}.model"));
-            spoolparse::model::file::write(&model, &path, WriteOptions { precision, prune_below: prune })?;
+            spoolparse::model::file::write(
+                &model,
+                &path,
+                WriteOptions { precision, prune_below: prune, max_table_bytes: None },
+            )?;
             let t = Instant::now();
             let file = ModelFile::open(&path)?;
             let open_ms = t.elapsed().as_secs_f64() * 1000.0;

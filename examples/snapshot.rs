@@ -51,7 +51,8 @@ fn write(snapshot: &Path, out: &Path, precision: Precision, prune_below: f32) ->
         temperature: s.temperature,
         arc_calibration: s.arc_calibration,
     };
-    let meta = spoolparse::model::file::write(&model, out, WriteOptions { precision, prune_below })?;
+    let meta =
+        spoolparse::model::file::write(&model, out, WriteOptions { precision, prune_below, max_table_bytes: None })?;
     println!("{}: {} weights in {} features", out.display(), meta.weights, meta.features);
     Ok(())
 }

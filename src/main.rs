@@ -150,6 +150,10 @@ enum Command {
         /// Leave out weights whose absolute value is below this.
         #[arg(long, default_value_t = 0.0)]
         prune: f32,
+        /// Prune further, by the smallest threshold at which the parser's weight table fits in
+        /// this many MB (10^6 bytes), so that a parser-only model stays under 10 MB; 0: no bound.
+        #[arg(long, default_value_t = 9.5)]
+        max_table_mb: f64,
         /// Also train a part-of-speech tagger (UPOS and XPOS) for tokenized text; the parser is
         /// then trained without LEMMA and FEATS, which tokenized text does not have.
         #[arg(long)]
@@ -333,6 +337,7 @@ fn run(cli: Cli) -> Result<()> {
             seed,
             quantize,
             prune,
+            max_table_mb,
             tagger,
             jackknife,
             tagger_epochs,
@@ -359,7 +364,8 @@ fn run(cli: Cli) -> Result<()> {
                 seed,
                 rda,
             };
-            let write = WriteOptions { precision: quantize.into(), prune_below: prune };
+            let max_table_bytes = (max_table_mb > 0.0).then_some((max_table_mb * 1e6) as u64);
+            let write = WriteOptions { precision: quantize.into(), prune_below: prune, max_table_bytes };
             let tagger = tagger.then_some(TaggerOptions { epochs: tagger_epochs, jackknife });
             run_train(
                 &train,
@@ -629,6 +635,7 @@ fn run_train(
         rda_lambda: opts.rda.lambda,
         precision: write.precision,
         prune_below: write.prune_below,
+        max_table_bytes: write.max_table_bytes,
     };
     let extras = model_file::Extras { recipe: Some(&recipe), tagger_from: None };
     let meta = model_file::write_with(&model, output, write, extras)
@@ -643,13 +650,14 @@ fn run_train(
         output.display()
     );
     // The dev scores above are those of the full-precision weights: say what was stored scores.
-    if let Some(dev) = prepared.dev.as_deref().filter(|_| write.precision != Precision::F32 || write.prune_below > 0.0)
+    if let Some(dev) =
+        prepared.dev.as_deref().filter(|_| meta.table.precision != Precision::F32 || meta.pruned_below > 0.0)
     {
         let file = ModelFile::open(output)?;
         let s = train::evaluate_dev(file.encoding(), dev, file.weights(), &file.meta().labels, file.meta().fallback);
         eprintln!(
             "as stored ({:?}, pruned below {}): dev UAS {:.2} LAS {:.2} (no punct UAS {:.2} LAS {:.2})",
-            write.precision, write.prune_below, s.uas, s.las, s.uas_no_punct, s.las_no_punct
+            meta.table.precision, meta.pruned_below, s.uas, s.las, s.uas_no_punct, s.las_no_punct
         );
     }
     Ok(())

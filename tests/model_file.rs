@@ -16,7 +16,8 @@ fn fixture_model_bytes(precision: Precision) -> Vec<u8> {
         train(&set, None, &TrainOptions { epochs: 2, ..TrainOptions::default() }, TrainingInfo::default(), &mut |_| {});
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("m.model");
-    spoolparse::model::file::write(&model, &path, WriteOptions { precision, prune_below: 0.0 }).unwrap();
+    spoolparse::model::file::write(&model, &path, WriteOptions { precision, prune_below: 0.0, max_table_bytes: None })
+        .unwrap();
     std::fs::read(path).unwrap()
 }
 
@@ -86,4 +87,42 @@ proptest! {
     fn random_bytes_are_refused(bytes in proptest::collection::vec(any::<u8>(), 0..512)) {
         prop_assert!(parse_header(&bytes).is_err());
     }
+}
+
+/// The bytes of a model file's parser weight table (its SLOTS and ROWS sections).
+fn table_bytes(file: &ModelFile) -> u64 {
+    file.sections().iter().filter(|s| [*b"SLOTS\0\0\0", *b"ROWS\0\0\0\0"].contains(&s.tag)).map(|s| s.len).sum()
+}
+
+/// `max_table_bytes` prunes by the smallest threshold that fits: the table fits, and pruning
+/// at the next smaller weight magnitude would not.
+#[test]
+fn a_size_bound_prunes_by_the_smallest_threshold_that_fits() {
+    let set = load_training(&[common::fixture("special.conllu")]).unwrap();
+    let model =
+        train(&set, None, &TrainOptions { epochs: 2, ..TrainOptions::default() }, TrainingInfo::default(), &mut |_| {});
+    let dir = tempfile::tempdir().unwrap();
+    let write = |name: &str, opts: WriteOptions| {
+        let path = dir.path().join(name);
+        spoolparse::model::file::write(&model, &path, opts).unwrap();
+        ModelFile::open(&path).unwrap()
+    };
+    let opts = WriteOptions { precision: Precision::I8, prune_below: 0.0, max_table_bytes: None };
+    let full = table_bytes(&write("full.model", opts));
+    let bound = full / 2;
+    let bounded = write("bounded.model", WriteOptions { max_table_bytes: Some(bound), ..opts });
+    let threshold = bounded.meta().pruned_below;
+    assert!(
+        table_bytes(&bounded) <= bound && threshold > 0.0,
+        "{} bytes, threshold {threshold}",
+        table_bytes(&bounded)
+    );
+    let below = model
+        .weights
+        .rows()
+        .flat_map(|(_, row)| row.iter().map(|&(_, w)| w.abs()))
+        .filter(|&a| a < threshold)
+        .fold(0.0f32, f32::max);
+    let looser = write("looser.model", WriteOptions { prune_below: below, ..opts });
+    assert!(table_bytes(&looser) > bound, "pruning at {below} would fit too: {threshold} is not the smallest");
 }

@@ -381,6 +381,7 @@ pub fn run_cycle(
         rda_lambda: None,
         precision: meta.table.precision,
         prune_below: meta.pruned_below,
+        max_table_bytes: None,
     });
     let learner = match recipe.learner.as_str() {
         "logistic" => LearnerKind::Logistic,
@@ -473,7 +474,11 @@ pub fn run_cycle(
 
     // Write, install (checked in full, immutable name), then score as stored.
     let tmp = registry.dir().join(format!("candidate.model.tmp{}", std::process::id()));
-    let write = WriteOptions { precision: recipe.precision, prune_below: recipe.prune_below };
+    let write = WriteOptions {
+        precision: recipe.precision,
+        prune_below: recipe.prune_below,
+        max_table_bytes: recipe.max_table_bytes,
+    };
     let extras = Extras { recipe: Some(&recipe), tagger_from: Some(&current) };
     let written = model_file::write_with(&model, &tmp, write, extras);
     let installed = written

@@ -81,6 +81,9 @@ pub struct Recipe {
     pub rda_lambda: Option<f32>,
     pub precision: Precision,
     pub prune_below: f32,
+    /// The bound on the parser's weight table, if any (files written before it have none).
+    #[serde(default)]
+    pub max_table_bytes: Option<u64>,
 }
 
 /// What [`write_with`] adds to a model beyond its own contents.
@@ -248,11 +251,14 @@ pub struct WriteOptions {
     pub precision: Precision,
     /// Leave out weights whose absolute value is below this.
     pub prune_below: f32,
+    /// Prune more, by the smallest threshold that makes the parser's weight table (slots and
+    /// rows) fit in this many bytes; the threshold reached is recorded as `pruned_below`.
+    pub max_table_bytes: Option<u64>,
 }
 
 impl Default for WriteOptions {
     fn default() -> Self {
-        WriteOptions { precision: Precision::F32, prune_below: 0.0 }
+        WriteOptions { precision: Precision::F32, prune_below: 0.0, max_table_bytes: None }
     }
 }
 
@@ -274,9 +280,11 @@ pub fn write(model: &Model, path: &Path, opts: WriteOptions) -> Result<Metadata,
 /// [`fn@write`], with a recipe and another file's tagger.
 pub fn write_with(model: &Model, path: &Path, opts: WriteOptions, extras: Extras) -> Result<Metadata, ModelError> {
     let labels = model.labels.len();
-    let built = build_table(&model.weights, opts, ClassOrder::Score, |c| {
-        Transition::from_index(c.into()).score_position(labels) as u16
-    });
+    let position = |c: u16| Transition::from_index(c.into()).score_position(labels) as u16;
+    let (built, pruned_below) = match opts.max_table_bytes {
+        None => (build_table(&model.weights, opts, ClassOrder::Score, position), opts.prune_below),
+        Some(max) => build_table_within(&model.weights, opts, max, position),
+    };
     let meta = Metadata {
         transition_system: model.encoding().id(),
         feature_set: model.feature_set.clone(),
@@ -285,7 +293,7 @@ pub fn write_with(model: &Model, path: &Path, opts: WriteOptions, extras: Extras
         table: built.layout,
         features: built.features,
         weights: built.weights,
-        pruned_below: opts.prune_below,
+        pruned_below,
         info: model.info.clone(),
         morphology: model.morphology,
         temperature: model.temperature,
@@ -374,6 +382,47 @@ fn build_table(
     let mut built = table::build(pruned.iter().map(|(f, row)| (*f, row.as_slice())), weights.classes(), opts.precision);
     built.layout.order = order;
     built
+}
+
+/// [`build_table`] pruned by the smallest threshold, at least `opts.prune_below`, at which the
+/// slots and rows fit in `max` bytes, and that threshold. The size only shrinks as the
+/// threshold grows, so a bisection over the weights' magnitudes finds it in about 20 builds.
+fn build_table_within(
+    weights: &crate::learn::perceptron::Weights,
+    opts: WriteOptions,
+    max: u64,
+    position: impl Fn(u16) -> u16 + Copy,
+) -> (table::BuiltTable, f32) {
+    let size = |b: &table::BuiltTable| (b.slots.len() + b.rows.len()) as u64;
+    let at = |threshold: f32| {
+        build_table(weights, WriteOptions { prune_below: threshold, ..opts }, ClassOrder::Score, position)
+    };
+    let first = at(opts.prune_below);
+    if size(&first) <= max {
+        return (first, opts.prune_below);
+    }
+    let mut magnitudes: Vec<f32> = weights
+        .rows()
+        .flat_map(|(_, row)| row.iter().map(|&(_, w)| w.abs()))
+        .filter(|&a| a > opts.prune_below)
+        .collect();
+    magnitudes.sort_unstable_by(f32::total_cmp);
+    magnitudes.dedup();
+    // Thresholds `magnitudes[i]` for i >= hi fit; below lo they do not. Past the largest
+    // magnitude every weight is left out.
+    let (mut lo, mut hi) = (0, magnitudes.len());
+    let mut best = None;
+    while lo < hi {
+        let mid = (lo + hi) / 2;
+        let built = at(magnitudes[mid]);
+        if size(&built) <= max {
+            best = Some((built, magnitudes[mid]));
+            hi = mid;
+        } else {
+            lo = mid + 1;
+        }
+    }
+    best.unwrap_or_else(|| (at(f32::INFINITY), f32::INFINITY))
 }
 
 /// Byte ranges of a weight table's slots and rows in the file.

@@ -10,10 +10,16 @@ use spoolparse::model::TrainingInfo;
 use spoolparse::parse::parser::Parser;
 use spoolparse::train::{load_training, train, TrainOptions};
 
-fn fixture_model_bytes(precision: Precision) -> Vec<u8> {
+/// A model trained on the fixture for `epochs`, and its training set.
+fn fixture_trained(epochs: u32) -> (spoolparse::train::TrainingSet, spoolparse::model::Model) {
     let set = load_training(&[common::fixture("special.conllu")]).unwrap();
     let model =
-        train(&set, None, &TrainOptions { epochs: 2, ..TrainOptions::default() }, TrainingInfo::default(), &mut |_| {});
+        train(&set, None, &TrainOptions { epochs, ..TrainOptions::default() }, TrainingInfo::default(), &mut |_| {});
+    (set, model)
+}
+
+fn fixture_model_bytes(precision: Precision) -> Vec<u8> {
+    let (_, model) = fixture_trained(2);
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("m.model");
     spoolparse::model::file::write(&model, &path, WriteOptions { precision, prune_below: 0.0, max_table_bytes: None })
@@ -23,9 +29,7 @@ fn fixture_model_bytes(precision: Precision) -> Vec<u8> {
 
 #[test]
 fn a_written_model_opens_verifies_and_parses_like_the_in_memory_one() {
-    let set = load_training(&[common::fixture("special.conllu")]).unwrap();
-    let model =
-        train(&set, None, &TrainOptions { epochs: 3, ..TrainOptions::default() }, TrainingInfo::default(), &mut |_| {});
+    let (set, model) = fixture_trained(3);
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("m.model");
     let meta = spoolparse::model::file::write(&model, &path, WriteOptions::default()).unwrap();
@@ -98,9 +102,7 @@ fn table_bytes(file: &ModelFile) -> u64 {
 /// at the next smaller weight magnitude would not.
 #[test]
 fn a_size_bound_prunes_by_the_smallest_threshold_that_fits() {
-    let set = load_training(&[common::fixture("special.conllu")]).unwrap();
-    let model =
-        train(&set, None, &TrainOptions { epochs: 2, ..TrainOptions::default() }, TrainingInfo::default(), &mut |_| {});
+    let (_, model) = fixture_trained(2);
     let dir = tempfile::tempdir().unwrap();
     let write = |name: &str, opts: WriteOptions| {
         let path = dir.path().join(name);

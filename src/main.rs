@@ -636,6 +636,7 @@ fn run_train(
         precision: write.precision,
         prune_below: write.prune_below,
         max_table_bytes: write.max_table_bytes,
+        lift_min_count: lifting.map(|l| l.min_count),
     };
     let extras = model_file::Extras { recipe: Some(&recipe), tagger_from: None };
     let meta = model_file::write_with(&model, output, write, extras)

@@ -382,6 +382,7 @@ pub fn run_cycle(
         precision: meta.table.precision,
         prune_below: meta.pruned_below,
         max_table_bytes: None,
+        lift_min_count: None,
     });
     let learner = match recipe.learner.as_str() {
         "logistic" => LearnerKind::Logistic,
@@ -417,9 +418,8 @@ pub fn run_cycle(
             set.add(&a.sentence, &store.segments)?;
         }
     }
-    // The base treebank's lifted labels were kept with this default when the model was trained
-    // with `spoolparse train` (a model file does not record the count).
-    set.strip_rare_encoded_labels(train::DEFAULT_MIN_LIFTED);
+    // As the serving model was trained (its recipe records the count).
+    set.strip_rare_encoded_labels(recipe.lift_min_count.unwrap_or(train::DEFAULT_MIN_LIFTED));
     report.annotations_heldout = heldout_annotations.len();
     report.annotations_heldout_arcs = heldout_annotations.iter().map(DevSentence::annotated).sum();
     report.train_sentences = set.sentences.len();

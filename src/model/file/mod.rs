@@ -84,6 +84,10 @@ pub struct Recipe {
     /// The bound on the parser's weight table, if any (files written before it have none).
     #[serde(default)]
     pub max_table_bytes: Option<u64>,
+    /// Pseudo-projective training: how often an encoded label had to occur to be kept (files
+    /// written before it have none: the default applies).
+    #[serde(default)]
+    pub lift_min_count: Option<usize>,
 }
 
 /// What [`write_with`] adds to a model beyond its own contents.

@@ -365,14 +365,16 @@ fn a_closed_stdout_ends_a_command_quietly() {
     use std::process::{Command, Stdio};
     let gold = common::fixture("special.conllu");
     let gold = gold.to_str().unwrap();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_spoolparse"))
+    // The reading end is closed before the child starts, so its first write always meets a
+    // closed pipe (closing it after the spawn raced a child that wrote everything first).
+    let (reader, writer) = std::io::pipe().unwrap();
+    drop(reader);
+    let out = Command::new(env!("CARGO_BIN_EXE_spoolparse"))
         .args(["eval", gold, gold])
-        .stdout(Stdio::piped())
+        .stdout(writer)
         .stderr(Stdio::piped())
-        .spawn()
+        .output()
         .unwrap();
-    drop(child.stdout.take());
-    let out = child.wait_with_output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.is_empty(), "{stderr}");
     assert_eq!(out.status.signal(), Some(libc::SIGPIPE));

@@ -12,6 +12,7 @@ use spoolparse::base::io::Output;
 use spoolparse::corpus::Format;
 use spoolparse::daemon::config::Config as DaemonConfig;
 use spoolparse::learn::confidence::Reliability;
+use spoolparse::learn::cw::CwOptions;
 use spoolparse::learn::logistic::RdaOptions;
 use spoolparse::model::file::{self as model_file, ModelFile, Precision, Recipe, WriteOptions};
 use spoolparse::model::registry::{compact_utc, Registry};
@@ -49,12 +50,6 @@ fn parse_projective(text: &str) -> Result<ProjectiveArg, String> {
 enum OracleArg {
     Static,
     Dynamic,
-}
-
-#[derive(Clone, Copy, ValueEnum)]
-enum LearnerArg {
-    Perceptron,
-    Logistic,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -119,9 +114,28 @@ enum Command {
         lift_min_count: usize,
         #[arg(long, value_enum, default_value = "dynamic")]
         oracle: OracleArg,
-        /// Averaged perceptron, or logistic regression with AdaGrad-RDA (calibrated, sparse).
-        #[arg(long, value_enum, default_value = "perceptron")]
-        learner: LearnerArg,
+        /// perceptron (averaged), logistic (AdaGrad-RDA, L1: sparse), cw (confidence-weighted),
+        /// cost-sensitive (learning to search with a cost-sensitive passive-aggressive learner),
+        /// pa (the same with a plain multi-class one).
+        #[arg(long, default_value = "perceptron", value_parser = parse_learner)]
+        learner: LearnerKind,
+        /// Confidence-weighted learner: φ, the margin in standard deviations.
+        #[arg(long, default_value_t = TrainOptions::default().cw.phi)]
+        cw_phi: f32,
+        /// Confidence-weighted learner: every weight's prior variance.
+        #[arg(long, default_value_t = TrainOptions::default().cw.variance)]
+        cw_variance: f32,
+        /// Passive-aggressive learners: the largest step C.
+        #[arg(long, default_value_t = TrainOptions::default().pa_c)]
+        pa_c: f32,
+        /// Learning to search: the reference policy rolls in with probability (1 − α)^(epoch − 1).
+        #[arg(long, default_value_t = TrainOptions::default().rollin_alpha)]
+        rollin_alpha: f64,
+        /// Leave out features seen fewer than N times on the oracle's path through the training
+        /// data (1: keep all). Default 5 for perceptron, pa and cost-sensitive (up to +0.7 dev
+        /// LAS, half the weights), 1 for cw and logistic, which it hurts.
+        #[arg(long)]
+        min_feature_count: Option<u32>,
         /// Logistic learner: learning rate α.
         #[arg(long, default_value_t = 1.0)]
         rda_alpha: f32,
@@ -317,6 +331,13 @@ fn main() {
     }
 }
 
+fn parse_learner(name: &str) -> Result<LearnerKind, String> {
+    LearnerKind::from_name(name).ok_or_else(|| {
+        let names: Vec<_> = LearnerKind::ALL.iter().map(|k| k.name()).collect();
+        format!("unknown learner {name:?}; one of {}", names.join(", "))
+    })
+}
+
 fn run(cli: Cli) -> Result<()> {
     match cli.command {
         Command::Train {
@@ -328,6 +349,11 @@ fn run(cli: Cli) -> Result<()> {
             lift_min_count,
             oracle,
             learner,
+            cw_phi,
+            cw_variance,
+            pa_c,
+            rollin_alpha,
+            min_feature_count,
             rda_alpha,
             rda_rho,
             rda_lambda,
@@ -349,20 +375,26 @@ fn run(cli: Cli) -> Result<()> {
                 OracleArg::Static => OracleKind::Static,
                 OracleArg::Dynamic => OracleKind::Dynamic,
             };
-            let (learner, default_k) = match learner {
-                LearnerArg::Perceptron => (LearnerKind::Perceptron, 2),
-                LearnerArg::Logistic => (LearnerKind::Logistic, 1),
-            };
+            if !(0.0..=1.0).contains(&rollin_alpha) {
+                bail!("--rollin-alpha must be between 0 and 1, got {rollin_alpha}");
+            }
+            if !(cw_phi > 0.0 && cw_variance > 0.0 && pa_c > 0.0) {
+                bail!("--cw-phi, --cw-variance and --pa-c must be positive");
+            }
             let rda = RdaOptions { alpha: rda_alpha, rho: rda_rho, lambda: rda_lambda };
             let opts = TrainOptions {
                 system,
                 learner,
                 oracle,
                 epochs,
-                explore_k: explore_k.unwrap_or(default_k),
+                explore_k: explore_k.unwrap_or(learner.default_explore_k()),
                 explore_p,
                 seed,
                 rda,
+                cw: CwOptions { phi: cw_phi, variance: cw_variance },
+                pa_c,
+                rollin_alpha,
+                min_feature_count: min_feature_count.unwrap_or(learner.default_min_feature_count()),
             };
             let max_table_bytes = (max_table_mb > 0.0).then_some((max_table_mb * 1e6) as u64);
             let write = WriteOptions { precision: quantize.into(), prune_below: prune, max_table_bytes };
@@ -629,7 +661,7 @@ fn run_train(
         bar.finish_and_clear();
     }
     let recipe = Recipe {
-        learner: spoolparse::retrain::learner_name(opts.learner).to_string(),
+        learner: opts.learner.name().to_string(),
         rda_alpha: opts.rda.alpha,
         rda_rho: opts.rda.rho,
         rda_lambda: opts.rda.lambda,
@@ -637,6 +669,11 @@ fn run_train(
         prune_below: write.prune_below,
         max_table_bytes: write.max_table_bytes,
         lift_min_count: lifting.map(|l| l.min_count),
+        cw_phi: Some(opts.cw.phi),
+        cw_variance: Some(opts.cw.variance),
+        pa_c: Some(opts.pa_c),
+        rollin_alpha: Some(opts.rollin_alpha),
+        min_feature_count: Some(opts.min_feature_count),
     };
     let extras = model_file::Extras { recipe: Some(&recipe), tagger_from: None };
     let meta = model_file::write_with(&model, output, write, extras)

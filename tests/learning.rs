@@ -65,3 +65,31 @@ fn logistic_learner_learns_and_is_sparser_than_the_perceptron() {
     eprintln!("hu_szeged arc ECE: raw {raw:.4}, isotonic (cross-fitted) {calibrated:.4}");
     assert!(calibrated < raw && calibrated < 0.03, "ECE raw {raw:.4}, calibrated {calibrated:.4}");
 }
+
+#[test]
+fn confidence_weighted_and_cost_sensitive_learners_learn_and_are_calibrated() {
+    let Some(ud) = common::ud_dir() else { return };
+    let set = load_training(&[ud.join("hu_szeged/train.conllu.zst")]).unwrap();
+    let dev = load_dev(&ud.join("hu_szeged/dev.conllu.zst")).unwrap();
+    for learner in [LearnerKind::ConfidenceWeighted, LearnerKind::CostSensitive, LearnerKind::PassiveAggressive] {
+        let opts = TrainOptions { learner, epochs: 5, ..TrainOptions::default() };
+        let model = train(&set, Some(&dev), &opts, TrainingInfo::default(), &mut |_| {});
+        let (raw, calibrated) = (model.info.dev_arc_ece_raw, model.info.dev_arc_ece_crossfit);
+        eprintln!(
+            "hu_szeged, 5 epochs, {}: LAS {:.2}, {} weights, arc ECE raw {raw:.4}, calibrated {calibrated:.4}",
+            learner.name(),
+            model.info.dev_las,
+            model.weights.nonzero()
+        );
+        // Measured here: LAS 75.21 (cw), 74.54 (cost-sensitive), 74.34 (pa); calibrated arc
+        // ECE 0.011, 0.009, 0.010 against raw 0.10. A learner that does not learn falls far
+        // below the floor.
+        assert!(model.info.dev_las > 73.0, "{}: dev LAS {:.2}", learner.name(), model.info.dev_las);
+        assert!(model.temperature > 0.01 && model.temperature < 100.0, "T = {}", model.temperature);
+        assert!(
+            calibrated < raw && calibrated < 0.03,
+            "{}: ECE raw {raw:.4}, calibrated {calibrated:.4}",
+            learner.name()
+        );
+    }
+}

@@ -11,10 +11,9 @@
 //! classes almost all `p_y` are tiny, and storing them is what made the paper's implementation
 //! need 12 GB. This module owns the optimiser; the training loop lives in `train`.
 
-use std::collections::HashMap;
-
-use crate::base::hash::IdentityBuildHasher;
 use crate::learn::perceptron::Weights;
+use crate::learn::rows::{Cell, Rows};
+use crate::learn::{Decision, Learner};
 
 /// Gradients smaller than this in magnitude are not accumulated (a sparsity approximation).
 pub const MIN_GRADIENT: f32 = 1e-4;
@@ -46,6 +45,12 @@ struct Acc {
     big_g: f32,
 }
 
+impl Cell for Acc {
+    fn class(&self) -> usize {
+        usize::from(self.class)
+    }
+}
+
 /// A logistic model being trained with AdaGrad-RDA.
 #[derive(Debug)]
 pub struct AdaGradRda {
@@ -53,8 +58,7 @@ pub struct AdaGradRda {
     opts: RdaOptions,
     /// λ, resolved.
     lambda: f32,
-    index: HashMap<u64, u32, IdentityBuildHasher>,
-    rows: Vec<Vec<Acc>>,
+    rows: Rows<Acc>,
     /// Updates so far (`j`).
     updates: u64,
 }
@@ -63,7 +67,7 @@ impl AdaGradRda {
     /// A zero model over `classes` classes, for training data of `tokens` tokens.
     pub fn new(classes: usize, opts: RdaOptions, tokens: usize) -> AdaGradRda {
         let lambda = opts.lambda.unwrap_or(1.0 / (20.0 * tokens.max(1) as f32));
-        AdaGradRda { classes, opts, lambda, index: HashMap::default(), rows: Vec::new(), updates: 0 }
+        AdaGradRda { classes, opts, lambda, rows: Rows::default(), updates: 0 }
     }
 
     #[inline]
@@ -82,11 +86,9 @@ impl AdaGradRda {
     /// Writes the current score of every class for `features` into `scores`.
     pub fn score(&self, features: &[u64], scores: &mut [f32]) {
         scores.fill(0.0);
-        for f in features {
-            if let Some(&row) = self.index.get(f) {
-                for a in &self.rows[row as usize] {
-                    scores[a.class as usize] += self.weight(a);
-                }
+        for &f in features {
+            for a in self.rows.get(f).unwrap_or_default() {
+                scores[a.class()] += self.weight(a);
             }
         }
     }
@@ -95,23 +97,14 @@ impl AdaGradRda {
     /// (0 for illegal ones); every active feature receives it.
     pub fn update(&mut self, features: &[u64], gradient: &[f32]) {
         for &f in features {
-            let next = self.rows.len() as u32;
-            let row = *self.index.entry(f).or_insert(next);
-            if row == next {
-                self.rows.push(Vec::new());
-            }
-            let row = &mut self.rows[row as usize];
+            let row = self.rows.row_mut(f);
             for (class, &d) in gradient.iter().enumerate() {
                 if d.abs() < MIN_GRADIENT {
                     continue;
                 }
-                match row.iter_mut().find(|a| a.class as usize == class) {
-                    Some(a) => {
-                        a.g += d;
-                        a.big_g += d * d;
-                    }
-                    None => row.push(Acc { class: class as u16, g: d, big_g: d * d }),
-                }
+                let a = Rows::cell_in(row, class, || Acc { class: class as u16, g: 0.0, big_g: 0.0 });
+                a.g += d;
+                a.big_g += d * d;
             }
         }
         self.updates += 1;
@@ -119,22 +112,65 @@ impl AdaGradRda {
 
     /// Accumulators held: the training memory that matters.
     pub fn accumulators(&self) -> usize {
-        self.rows.iter().map(Vec::len).sum()
+        self.rows.cells()
     }
 
     /// The current weights, non-zero ones only.
     pub fn weights(&self) -> Weights {
         Weights::from_rows(
             self.classes,
-            self.index.iter().map(|(&f, &row)| {
-                let entries: Vec<(u16, f32)> = self.rows[row as usize]
-                    .iter()
-                    .map(|a| (a.class, self.weight(a)))
-                    .filter(|&(_, w)| w != 0.0)
-                    .collect();
+            self.rows.iter().map(|(f, row)| {
+                let entries: Vec<(u16, f32)> =
+                    row.iter().map(|a| (a.class, self.weight(a))).filter(|&(_, w)| w != 0.0).collect();
                 (f, entries)
             }),
         )
+    }
+}
+
+/// The logistic learner: AdaGrad-RDA on the gradient of the log-loss of the correct (least
+/// cost) set of each decision, with the scratch masks it needs.
+#[derive(Debug)]
+pub struct Logistic {
+    rda: AdaGradRda,
+    legal: Vec<bool>,
+    zero: Vec<bool>,
+    probs: Vec<f32>,
+    gradient: Vec<f32>,
+}
+
+impl Logistic {
+    /// A zero model over `classes` classes, for training data of `tokens` tokens.
+    pub fn new(classes: usize, opts: RdaOptions, tokens: usize) -> Logistic {
+        Logistic {
+            rda: AdaGradRda::new(classes, opts, tokens),
+            legal: vec![false; classes],
+            zero: vec![false; classes],
+            probs: vec![0.0; classes],
+            gradient: vec![0.0; classes],
+        }
+    }
+}
+
+impl Learner for Logistic {
+    fn score(&self, features: &[u64], scores: &mut [f32]) {
+        self.rda.score(features, scores)
+    }
+
+    fn learn(&mut self, d: &Decision) {
+        let min = d.min_cost();
+        self.legal.fill(false);
+        self.zero.fill(false);
+        for &(class, cost) in d.costs {
+            self.legal[class] = true;
+            self.zero[class] = cost == min;
+        }
+        gradient(d.scores, &self.legal, &self.zero, &mut self.probs, &mut self.gradient);
+        self.rda.update(d.features, &self.gradient);
+    }
+
+    fn weights(&self) -> Weights {
+        self.rda.weights()
     }
 }
 
@@ -174,6 +210,12 @@ mod tests {
         assert!((p[0] - 1.0 / 3.0).abs() < 1e-6 && p[3] == 0.0);
         assert!((g[0] - 2.0 / 3.0).abs() < 1e-6 && (g[1] + 1.0 / 3.0).abs() < 1e-6 && g[3] == 0.0);
         assert!(g.iter().sum::<f32>().abs() < 1e-6);
+    }
+
+    #[test]
+    fn learns_a_separable_problem_through_the_learner_trait() {
+        let opts = RdaOptions { lambda: Some(0.0), ..RdaOptions::default() };
+        crate::learn::testing::learns_a_separable_problem(&mut Logistic::new(3, opts, 100));
     }
 
     #[test]

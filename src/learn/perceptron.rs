@@ -1,15 +1,18 @@
 //! The averaged multiclass perceptron (Collins 2002; Freund & Schapire 1999) over hashed
-//! features, and the read-only [`Weights`] it produces for parsing.
+//! features, and the read-only [`Weights`] every learner produces for parsing.
 //!
-//! Each feature owns a sparse row of per-class weights: a perceptron update touches two classes
-//! per feature, so most rows hold only a handful of the 2 + 2·|labels| classes. Averaging uses
-//! the standard trick of keeping, besides `w`, the sum `u` of `c·Δw` (with `c` the instance
-//! counter); the average is `w − u/c`, with no per-instance work. This module owns learning and
-//! scoring; it knows nothing of transition systems.
+//! Weights live in the sparse rows of [`crate::learn::rows`]. Averaging uses the standard
+//! trick of keeping, besides `w`, the sum `u` of `c·Δw` (with `c` the instance counter); the
+//! average is `w − u/c`, with no per-instance work. Updates of any size
+//! ([`Perceptron::update_by`]) average the same way, so the passive-aggressive learners train
+//! in this store.
+//! This module owns learning and scoring; it knows nothing of transition systems.
 
 use std::collections::HashMap;
 
 use crate::base::hash::IdentityBuildHasher;
+use crate::learn::rows::{Cell, Rows};
+use crate::learn::{Decision, Learner};
 
 /// Read-only weights: feature hash → sparse row of `(class, weight)`.
 #[derive(Debug, Clone, Default)]
@@ -84,12 +87,17 @@ struct Entry {
     u: f64,
 }
 
+impl Cell for Entry {
+    fn class(&self) -> usize {
+        usize::from(self.class)
+    }
+}
+
 /// An averaged perceptron being trained.
 #[derive(Debug, Clone)]
 pub struct Perceptron {
     classes: usize,
-    index: HashMap<u64, u32, IdentityBuildHasher>,
-    rows: Vec<Vec<Entry>>,
+    rows: Rows<Entry>,
     /// Instance counter `c` (starts at 1).
     instances: u64,
 }
@@ -98,7 +106,7 @@ impl Perceptron {
     /// A zero model over `classes` classes.
     pub fn new(classes: usize) -> Perceptron {
         assert!(classes <= u16::MAX as usize, "too many classes");
-        Perceptron { classes, index: HashMap::default(), rows: Vec::new(), instances: 1 }
+        Perceptron { classes, rows: Rows::default(), instances: 1 }
     }
 
     /// Number of classes.
@@ -110,11 +118,9 @@ impl Perceptron {
     #[inline]
     pub fn score(&self, features: &[u64], scores: &mut [f32]) {
         scores.fill(0.0);
-        for f in features {
-            if let Some(&row) = self.index.get(f) {
-                for e in &self.rows[row as usize] {
-                    scores[e.class as usize] += e.w;
-                }
+        for &f in features {
+            for e in self.rows.get(f).unwrap_or_default() {
+                scores[e.class()] += e.w;
             }
         }
     }
@@ -127,23 +133,17 @@ impl Perceptron {
 
     /// The perceptron update: `+1` for class `good`, `−1` for class `bad` on every feature.
     pub fn update(&mut self, features: &[u64], good: usize, bad: usize) {
+        self.update_by(features, good, bad, 1.0);
+    }
+
+    /// An update of size `step`: `+step` for class `good`, `−step` for class `bad` on every
+    /// feature (the passive-aggressive learners choose the step).
+    pub fn update_by(&mut self, features: &[u64], good: usize, bad: usize, step: f32) {
         let c = self.instances as f64;
         for &f in features {
-            let next = self.rows.len() as u32;
-            let row = *self.index.entry(f).or_insert(next);
-            if row == next {
-                self.rows.push(Vec::with_capacity(2));
-            }
-            let row = &mut self.rows[row as usize];
-            for (class, delta) in [(good, 1.0f32), (bad, -1.0f32)] {
-                let e = match row.iter_mut().position(|e| e.class as usize == class) {
-                    Some(i) => &mut row[i],
-                    None => {
-                        row.push(Entry { class: class as u16, w: 0.0, u: 0.0 });
-                        let last = row.len() - 1;
-                        &mut row[last]
-                    }
-                };
+            let row = self.rows.row_mut(f);
+            for (class, delta) in [(good, step), (bad, -step)] {
+                let e = Rows::cell_in(row, class, || Entry { class: class as u16, w: 0.0, u: 0.0 });
                 e.w += delta;
                 e.u += c * f64::from(delta);
             }
@@ -154,10 +154,10 @@ impl Perceptron {
     pub fn averaged(&self) -> Weights {
         let c = self.instances as f64;
         let mut out = Weights { classes: self.classes, rows: HashMap::default(), entries: Vec::new() };
-        out.rows.reserve(self.index.len());
-        for (&f, &row) in &self.index {
+        out.rows.reserve(self.rows.features());
+        for (f, row) in self.rows.iter() {
             let start = out.entries.len() as u32;
-            for e in &self.rows[row as usize] {
+            for e in row {
                 let avg = (f64::from(e.w) - e.u / c) as f32;
                 if avg != 0.0 {
                     out.entries.push((e.class, avg));
@@ -169,6 +169,26 @@ impl Perceptron {
             }
         }
         out
+    }
+}
+
+/// The perceptron of Goldberg & Nivre (2012, Algorithm 3): when the prediction is not among
+/// the correct classes, `+1` for the best-scored correct class and `−1` for the prediction.
+impl Learner for Perceptron {
+    fn score(&self, features: &[u64], scores: &mut [f32]) {
+        Perceptron::score(self, features, scores)
+    }
+
+    fn learn(&mut self, d: &Decision) {
+        let (predicted, cost) = d.predicted();
+        if cost > d.min_cost() {
+            self.update(d.features, d.best_correct(), predicted);
+        }
+        self.tick();
+    }
+
+    fn weights(&self) -> Weights {
+        self.averaged()
     }
 }
 
@@ -210,6 +230,11 @@ mod tests {
             assert_eq!(argmax(&scores, |_| true), Some(*y));
         }
         assert!(w.nonzero() > 0);
+    }
+
+    #[test]
+    fn learns_a_separable_problem_through_the_learner_trait() {
+        crate::learn::testing::learns_a_separable_problem(&mut Perceptron::new(3));
     }
 
     #[test]

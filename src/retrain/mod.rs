@@ -306,14 +306,6 @@ fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> RetrainError {
     move |error| RetrainError::Io { path, error }
 }
 
-/// The name a learner has in recipes and reports.
-pub fn learner_name(kind: LearnerKind) -> &'static str {
-    match kind {
-        LearnerKind::Perceptron => "perceptron",
-        LearnerKind::Logistic => "logistic",
-    }
-}
-
 /// Whether an annotation is held out for the gate: a fixed share of identities, chosen by hash.
 pub fn held_out(id: &str, share: f64) -> bool {
     ((hash_str(id) % 10_000) as f64) < share * 10_000.0
@@ -383,24 +375,34 @@ pub fn run_cycle(
         prune_below: meta.pruned_below,
         max_table_bytes: None,
         lift_min_count: None,
+        cw_phi: None,
+        cw_variance: None,
+        pa_c: None,
+        rollin_alpha: None,
+        min_feature_count: None,
     });
-    let learner = match recipe.learner.as_str() {
-        "logistic" => LearnerKind::Logistic,
-        _ => LearnerKind::Perceptron,
-    };
+    let learner = LearnerKind::from_name(&recipe.learner).unwrap_or(LearnerKind::Perceptron);
+    let defaults = TrainOptions::default();
     let opts = TrainOptions {
         system: current.system(),
         learner,
         oracle: OracleKind::Dynamic,
         epochs: settings.epochs.unwrap_or(meta.info.best_epoch.max(1)),
         explore_k: meta.info.explore_k,
-        explore_p: if meta.info.oracle == "dynamic" { meta.info.explore_p } else { TrainOptions::default().explore_p },
+        explore_p: if meta.info.oracle == "dynamic" { meta.info.explore_p } else { defaults.explore_p },
         seed: meta.info.seed,
         rda: crate::learn::logistic::RdaOptions {
             alpha: recipe.rda_alpha,
             rho: recipe.rda_rho,
             lambda: recipe.rda_lambda,
         },
+        cw: crate::learn::cw::CwOptions {
+            phi: recipe.cw_phi.unwrap_or(defaults.cw.phi),
+            variance: recipe.cw_variance.unwrap_or(defaults.cw.variance),
+        },
+        pa_c: recipe.pa_c.unwrap_or(defaults.pa_c),
+        rollin_alpha: recipe.rollin_alpha.unwrap_or(defaults.rollin_alpha),
+        min_feature_count: recipe.min_feature_count.unwrap_or(defaults.min_feature_count),
     };
 
     // Training data: the base treebank, then the annotations that are not held out.

@@ -113,6 +113,13 @@ pub trait TransitionSystem {
         c.complete(fallback, heads, labels)
     }
 
+    /// Fills `out` with every legal transition class of `c` (an inventory of `labels` labels)
+    /// and its [`TransitionSystem::cost`], in class order: what a cost-sensitive learner needs.
+    fn costs(&self, c: &Configuration, gold: &GoldTree, labels: usize, out: &mut Vec<(usize, u32)>) {
+        out.clear();
+        out.extend(self.legal(c).transitions(labels).map(|t| (t.index(), self.cost(c, gold, t))));
+    }
+
     /// Fills `out` with the legal transition classes of `c` (an inventory of `labels` labels)
     /// that cost nothing: the dynamic oracle's set of correct transitions.
     fn zero_cost(&self, c: &Configuration, gold: &GoldTree, labels: usize, out: &mut Vec<usize>) {

@@ -73,7 +73,7 @@ const TAGGER_SECTIONS: [[u8; 8]; 5] = [TAGMETA, TSLOTS, TROWS, T2SLOTS, T2ROWS];
 /// JSON, so that fields can be added without a new format version.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Recipe {
-    /// `perceptron` or `logistic`.
+    /// The learner's name (`perceptron`, `logistic`, `cw`, `cost-sensitive`, `pa`).
     pub learner: String,
     /// AdaGrad-RDA settings (logistic learner).
     pub rda_alpha: f32,
@@ -88,6 +88,19 @@ pub struct Recipe {
     /// written before it have none: the default applies).
     #[serde(default)]
     pub lift_min_count: Option<usize>,
+    /// Confidence-weighted settings φ and the prior variance; the passive-aggressive step
+    /// bound C; learning to search's roll-in decay α; the rare-feature cutoff. Files written
+    /// before these learners have none: the defaults apply.
+    #[serde(default)]
+    pub cw_phi: Option<f32>,
+    #[serde(default)]
+    pub cw_variance: Option<f32>,
+    #[serde(default)]
+    pub pa_c: Option<f32>,
+    #[serde(default)]
+    pub rollin_alpha: Option<f64>,
+    #[serde(default)]
+    pub min_feature_count: Option<u32>,
 }
 
 /// What [`write_with`] adds to a model beyond its own contents.

@@ -10,10 +10,12 @@ import shutil
 import subprocess
 import sys
 from collections import defaultdict
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Iterator
 
 import pytest
+import spoolparse
 from conftest import Data, decompress
 
 pyspark = pytest.importorskip("pyspark", reason="pyspark is not installed (scripts/python-test.sh installs it)")
@@ -164,3 +166,31 @@ def test_the_command_line_and_spark_submit_run_the_job(data: Data, tmp_path: Pat
     out = tmp_path / "submit"
     run_command([submit, "--master", "local[2]", job.__file__, *common, "--output", str(out)], env)
     check_against_cli(out, json.loads((out / job.MANIFEST).read_text()), cli)
+
+
+def test_attempts_of_a_shard_at_once_leave_one_copy(data: Data, tmp_path: Path) -> None:
+    """Speculative execution, without Spark: attempts of one shard running at the same time, and
+    one after the others' commit, leave its outputs once, with the bytes of the shard."""
+    a = data.inputs / "a.conllu"
+    shards = job.plan([str(a)], shard_bytes=a.stat().st_size // 3, split=True)
+    shard = shards[1]
+    out = tmp_path / "out"
+    for sub in ("accepted", "lowconf", job.TASKS):
+        (out / sub).mkdir(parents=True)
+    fingerprint = spoolparse.Model(data.model).fingerprint
+    model = {"shared": True, "path": str(data.model), "name": data.model.name, "verify": True}
+    model["fingerprint"] = fingerprint
+    spec = {"model": model, "output": str(out), "min_confidence": data.threshold, "threads": 1}
+    with ThreadPoolExecutor(4) as pool:
+        records = list(pool.map(lambda _: job.run_shard(shard, spec), range(4)))
+    again = job.run_shard(shard, spec)
+    assert again.pop("committed_by_earlier_attempt") is True
+    counts = {(r["sentences"], r["words"], r["lowconf"]) for r in [*records, again]}
+    assert len(counts) == 1
+    expected_acc, expected_low = tmp_path / "acc.conllu", tmp_path / "low.conllu"
+    spoolparse.Model(data.model).parse_file(a, expected_acc, expected_low, data.threshold, byte_range=shard["range"])
+    assert (out / shard["accepted"]).read_bytes() == expected_acc.read_bytes()
+    assert (out / shard["lowconf"]).read_bytes() == expected_low.read_bytes()
+    left = sorted(str(p.relative_to(out)) for p in out.rglob("*") if p.is_file())
+    assert left == sorted([shard["accepted"], shard["lowconf"], f"{job.TASKS}/shard-{shard['id']:05d}.json"])
+

@@ -8,7 +8,6 @@ use anyhow::{bail, Context, Result};
 use clap::{Parser as ClapParser, Subcommand, ValueEnum};
 use indicatif::{ProgressBar, ProgressStyle};
 
-use spoolparse::base::io::Output;
 use spoolparse::corpus::Format;
 use spoolparse::daemon::config::Config as DaemonConfig;
 use spoolparse::learn::confidence::Reliability;
@@ -18,7 +17,8 @@ use spoolparse::model::file::{self as model_file, ModelFile, Precision, Recipe, 
 use spoolparse::model::registry::{compact_utc, Registry};
 use spoolparse::model::TrainingInfo;
 use spoolparse::parse::bench;
-use spoolparse::parse::pipeline::{parse_files_split, Outputs, PipelineOptions};
+use spoolparse::parse::files::{self, Publish};
+use spoolparse::parse::pipeline::{Input, PipelineOptions};
 use spoolparse::retrain::{self, store::Store, Decision};
 use spoolparse::train::eval::{evaluate_files_calibrated, Calibration, Scores};
 use spoolparse::train::{self, LearnerKind, Lifting, OracleKind, Progress, TaggerOptions, TrainOptions};
@@ -710,24 +710,16 @@ fn run_parse(
     verify: bool,
 ) -> Result<()> {
     let loading = Instant::now();
-    let model = std::sync::Arc::new(ModelFile::open(model_path)?);
-    // A corrupt model parses without complaint, only wrongly: its checksums take a few ms.
-    if verify {
-        model.verify()?;
-    }
+    let model = std::sync::Arc::new(files::open_model(model_path, verify)?);
     let load_secs = loading.elapsed().as_secs_f64();
-    let stdin = [PathBuf::from("-")];
-    let inputs = if inputs.is_empty() { &stdin[..] } else { inputs };
-    let mut out = Output::create(output).with_context(|| format!("creating {}", output.display()))?;
+    let inputs: Vec<Input> = if inputs.is_empty() {
+        vec![Input { path: PathBuf::from("-"), range: None }]
+    } else {
+        inputs.iter().map(|p| Input { path: p.clone(), range: None }).collect()
+    };
     let started = Instant::now();
-    let mut rejected_out =
-        rejected.map(|p| Output::create(p).with_context(|| format!("creating {}", p.display()))).transpose()?;
-    let outputs =
-        Outputs { accepted: &mut out, rejected: rejected_out.as_mut().map(|o| o as &mut (dyn std::io::Write + Send)) };
-    let stats = parse_files_split(&model, inputs, outputs, opts)?;
-    out.finish().with_context(|| format!("writing {}", output.display()))?;
-    if let (Some(o), Some(p)) = (rejected_out, rejected) {
-        o.finish().with_context(|| format!("writing {}", p.display()))?;
+    let stats = files::parse_to_files(&model, &inputs, output, rejected, opts, Publish::InPlace)?;
+    if let Some(p) = rejected {
         eprintln!("{} of {} sentences below --min-confidence went to {}", stats.rejected, stats.sentences, p.display());
     }
     let secs = started.elapsed().as_secs_f64();

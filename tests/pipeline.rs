@@ -99,3 +99,80 @@ fn a_failing_output_stops_every_mode_without_hanging() {
         assert!(err.contains("full"), "{threads} threads: {err}");
     }
 }
+
+/// A file parsed shard by shard (sentence-aligned byte ranges, in any number) gives the whole
+/// file's output, split by confidence the same way; an error in a shard names the file's line.
+#[test]
+fn shards_of_a_file_parse_to_the_whole_files_output() {
+    use spoolparse::corpus::{shard::shard_ranges, Format};
+    use spoolparse::parse::pipeline::{parse_inputs_split, Input, Outputs};
+    let dir = tempfile::tempdir().unwrap();
+    let model = model(dir.path());
+    let good = std::fs::read_to_string(common::fixture("special.conllu")).unwrap();
+    // Extra blank lines after some sentences must stay with them.
+    let text = format!("{}\n\n{}", good.repeat(7), good.repeat(5).replace("\n\n", "\n\n\n"));
+    let input = dir.path().join("in.conllu");
+    std::fs::write(&input, &text).unwrap();
+    let split = |inputs: &[Input]| {
+        let (mut acc, mut rej) = (Vec::new(), Vec::new());
+        let opts = PipelineOptions { confidence: true, min_confidence: Some(0.9), ..PipelineOptions::default() };
+        let outputs = Outputs { accepted: &mut acc, rejected: Some(&mut rej) };
+        parse_inputs_split(&model, inputs, outputs, opts).map(|s| (acc, rej, s.sentences)).map_err(|e| e.to_string())
+    };
+    let whole = split(&[Input { path: input.clone(), range: None }]).unwrap();
+    assert!(!whole.0.is_empty() && !whole.1.is_empty(), "0.9 must send sentences both ways");
+    for max in [1, 100, 700, 5000] {
+        let ranges = shard_ranges(&input, Format::Conllu, max).unwrap().unwrap();
+        assert!(ranges.len() > 1, "max {max}");
+        let inputs: Vec<Input> = ranges.into_iter().map(|r| Input { path: input.clone(), range: Some(r) }).collect();
+        assert!(split(&inputs).unwrap() == whole, "shards of at most {max} bytes changed the output");
+        // Each shard alone is a list of complete sentences.
+        let total: usize = inputs.iter().map(|i| split(std::slice::from_ref(i)).unwrap().2).sum();
+        assert_eq!(total, whole.2);
+    }
+    let bad = dir.path().join("bad.conllu");
+    std::fs::write(&bad, format!("{}1\tx\t_\n\n{}", good.repeat(20), good.repeat(20))).unwrap();
+    let line = good.lines().count() * 20 + 1;
+    let ranges = shard_ranges(&bad, Format::Conllu, 300).unwrap().unwrap();
+    let at = good.len() as u64 * 20;
+    let shard = ranges.into_iter().find(|r| r.start > 0 && r.contains(&at)).unwrap();
+    let err = split(&[Input { path: bad, range: Some(shard) }]).unwrap_err();
+    assert!(err.contains(&format!("bad.conllu:{line}: expected 10 tab-separated columns")), "{err}");
+}
+
+/// Atomic outputs: never over an existing file unless asked, and nothing left by a failed run.
+#[test]
+fn atomic_outputs_never_overwrite_and_leave_nothing_on_failure() {
+    use spoolparse::parse::files::{parse_to_files, FilesError, Publish};
+    use spoolparse::parse::pipeline::Input;
+    let dir = tempfile::tempdir().unwrap();
+    let model = model(dir.path());
+    let input = Input { path: common::fixture("special.conllu"), range: None };
+    let (acc, rej) = (dir.path().join("out/acc.conllu.zst"), dir.path().join("out/rej.conllu.zst"));
+    std::fs::create_dir(dir.path().join("out")).unwrap();
+    let opts = PipelineOptions { confidence: true, min_confidence: Some(0.5), ..PipelineOptions::default() };
+    let atomic = Publish::Atomic { replace: false };
+    let stats = parse_to_files(&model, std::slice::from_ref(&input), &acc, Some(&rej), opts, atomic).unwrap();
+    assert_eq!(stats.sentences, 3);
+    let first = (std::fs::read(&acc).unwrap(), std::fs::read(&rej).unwrap());
+    // Compressed by name, as the command line does.
+    let mut cli = Vec::new();
+    spoolparse::parse::pipeline::parse_files(&model, std::slice::from_ref(&input.path), &mut cli, opts).unwrap();
+    let plain = |b: &[u8]| zstd::decode_all(b).unwrap();
+    assert_eq!([plain(&first.0), plain(&first.1)].concat().len(), cli.len());
+    std::fs::write(&rej, "keep").unwrap();
+    let err = parse_to_files(&model, std::slice::from_ref(&input), &acc, Some(&rej), opts, atomic).unwrap_err();
+    assert!(matches!(err, FilesError::Exists { .. }), "{err}");
+    assert_eq!(std::fs::read(&rej).unwrap(), b"keep");
+    let replace = Publish::Atomic { replace: true };
+    parse_to_files(&model, std::slice::from_ref(&input), &acc, Some(&rej), opts, replace).unwrap();
+    assert_eq!((std::fs::read(&acc).unwrap(), std::fs::read(&rej).unwrap()), first);
+    let bad = dir.path().join("bad.conllu");
+    std::fs::write(&bad, "1\tx\n\n").unwrap();
+    let (acc2, rej2) = (dir.path().join("out/a2.conllu"), dir.path().join("out/r2.conllu"));
+    let bad = Input { path: bad, range: None };
+    assert!(parse_to_files(&model, &[bad], &acc2, Some(&rej2), opts, atomic).is_err());
+    let mut left: Vec<_> = std::fs::read_dir(dir.path().join("out")).unwrap().map(|e| e.unwrap().file_name()).collect();
+    left.sort();
+    assert_eq!(left, ["acc.conllu.zst", "rej.conllu.zst"], "a failed run left files");
+}

@@ -4,7 +4,7 @@
 
 use std::fs::{self, File};
 use std::io::{self, BufRead, BufReader, BufWriter, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// The conventional name for stdin/stdout on the command line.
 pub const STDIO: &str = "-";
@@ -59,6 +59,40 @@ fn describe_zstd_error(e: &io::Error, produced: u64) -> String {
     }
 }
 
+/// Opens bytes `range` of the plain file `path` for buffered reading: a shard of a large file.
+/// Compressed files (`.zst`) cannot be read from the middle, nor can stdin: both are refused.
+pub fn open_input_range(path: &Path, range: std::ops::Range<u64>) -> io::Result<Box<dyn BufRead + Send>> {
+    use std::io::{Read, Seek, SeekFrom};
+    if path.as_os_str() == STDIO || is_zst(path) {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "only a plain file can be read from a byte offset (not stdin, not a .zst stream)",
+        ));
+    }
+    let mut file = File::open(path).map_err(|e| io::Error::new(e.kind(), format!("cannot open: {e}")))?;
+    file.seek(SeekFrom::Start(range.start))?;
+    let len = range.end.saturating_sub(range.start);
+    Ok(Box::new(BufReader::with_capacity(1 << 16, file.take(len))))
+}
+
+/// Number of line feeds in the first `end` bytes of the plain file `path`: the line number,
+/// less one, of the line that starts at byte `end`.
+pub fn count_lines_before(path: &Path, end: u64) -> io::Result<u64> {
+    use std::io::Read;
+    let mut input = File::open(path)?.take(end);
+    let mut buf = vec![0u8; 1 << 16];
+    let mut lines = 0;
+    loop {
+        let n = match input.read(&mut buf) {
+            Ok(0) => return Ok(lines),
+            Ok(n) => n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        lines += memchr::memchr_iter(b'\n', &buf[..n]).count() as u64;
+    }
+}
+
 /// A buffered output stream that must be [`Output::finish`]ed: a zstd frame is only complete
 /// once its epilogue is written, and errors on that last write must not be lost in a `Drop`.
 pub struct Output {
@@ -94,6 +128,32 @@ impl Output {
             Sink::Plain(buffered)
         };
         Ok(Output { inner, file, written: false })
+    }
+
+    /// Creates a new temporary file beside `path` (in its directory, a dot-file, never an existing
+    /// file), compressed if `path` ends in `.zst`; returns it and its name. Give it its name
+    /// with [`publish`] once [`Output::finish_durably`] succeeded, or remove it.
+    pub fn create_temporary(path: &Path) -> io::Result<(Output, PathBuf)> {
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        loop {
+            let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            let tmp = path.with_file_name(format!(".{name}.tmp{}-{n}", std::process::id()));
+            match fs::OpenOptions::new().write(true).create_new(true).open(&tmp) {
+                Ok(f) => {
+                    let handle = f.try_clone()?;
+                    let buffered = BufWriter::with_capacity(1 << 16, Box::new(f) as Box<dyn Write + Send>);
+                    let inner = if is_zst(path) {
+                        Sink::Zstd(zstd::Encoder::new(buffered, ZSTD_LEVEL)?)
+                    } else {
+                        Sink::Plain(buffered)
+                    };
+                    return Ok((Output { inner, file: Some(handle), written: false }, tmp));
+                }
+                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
+                Err(e) => return Err(e),
+            }
+        }
     }
 
     /// Completes the stream (zstd epilogue) and flushes everything to the OS.
@@ -177,6 +237,27 @@ pub fn rename_durably(from: &Path, to: &Path) -> io::Result<()> {
         sync_dir(parent_dir(from))?;
     }
     Ok(())
+}
+
+/// Gives the complete file `tmp` the name `path` (in the same directory) and makes that durable.
+/// Unless `replace`, an existing `path` is never replaced: the call fails with
+/// [`io::ErrorKind::AlreadyExists`] and `tmp` stays. The name is taken by a hard link, which
+/// fails if it exists; where the file system has no hard links, by a rename after a check.
+pub fn publish(tmp: &Path, path: &Path, replace: bool) -> io::Result<()> {
+    if replace {
+        return rename_durably(tmp, path);
+    }
+    match fs::hard_link(tmp, path) {
+        Ok(()) => fs::remove_file(tmp)?,
+        Err(_) if fs::symlink_metadata(path).is_ok() => return Err(already_exists(path)),
+        Err(_) => fs::rename(tmp, path)?,
+    }
+    sync_dir(parent_dir(path))
+}
+
+/// The error for an output that exists and is not to be replaced.
+pub fn already_exists(path: &Path) -> io::Error {
+    io::Error::new(io::ErrorKind::AlreadyExists, format!("{} exists, and is never overwritten", path.display()))
 }
 
 /// Writes `bytes` to `path` so that readers see either the old file or the complete new one:

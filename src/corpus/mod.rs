@@ -4,11 +4,13 @@
 //! UPOS/CPOSTAG XPOS/POSTAG FEATS HEAD DEPREL DEPS/PHEAD MISC/PDEPREL) and differ in which IDs
 //! and lines they admit. A [`Sentence`] keeps every input line verbatim, so writing it back
 //! without changes reproduces the input byte for byte; the parser only rewrites HEAD and
-//! DEPREL of syntactic words. This module owns syntax and location-bearing errors; it must not
-//! know about transition systems or models.
+//! DEPREL of syntactic words. [`shard`] finds where a large file may be split between sentences.
+//! This module owns syntax and location-bearing errors; it must not know about transition
+//! systems or models.
 
 pub mod conllu;
 pub mod conllx;
+pub mod shard;
 pub mod tree;
 pub mod unparsed;
 
@@ -353,21 +355,40 @@ impl Sentence {
             comment.push_str(token);
         }
         self.comments.push(comment);
-        let mut buf = [0u8; 20];
-        for (i, token) in line.split_whitespace().enumerate() {
-            self.words.push(self.used as u32);
-            let t = self.next_token();
-            t.text.clear();
-            t.text.push_str(format_usize(i + 1, &mut buf));
-            t.text.push('\t');
-            t.text.push_str(token);
-            t.text.push_str("\t_\t_\t_\t_\t_\t_\t_\t_");
-            let mut tabs = t.text.bytes().enumerate().filter(|&(_, b)| b == b'\t').map(|(i, _)| i as u32);
-            for slot in t.tabs.iter_mut() {
-                *slot = tabs.next().unwrap_or(0);
-            }
-            t.kind = TokenKind::Word;
+        for token in line.split_whitespace() {
+            self.push_word(token);
         }
+    }
+
+    /// Appends a word line with ID and FORM `form`, every other column `_`.
+    fn push_word(&mut self, form: &str) {
+        let mut buf = [0u8; 20];
+        let id = self.words.len() + 1;
+        self.words.push(self.used as u32);
+        let t = self.next_token();
+        t.text.clear();
+        t.text.push_str(format_usize(id, &mut buf));
+        t.text.push('\t');
+        t.text.push_str(form);
+        t.text.push_str("\t_\t_\t_\t_\t_\t_\t_\t_");
+        let mut tabs = t.text.bytes().enumerate().filter(|&(_, b)| b == b'\t').map(|(i, _)| i as u32);
+        for slot in t.tabs.iter_mut() {
+            *slot = tabs.next().unwrap_or(0);
+        }
+        t.kind = TokenKind::Word;
+    }
+
+    /// Replaces the sentence with one CoNLL-U word per token of `forms`, every column but ID
+    /// and FORM `_`, and no comment: a sentence built in memory. A token must be a valid
+    /// column value (see [`check_value`]).
+    pub fn fill_from_tokens<S: AsRef<str>>(&mut self, forms: &[S]) -> Result<(), BadToken> {
+        self.clear();
+        self.blank_lines = 1;
+        for (i, form) in forms.iter().enumerate() {
+            check_value(form.as_ref()).map_err(|problem| BadToken { index: i, problem })?;
+            self.push_word(form.as_ref());
+        }
+        Ok(())
     }
 
     /// Parses the HEAD column of every word; `Ok(None)` when any is `_` (unparsed input).
@@ -406,6 +427,28 @@ impl Sentence {
         }
         Ok(())
     }
+}
+
+/// Whether `value` can stand in a column: not empty, and without tabs or line breaks (spaces
+/// are allowed: UD forms may have them). Returns what is wrong otherwise.
+pub fn check_value(value: &str) -> Result<(), &'static str> {
+    if value.is_empty() {
+        Err("empty (write `_` for no value)")
+    } else if value.contains(['\t', '\n', '\r']) {
+        Err("contains a tab or a line break")
+    } else {
+        Ok(())
+    }
+}
+
+/// A token that cannot be a CoNLL-U column value.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("token {}: {problem}", index + 1)]
+pub struct BadToken {
+    /// 0-based position of the token in its sentence.
+    pub index: usize,
+    /// What is wrong with it.
+    pub problem: &'static str,
 }
 
 /// Formats `n` in decimal into `buf` without allocating.
@@ -593,6 +636,10 @@ pub struct Reader<R> {
     /// had ten columns (the file looks like CoNLL at all).
     token_lines: u64,
     looks_right: bool,
+    /// Byte offset in `path` where the input starts (0 but for a shard of a file).
+    start: u64,
+    /// Lines of `path` before `start`, counted the first time an error needs them.
+    lines_before: std::cell::OnceCell<u64>,
 }
 
 impl Reader<Box<dyn BufRead + Send>> {
@@ -601,6 +648,21 @@ impl Reader<Box<dyn BufRead + Send>> {
         let input =
             open_input(path).map_err(|e| CorpusError { path: path.to_path_buf(), line: 0, kind: ErrorKind::Io(e) })?;
         Ok(Reader::new(input, path, format))
+    }
+
+    /// Opens bytes `range` of the plain file `path` in `format`: a shard of it that starts at a
+    /// sentence (see [`shard::shard_ranges`]). Errors give line numbers in the whole file.
+    /// Sentences' [`Sentence::first_line`] count from the shard's first line.
+    pub fn open_range(path: &Path, format: Format, range: std::ops::Range<u64>) -> Result<Self, CorpusError> {
+        let start = range.start;
+        let input = crate::base::io::open_input_range(path, range).map_err(|e| CorpusError {
+            path: path.to_path_buf(),
+            line: 0,
+            kind: ErrorKind::Io(e),
+        })?;
+        let mut reader = Reader::new(input, path, format);
+        reader.start = start;
+        Ok(reader)
     }
 }
 
@@ -624,6 +686,8 @@ impl<R: BufRead> Reader<R> {
             first_bad: None,
             token_lines: 0,
             looks_right: false,
+            start: 0,
+            lines_before: std::cell::OnceCell::new(),
         }
     }
 
@@ -659,7 +723,20 @@ impl<R: BufRead> Reader<R> {
     }
 
     fn error(&self, line: u64, kind: ErrorKind) -> CorpusError {
-        CorpusError { path: self.path.clone(), line, kind }
+        CorpusError { path: self.path.clone(), line: self.file_line(line), kind }
+    }
+
+    /// Line `line` of the input as a line of its file: they differ for a shard that does not
+    /// start the file. Its lines before are counted only when an error needs them, as reading
+    /// them costs what reading the shard does (if the file cannot be read for that, the line
+    /// stays counted from the shard's start).
+    fn file_line(&self, line: u64) -> u64 {
+        if line == 0 || self.start == 0 {
+            return line;
+        }
+        line + *self
+            .lines_before
+            .get_or_init(|| crate::base::io::count_lines_before(&self.path, self.start).unwrap_or(0))
     }
 
     /// Reads the next line into `self.buf` without its newline; `Ok(false)` at end of input.

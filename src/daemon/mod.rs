@@ -296,7 +296,7 @@ impl Scheduler<'_> {
         let Some(jobs) = &self.jobs else { return Ok(()) };
         let id = self.next_id;
         self.next_id += 1;
-        let job = Arc::new(Job { id, path: claim.path.clone(), format, model: Arc::clone(&self.model) });
+        let job = Arc::new(Job { id, path: claim.path.clone(), format, model: Arc::clone(&self.model), range: None });
         if let Ok(mut claims) = self.claims.lock() {
             claims.insert(id, claim);
         }

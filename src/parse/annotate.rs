@@ -64,6 +64,12 @@ impl<'m> Annotator<'m> {
         self.parser.sentence_confidence()
     }
 
+    /// The last sentence's arc confidences, by word (index 0 unused); all 0 unless the
+    /// annotator computes confidences.
+    pub fn arc_confidence(&self) -> &[f32] {
+        self.parser.arc_confidence()
+    }
+
     /// Tags `sent` if asked (writing UPOS and XPOS), parses it, and writes its confidences if
     /// asked (and computed).
     pub fn annotate(&mut self, sent: &mut Sentence, steps: Steps) -> Result<(), NoTagger> {

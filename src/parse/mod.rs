@@ -5,9 +5,12 @@
 //! - [`parser`]: greedy parsing of sentences with a model;
 //! - [`annotate`]: tagging and parsing of one sentence, as a model file says;
 //! - [`pipeline`]: streaming, multi-threaded, order-preserving parsing of files;
+//! - [`files`]: parsing files into files, as `spoolparse parse` does (model opening, outputs
+//!   and how they get their names);
 //! - [`mod@bench`]: in-memory parse-speed measurement.
 
 pub mod annotate;
 pub mod bench;
+pub mod files;
 pub mod parser;
 pub mod pipeline;

@@ -15,8 +15,9 @@
 //! sentences go is the sink's.
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
-use std::io::{self, Write};
-use std::path::PathBuf;
+use std::io::{self, BufRead, Write};
+use std::ops::Range;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -36,6 +37,17 @@ pub struct Job {
     pub format: Format,
     /// The model that parses the whole file (a model swap happens between files).
     pub model: Arc<ModelFile>,
+    /// Only these bytes of the file (a shard that starts at a sentence, see
+    /// [`crate::corpus::shard`]); `None` for the whole file.
+    pub range: Option<Range<u64>>,
+}
+
+/// An input of [`parse_inputs_split`]: a file, or a shard of one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Input {
+    pub path: PathBuf,
+    /// Only these bytes of the file (see [`Job::range`]).
+    pub range: Option<Range<u64>>,
 }
 
 /// How a job ended, as told to [`Sink::end`] after its last sentence.
@@ -148,8 +160,21 @@ impl PipelineOptions {
         if self.needs_tags(job.format) && job.model.tagger().is_none() {
             return Err(JobError::NoTagger { path: job.path.clone(), error: NoTagger });
         }
-        let reader = Reader::open(&job.path, job.format)?.with_limits(self.limits);
-        Ok(if self.keep_malformed { reader.keep_text() } else { reader })
+        let reader = match &job.range {
+            None => Reader::open(&job.path, job.format)?,
+            Some(range) => Reader::open_range(&job.path, job.format, range.clone())?,
+        };
+        Ok(self.configure(reader))
+    }
+
+    /// Applies the limits, and keeps malformed sentences' text if asked.
+    fn configure(&self, reader: Reader<Box<dyn BufRead + Send>>) -> Reader<Box<dyn BufRead + Send>> {
+        let reader = reader.with_limits(self.limits);
+        if self.keep_malformed {
+            reader.keep_text()
+        } else {
+            reader
+        }
     }
 
     /// Reads the next sentence of `reader` into `sent`, converting CoNLL-X if asked.
@@ -285,11 +310,29 @@ pub fn parse_files_split(
     out: Outputs<'_>,
     opts: PipelineOptions,
 ) -> Result<ParseStats, PipelineError> {
-    if model.tagger().is_none() && inputs.iter().any(|p| opts.needs_tags(opts.format_of(p))) {
+    let inputs: Vec<Input> = inputs.iter().map(|p| Input { path: p.clone(), range: None }).collect();
+    parse_inputs_split(model, &inputs, out, opts)
+}
+
+/// [`parse_files_split`] of whole files or shards of files: the output of consecutive shards
+/// that cover a file is the file's.
+pub fn parse_inputs_split(
+    model: &Arc<ModelFile>,
+    inputs: &[Input],
+    out: Outputs<'_>,
+    opts: PipelineOptions,
+) -> Result<ParseStats, PipelineError> {
+    if model.tagger().is_none() && inputs.iter().any(|i| opts.needs_tags(opts.format_of(&i.path))) {
         return Err(NoTagger.into());
     }
-    let jobs = inputs.iter().enumerate().map(|(i, path)| {
-        Arc::new(Job { id: i as u64, path: path.clone(), format: opts.format_of(path), model: Arc::clone(model) })
+    let jobs = inputs.iter().enumerate().map(|(i, input)| {
+        Arc::new(Job {
+            id: i as u64,
+            path: input.path.clone(),
+            format: opts.format_of(&input.path),
+            model: Arc::clone(model),
+            range: input.range.clone(),
+        })
     });
     let mut sink = OutputsSink { out, min_confidence: opts.min_confidence, stats: ParseStats::default() };
     if opts.threads <= 1 {
@@ -306,6 +349,29 @@ pub fn parse_files_split(
             RunError::Sink(e) => e,
         })?;
     }
+    Ok(sink.stats)
+}
+
+/// Parses the sentences read from `input` (called `name` in errors, in `format` unless
+/// `opts.format` says otherwise) as [`parse_files_split`] parses a file, in the calling thread:
+/// for text held in memory.
+pub fn parse_reader(
+    model: &Arc<ModelFile>,
+    input: Box<dyn BufRead + Send>,
+    name: &Path,
+    format: Format,
+    out: Outputs<'_>,
+    opts: PipelineOptions,
+) -> Result<ParseStats, PipelineError> {
+    let format = opts.format.unwrap_or(format);
+    if model.tagger().is_none() && opts.needs_tags(format) {
+        return Err(NoTagger.into());
+    }
+    let job = Job { id: 0, path: name.to_path_buf(), format, model: Arc::clone(model), range: None };
+    let mut sink = OutputsSink { out, min_confidence: opts.min_confidence, stats: ParseStats::default() };
+    let reader = opts.configure(Reader::new(input, name, format));
+    let outcome = run_reader(&job, reader, &mut sink, &opts)?;
+    sink.end(&job, outcome)?;
     Ok(sink.stats)
 }
 
@@ -386,28 +452,39 @@ pub fn run_sequential<S: Sink>(
     sink: &mut S,
     opts: &PipelineOptions,
 ) -> Result<(), S::Error> {
-    let mut sent = Sentence::default();
     for job in jobs {
-        let mut annotator = opts.annotator(&job.model);
-        let steps = opts.steps(job.format);
         let outcome = match opts.open(&job) {
             Err(e) => Outcome::Failed(e),
-            Ok(mut reader) => loop {
-                match opts.read(&mut reader, &mut sent, job.format) {
-                    Read::End => break Outcome::Complete,
-                    Read::Unreadable(e) => break Outcome::Failed(e.into()),
-                    Read::Malformed(m) => sink.malformed(&job, m.error, &m.text, m.truncated)?,
-                    Read::Sentence => {
-                        // Checked when the job was opened: the model can tag if the job needs it.
-                        let _ = annotator.annotate(&mut sent, steps);
-                        sink.sentence(&job, &sent, annotator.confidence().0)?;
-                    }
-                }
-            },
+            Ok(reader) => run_reader(&job, reader, sink, opts)?,
         };
         sink.end(&job, outcome)?;
     }
     Ok(())
+}
+
+/// Reads, parses and hands to `sink` every sentence of `job` from `reader`, one at a time;
+/// returns how the job ended (for [`Sink::end`], which is left to the caller).
+fn run_reader<S: Sink>(
+    job: &Job,
+    mut reader: Reader<Box<dyn BufRead + Send>>,
+    sink: &mut S,
+    opts: &PipelineOptions,
+) -> Result<Outcome, S::Error> {
+    let mut annotator = opts.annotator(&job.model);
+    let steps = opts.steps(job.format);
+    let mut sent = Sentence::default();
+    loop {
+        match opts.read(&mut reader, &mut sent, job.format) {
+            Read::End => return Ok(Outcome::Complete),
+            Read::Unreadable(e) => return Ok(Outcome::Failed(e.into())),
+            Read::Malformed(m) => sink.malformed(job, m.error, &m.text, m.truncated)?,
+            Read::Sentence => {
+                // Checked when the job was opened: the model can tag if the job needs it.
+                let _ = annotator.annotate(&mut sent, steps);
+                sink.sentence(job, &sent, annotator.confidence().0)?;
+            }
+        }
+    }
 }
 
 /// Parses the files of `jobs` (until the channel is closed) and hands their sentences to `sink`.
@@ -442,7 +519,7 @@ where
         jobs,
         stop: stop_rx,
         stop_tx: Mutex::new(Some(stop_tx)),
-        input: Mutex::new(Input::default()),
+        input: Mutex::new(OpenFiles::default()),
         inbox: Mutex::new(Vec::new()),
         output: Mutex::new(Delivery { pending: HashMap::new(), next_job: 0, sink, result: Ok(()) }),
         free: free_tx,
@@ -483,7 +560,7 @@ pub enum RunError<E> {
 
 /// The files being read, at most [`PipelineOptions::readers`] at a time, taken in turns.
 #[derive(Default)]
-struct Input {
+struct OpenFiles {
     open: VecDeque<Open>,
     /// The jobs channel is closed and drained.
     exhausted: bool,
@@ -516,7 +593,7 @@ struct Shared<'a, 's, S: Sink> {
     stop: Receiver<()>,
     /// Dropped on a delivery error, to close `stop`.
     stop_tx: Mutex<Option<Sender<()>>>,
-    input: Mutex<Input>,
+    input: Mutex<OpenFiles>,
     /// Parsed batches waiting for delivery, handed over by threads that found it busy.
     inbox: Mutex<Vec<Batch>>,
     output: Mutex<Delivery<'s, S>>,

@@ -1,0 +1,456 @@
+"""Parsing a corpus too large for one machine on Apache Spark, with spoolparse.
+
+Run it with pyspark installed (``pip install 'spoolparse[spark]'``)::
+
+    python -m spoolparse.spark --model M --input 'corpus/*.conllu.zst' --output DIR [--min-confidence X]
+
+or give this file to ``spark-submit`` for a cluster (spoolparse must be installed on every
+node; the model travels with ``SparkContext.addFile`` unless ``--model-on-shared-storage``)::
+
+    spark-submit --master yarn "$(python -c 'import spoolparse.spark as s; print(s.__file__)')" \\
+        --model M --input 'hdfs-mounted/corpus/*.conllu' --output DIR --min-confidence 0.9
+
+Inputs and outputs are paths that the driver and every executor see (a local disk in local
+mode, shared storage on a cluster). Every input file is one task; a plain file larger than
+``--shard-mb`` is split into shards that start at a sentence (``spoolparse.shard_ranges``),
+one task each. Each task parses with the Rust library exactly as ``spoolparse parse`` does and
+writes, for input ``NAME`` (shard ``K`` of ``N``):
+
+- ``DIR/accepted/NAME`` (``NAME.part-K`` before the extension when split): the sentences whose
+  confidence is at least ``X`` (every sentence without ``--min-confidence``);
+- ``DIR/lowconf/NAME``: the others (only with ``--min-confidence``);
+- ``DIR/_tasks/shard-K.json``: the shard's sentence counts, the task's commit record.
+
+The parts of a split file, concatenated in order, are what ``spoolparse parse`` writes for the
+whole file (``.zst`` parts too: zstd frames concatenate). Once every task is done the driver
+writes ``DIR/_manifest.json`` (written last, atomically: its presence means the job is
+complete), listing every input, its shards, their output files and sentence counts.
+
+Exactly once, whatever Spark retries: each output is written under a temporary name and
+renamed into place only once complete, the accepted and lowconf parts of a shard together, and
+then the shard's commit record. A task whose record exists returns it without parsing again; a
+task retried after a failure between the renames and the record (or running beside a
+speculative copy of itself) parses the shard again and renames its identical bytes over the
+first attempt's. Outputs are only ever replaced inside the job's own output directory, which
+must not exist (or be empty) when the job starts: nothing outside it is overwritten. The
+driver removes what killed attempts left under temporary names.
+
+The model is opened once per executor Python process, however many tasks it runs (a
+module-level cache keyed by path and checked against the driver's fingerprint), not per task.
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import glob as globbing
+import json
+import os
+import re
+import sys
+import threading
+import time
+from typing import Any, Optional, Sequence
+
+import spoolparse
+
+#: Files larger than this many MiB are split into shards (``--shard-mb``).
+DEFAULT_SHARD_MB = 256
+
+MANIFEST = "_manifest.json"
+TASKS = "_tasks"
+
+# Executor side: models opened by this process, by (path, fingerprint).
+_MODELS: dict[tuple[str, str], spoolparse.Model] = {}
+_MODELS_LOCK = threading.Lock()
+#: How many times this process opened a model (for tests: once per process, not per task).
+opened = 0
+
+# A temporary name of spoolparse's atomic outputs (``.NAME.tmpPID-N``), left by a killed task.
+_TEMPORARY = re.compile(r"^\..*\.tmp\d+-\d+$")
+
+
+def _model(ref: dict[str, Any]) -> spoolparse.Model:
+    """The model ``ref`` names, opened once per process."""
+    global opened
+    if ref["shared"]:
+        path = ref["path"]
+    else:
+        from pyspark import SparkFiles
+
+        path = SparkFiles.get(ref["name"])
+    key = (path, ref["fingerprint"])
+    with _MODELS_LOCK:
+        model = _MODELS.get(key)
+        if model is None:
+            model = spoolparse.Model(path, verify=ref["verify"])
+            opened += 1
+            if model.fingerprint != ref["fingerprint"]:
+                raise spoolparse.ModelError(
+                    f"{path}: model {model.fingerprint} on this executor, {ref['fingerprint']} on the driver"
+                )
+            _MODELS[key] = model
+    return model
+
+
+def _output_names(path: str, compression: str) -> tuple[str, str, bool]:
+    """(stem, extension, compressed) of the output for input ``path``: the input's name without
+    ``.zst``, ``.conllu`` added unless it ends in a CoNLL extension (tokenized text is parsed
+    into CoNLL-U, CoNLL-X stays CoNLL-X, as with ``spoolparse parse``)."""
+    name = os.path.basename(path)
+    compressed = name.endswith(".zst")
+    if compressed:
+        name = name[: -len(".zst")]
+    if compression != "input":
+        compressed = compression == "zstd"
+    for ext in (".conllu", ".conllx", ".conll"):
+        if name.endswith(ext) and len(name) > len(ext):
+            return name[: -len(ext)], ext, compressed
+    return name, ".conllu", compressed
+
+
+def _expand(inputs: Sequence[str]) -> list[str]:
+    """Files that ``inputs`` (paths, directories or glob patterns) name, in order, each once."""
+    files: list[str] = []
+    for pattern in inputs:
+        if os.path.isdir(pattern):
+            found = sorted(
+                os.path.join(pattern, n)
+                for n in os.listdir(pattern)
+                if not n.startswith(".") and os.path.isfile(os.path.join(pattern, n))
+            )
+        elif os.path.exists(pattern):
+            found = [pattern]
+        else:
+            found = sorted(p for p in globbing.glob(pattern) if os.path.isfile(p))
+        if not found:
+            raise FileNotFoundError(f"{pattern}: no such file, and no file matches it")
+        files.extend(os.path.abspath(p) for p in found)
+    return list(dict.fromkeys(files))
+
+
+def plan(
+    files: Sequence[str], *, shard_bytes: int, split: bool, compression: str = "input"
+) -> list[dict[str, Any]]:
+    """The shards of ``files``: one per file, or several for a plain file above ``shard_bytes``.
+    Each is a dict: ``id``, ``input`` (index in ``files``), ``path``, ``range`` (``None`` for
+    the whole file), ``accepted`` and ``lowconf`` (output names relative to the output
+    directory; ``lowconf`` is used only with a threshold)."""
+    shards: list[dict[str, Any]] = []
+    taken: set[str] = set()
+    for index, path in enumerate(files):
+        stem, ext, compressed = _output_names(path, compression)
+        suffix = ext + (".zst" if compressed else "")
+        # Inputs from different folders may share a name: the later ones get ~2, ~3, ...
+        unique, n = stem, 1
+        while unique + suffix in taken:
+            n += 1
+            unique = f"{stem}~{n}"
+        taken.add(unique + suffix)
+        ranges = spoolparse.shard_ranges(path, shard_bytes) if split else None
+        parts: list[Optional[tuple[int, int]]] = list(ranges) if ranges and len(ranges) > 1 else [None]
+        for k, byte_range in enumerate(parts):
+            name = unique + (f".part-{k:05d}" if len(parts) > 1 else "") + suffix
+            shards.append(
+                {
+                    "id": len(shards),
+                    "input": index,
+                    "path": path,
+                    "range": byte_range,
+                    "accepted": f"accepted/{name}",
+                    "lowconf": f"lowconf/{name}",
+                }
+            )
+    return shards
+
+
+def _write_json_atomically(path: str, data: Any) -> None:
+    """Writes ``data`` to ``path`` so that readers see the whole file or none (temporary name,
+    fsync, rename, fsync of the directory)."""
+    directory = os.path.dirname(path) or "."
+    tmp = os.path.join(directory, f".{os.path.basename(path)}.tmp{os.getpid()}-{threading.get_ident()}")
+    try:
+        with open(tmp, "w", encoding="utf-8") as f:
+            json.dump(data, f, indent=1, sort_keys=True)
+            f.write("\n")
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+    fd = os.open(directory, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _record_path(output: str, shard_id: int) -> str:
+    return os.path.join(output, TASKS, f"shard-{shard_id:05d}.json")
+
+
+def run_shard(shard: dict[str, Any], job: dict[str, Any]) -> dict[str, Any]:
+    """One task: parses ``shard`` into its outputs under ``job["output"]`` and commits it;
+    returns its record (what the manifest lists). Safe to run any number of times, one after
+    the other or at once: see the module's documentation."""
+    from pyspark import TaskContext
+
+    context = TaskContext.get()
+    attempt = context.attemptNumber() if context is not None else 0
+    record_path = _record_path(job["output"], shard["id"])
+    if os.path.exists(record_path):
+        with open(record_path, encoding="utf-8") as f:
+            done = json.load(f)
+        done["committed_by_earlier_attempt"] = True
+        return done
+    model = _model(job["model"])
+    threshold = job["min_confidence"]
+    accepted = os.path.join(job["output"], shard["accepted"])
+    lowconf = os.path.join(job["output"], shard["lowconf"]) if threshold is not None else None
+    # overwrite=True replaces only what an earlier attempt of this very shard renamed into
+    # place in this job's own directory: the same bytes.
+    stats = model.parse_file(
+        shard["path"],
+        accepted,
+        lowconf,
+        threshold,
+        threads=job["threads"],
+        overwrite=True,
+        byte_range=tuple(shard["range"]) if shard["range"] is not None else None,
+    )
+    if attempt == 0 and shard["id"] in job.get("fail_first_attempt", ()):
+        # Tests: the worst moment to fail, with the outputs renamed into place and no record.
+        raise RuntimeError(f"spoolparse.spark: failure injected into shard {shard['id']}, attempt {attempt}")
+    record = {
+        "shard": shard["id"],
+        "sentences": stats["sentences"],
+        "words": stats["words"],
+        "lowconf": stats["lowconf"],
+        "attempt": attempt,
+        "pid": os.getpid(),
+        "models_opened_by_process": opened,
+    }
+    _write_json_atomically(record_path, record)
+    return record
+
+
+def _remove_temporaries(output: str) -> int:
+    """Removes outputs that killed attempts left under temporary names; returns how many."""
+    removed = 0
+    for sub in ("accepted", "lowconf", TASKS):
+        directory = os.path.join(output, sub)
+        for name in os.listdir(directory) if os.path.isdir(directory) else ():
+            if _TEMPORARY.match(name) or (sub == TASKS and name.startswith(".")):
+                try:
+                    os.remove(os.path.join(directory, name))
+                    removed += 1
+                except FileNotFoundError:
+                    pass
+    return removed
+
+
+def run(
+    sc: Any,
+    *,
+    model: str,
+    inputs: Sequence[str],
+    output: str,
+    min_confidence: Optional[float] = None,
+    shard_mb: float = DEFAULT_SHARD_MB,
+    threads_per_task: int = 1,
+    compression: str = "input",
+    model_on_shared_storage: bool = False,
+    verify: bool = True,
+    fail_first_attempt: Sequence[int] = (),
+) -> dict[str, Any]:
+    """Runs the job on the SparkContext ``sc``; returns the manifest (also written to
+    ``OUTPUT/_manifest.json``). ``inputs`` are files, directories or glob patterns.
+    ``fail_first_attempt`` (tests) makes the first attempt of these shards fail after their
+    outputs were renamed into place."""
+    started = time.monotonic()
+    output = os.path.abspath(output)
+    if os.path.exists(output) and (not os.path.isdir(output) or os.listdir(output)):
+        raise FileExistsError(f"{output} exists and is not an empty directory: outputs are never overwritten")
+    files = _expand(inputs)
+    # Checked on the driver first: a bad model fails here, not in every task.
+    driver_model = spoolparse.Model(model, verify=verify)
+    model_path = os.path.abspath(model)
+    if not model_on_shared_storage:
+        sc.addFile(model_path)
+    shard_bytes = int(shard_mb * (1 << 20))
+    shards = plan(files, shard_bytes=shard_bytes, split=shard_bytes > 0, compression=compression)
+    for sub in ("accepted", "lowconf", TASKS) if min_confidence is not None else ("accepted", TASKS):
+        os.makedirs(os.path.join(output, sub), exist_ok=True)
+    job = {
+        "model": {
+            "shared": model_on_shared_storage,
+            "path": model_path,
+            "name": os.path.basename(model_path),
+            "fingerprint": driver_model.fingerprint,
+            "verify": verify,
+        },
+        "output": output,
+        "min_confidence": min_confidence,
+        "threads": max(1, threads_per_task),
+        "fail_first_attempt": frozenset(fail_first_attempt),
+    }
+    # Largest first: the last tasks to start are the short ones.
+    order = sorted(shards, key=lambda s: -(s["range"][1] - s["range"][0] if s["range"] else os.path.getsize(s["path"])))
+    records = sc.parallelize(order, max(1, len(order))).map(functools.partial(run_shard, job=job)).collect()
+    by_shard = {r["shard"]: r for r in records}
+    missing = [s["id"] for s in shards if s["id"] not in by_shard]
+    if missing:
+        raise RuntimeError(f"no record for shards {missing}")
+    removed = _remove_temporaries(output)
+    manifest = _manifest(files, shards, by_shard, job, driver_model, started, removed)
+    _write_json_atomically(os.path.join(output, MANIFEST), manifest)
+    return manifest
+
+
+def _manifest(
+    files: Sequence[str],
+    shards: Sequence[dict[str, Any]],
+    records: dict[int, dict[str, Any]],
+    job: dict[str, Any],
+    model: spoolparse.Model,
+    started: float,
+    removed: int,
+) -> dict[str, Any]:
+    threshold = job["min_confidence"]
+    entries = []
+    for index, path in enumerate(files):
+        parts = []
+        for s in (s for s in shards if s["input"] == index):
+            r = records[s["id"]]
+            parts.append(
+                {
+                    "range": list(s["range"]) if s["range"] else None,
+                    "accepted": s["accepted"],
+                    "accepted_sentences": r["sentences"] - r["lowconf"],
+                    "lowconf": s["lowconf"] if threshold is not None else None,
+                    "lowconf_sentences": r["lowconf"],
+                    "words": r["words"],
+                    "attempt": r["attempt"],
+                }
+            )
+        entries.append(
+            {
+                "path": path,
+                "bytes": os.path.getsize(path),
+                "shards": parts,
+                "sentences": sum(p["accepted_sentences"] + p["lowconf_sentences"] for p in parts),
+                "accepted_sentences": sum(p["accepted_sentences"] for p in parts),
+                "lowconf_sentences": sum(p["lowconf_sentences"] for p in parts),
+                "words": sum(p["words"] for p in parts),
+            }
+        )
+    return {
+        "model": {"path": job["model"]["path"], "fingerprint": model.fingerprint},
+        "min_confidence": threshold,
+        "spoolparse_version": spoolparse.__version__,
+        "inputs": entries,
+        "files": len(files),
+        "shards": len(shards),
+        "sentences": sum(e["sentences"] for e in entries),
+        "accepted_sentences": sum(e["accepted_sentences"] for e in entries),
+        "lowconf_sentences": sum(e["lowconf_sentences"] for e in entries),
+        "words": sum(e["words"] for e in entries),
+        "retried_shards": sum(1 for r in records.values() if r["attempt"] > 0),
+        "temporaries_removed": removed,
+        "seconds": round(time.monotonic() - started, 3),
+    }
+
+
+def _arguments(argv: Optional[Sequence[str]]) -> argparse.Namespace:
+    p = argparse.ArgumentParser(
+        prog="python -m spoolparse.spark",
+        description="Parse files with spoolparse on Spark: one task per file (or per shard of a large "
+        "file), outputs split by confidence, published exactly once, and a manifest.",
+    )
+    p.add_argument("--model", required=True, help="the model file")
+    p.add_argument(
+        "--input", required=True, nargs="+", metavar="PATH_OR_GLOB", help="input files, directories or glob patterns"
+    )
+    p.add_argument("--output", required=True, metavar="DIR", help="output directory (must not exist, or be empty)")
+    p.add_argument(
+        "--min-confidence",
+        type=float,
+        metavar="X",
+        help="sentences whose confidence is below X go to DIR/lowconf, the others to DIR/accepted",
+    )
+    p.add_argument(
+        "--shard-mb",
+        type=float,
+        default=DEFAULT_SHARD_MB,
+        help=f"split plain files larger than this many MiB into shards (default {DEFAULT_SHARD_MB}; 0: never)",
+    )
+    p.add_argument(
+        "--threads-per-task", type=int, default=1, help="parsing threads per task (set spark.task.cpus to match)"
+    )
+    p.add_argument(
+        "--compression",
+        choices=("input", "zstd", "none"),
+        default="input",
+        help="compress outputs with zstd: like each input (default), always or never",
+    )
+    p.add_argument(
+        "--model-on-shared-storage",
+        action="store_true",
+        help="executors open --model at its path instead of receiving a copy through SparkContext.addFile",
+    )
+    p.add_argument("--no-verify", action="store_true", help="do not check the model's checksums when opening it")
+    p.add_argument("--master", help="Spark master (default: spark-submit's, else local[*])")
+    p.add_argument("--app-name", default="spoolparse", help="Spark application name")
+    return p.parse_args(argv)
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    """The command line: starts (or joins, under spark-submit) a Spark session and runs the job."""
+    args = _arguments(argv)
+    from pyspark.sql import SparkSession
+
+    builder = SparkSession.builder.appName(args.app_name)
+    if args.master:
+        builder = builder.master(args.master)
+    # Under spark-submit the master and the executors' Python are spark-submit's. Run directly,
+    # the master is --master or Spark's default, local[*]; local workers must then run this
+    # interpreter, which has spoolparse (Spark's default is whatever `python3` is on the PATH).
+    under_submit = "PYSPARK_GATEWAY_PORT" in os.environ
+    if not under_submit and (args.master or "local").startswith("local"):
+        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    spark = builder.getOrCreate()
+    try:
+        manifest = run(
+            spark.sparkContext,
+            model=args.model,
+            inputs=args.input,
+            output=args.output,
+            min_confidence=args.min_confidence,
+            shard_mb=args.shard_mb,
+            threads_per_task=args.threads_per_task,
+            compression=args.compression,
+            model_on_shared_storage=args.model_on_shared_storage,
+            verify=not args.no_verify,
+        )
+    finally:
+        spark.stop()
+    lowconf = ""
+    if args.min_confidence is not None:
+        lowconf = f", {manifest['lowconf_sentences']} below {args.min_confidence} in lowconf/"
+    print(
+        f"spoolparse.spark: {manifest['sentences']} sentences, {manifest['words']} words from {manifest['files']} "
+        f"files in {manifest['shards']} tasks in {manifest['seconds']:.1f} s: {manifest['accepted_sentences']} in "
+        f"accepted/{lowconf}; manifest {os.path.join(os.path.abspath(args.output), MANIFEST)}",
+        file=sys.stderr,
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    # Run as a script (`python -m spoolparse.spark`, or this file given to spark-submit), this
+    # file is `__main__`: the job runs from the installed module instead, so that the task
+    # function is pickled by reference and its model cache lives in that module.
+    from spoolparse.spark import main as _main
+
+    sys.exit(_main())

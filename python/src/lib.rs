@@ -1,0 +1,428 @@
+//! The extension module `spoolparse._spoolparse` of the Python package: Python types over the
+//! `spoolparse` library. It converts arguments and results and maps errors to Python
+//! exceptions; it must not parse, read or write anything itself: every step is the library's
+//! (the same functions as `spoolparse parse`), so that Python and the command line give the
+//! same bytes. Parsing runs with the GIL released.
+
+use std::io::Cursor;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use pyo3::create_exception;
+use pyo3::exceptions::{
+    PyFileExistsError, PyFileNotFoundError, PyOSError, PyPermissionError, PyRuntimeError, PyValueError,
+};
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyType};
+
+use spoolparse::corpus::shard::shard_ranges as library_shard_ranges;
+use spoolparse::corpus::{check_value, parse_head, Column, CorpusError, Format, Limits, Sentence};
+use spoolparse::model::file::{ModelError as LibraryModelError, ModelFile};
+use spoolparse::parse::annotate::{Annotator, NoTagger, Steps};
+use spoolparse::parse::files::{self, FilesError, Publish};
+use spoolparse::parse::pipeline::{self, Input, Outputs, PipelineError, PipelineOptions};
+
+create_exception!(
+    spoolparse,
+    InputError,
+    PyValueError,
+    "Bad input. ``str(e)`` is ``FILE:LINE: problem`` (``FILE: problem`` for a file as a whole); \
+     the attributes ``path`` (str) and ``line`` (int, 0 for the whole file) say where."
+);
+create_exception!(
+    spoolparse,
+    ModelError,
+    PyValueError,
+    "A file that is not a usable spoolparse model (wrong format version, bad checksum, truncated)."
+);
+
+/// The Python exception for an I/O error, of the `OSError` subclass its kind calls for, with
+/// `message` (which names the file).
+fn os_error(kind: std::io::ErrorKind, message: String) -> PyErr {
+    match kind {
+        std::io::ErrorKind::NotFound => PyFileNotFoundError::new_err(message),
+        std::io::ErrorKind::PermissionDenied => PyPermissionError::new_err(message),
+        std::io::ErrorKind::AlreadyExists => PyFileExistsError::new_err(message),
+        _ => PyOSError::new_err(message),
+    }
+}
+
+/// `InputError` for bad input, with its `path` and `line` attributes.
+fn input_error(py: Python<'_>, e: &CorpusError) -> PyErr {
+    let err = InputError::new_err(e.to_string());
+    let value = err.value(py);
+    // Setting attributes on a fresh exception instance cannot fail in practice; if it did, the
+    // message still carries FILE:LINE.
+    let _ = value.setattr("path", e.path.display().to_string());
+    let _ = value.setattr("line", e.line);
+    err
+}
+
+fn model_error(e: LibraryModelError) -> PyErr {
+    match &e {
+        LibraryModelError::Io { error, .. } => os_error(error.kind(), e.to_string()),
+        LibraryModelError::Format { .. } => ModelError::new_err(e.to_string()),
+    }
+}
+
+fn pipeline_error(py: Python<'_>, e: PipelineError) -> PyErr {
+    match &e {
+        PipelineError::Corpus(c) => input_error(py, c),
+        PipelineError::Write(io) => os_error(io.kind(), e.to_string()),
+        PipelineError::Pool(_) => PyRuntimeError::new_err(e.to_string()),
+        PipelineError::NoTagger(_) => PyValueError::new_err(e.to_string()),
+    }
+}
+
+fn files_error(py: Python<'_>, e: FilesError) -> PyErr {
+    match e {
+        FilesError::Pipeline(p) => pipeline_error(py, p),
+        FilesError::Exists { .. } => PyFileExistsError::new_err(e.to_string()),
+        FilesError::Create { ref error, .. }
+        | FilesError::Write { ref error, .. }
+        | FilesError::Publish { ref error, .. } => os_error(error.kind(), e.to_string()),
+        FilesError::Stdout => PyValueError::new_err(e.to_string()),
+    }
+}
+
+/// The format named `name` (`"conllu"`, `"conllx"` or `"text"`).
+fn format_named(name: &str) -> PyResult<Format> {
+    match name {
+        "conllu" => Ok(Format::Conllu),
+        "conllx" => Ok(Format::Conllx),
+        "text" => Ok(Format::Text),
+        _ => Err(PyValueError::new_err(format!("unknown format {name:?}: conllu, conllx or text"))),
+    }
+}
+
+/// A spoolparse model file, memory-mapped: opening costs about 0.1 ms whatever its size, and
+/// one ``Model`` may be used by any number of threads at once (parsing releases the GIL).
+///
+/// ``Model(path, verify=True)`` checks every checksum of the file first, as
+/// ``spoolparse parse`` does (a few ms; a corrupt model would parse wrongly without
+/// complaint). A ``Model`` pickles as its path: unpickling opens the file again (for example
+/// in a Spark executor), and the file must be there.
+///
+/// Raises ``FileNotFoundError`` (or another ``OSError``) if the file cannot be read, and
+/// ``spoolparse.ModelError`` if it is not a model this version can use.
+#[pyclass(module = "spoolparse", frozen)]
+struct Model {
+    model: Arc<ModelFile>,
+    path: PathBuf,
+    verify: bool,
+}
+
+/// One parsed sentence, as returned by ``Model.parse``.
+///
+/// Lists are indexed by word (the first word at index 0). ``heads[i]`` is the 1-based position
+/// of word ``i``'s head, 0 for the root word. ``confidence[i]`` is the calibrated probability
+/// of the transition that attached word ``i``; ``sentence_confidence`` their mean (what
+/// ``--min-confidence`` compares with), ``tree_prob`` the probability of the whole transition
+/// sequence. ``upos`` and ``xpos`` are the tags the model's tagger predicted, or ``None`` when
+/// the sentence was parsed with the tags it was given.
+#[pyclass(module = "spoolparse", frozen, get_all)]
+struct Parse {
+    words: Vec<String>,
+    heads: Vec<usize>,
+    labels: Vec<String>,
+    confidence: Vec<f32>,
+    sentence_confidence: f64,
+    tree_prob: f64,
+    upos: Option<Vec<String>>,
+    xpos: Option<Vec<String>>,
+}
+
+#[pymethods]
+impl Parse {
+    fn __len__(&self) -> usize {
+        self.words.len()
+    }
+
+    fn __repr__(&self) -> String {
+        let arcs: Vec<String> =
+            (0..self.words.len()).map(|i| format!("{}<-{}:{}", self.words[i], self.heads[i], self.labels[i])).collect();
+        format!("Parse([{}], sentence_confidence={:.3})", arcs.join(", "), self.sentence_confidence)
+    }
+}
+
+/// Checks the tags of one sentence: as many as words, each a valid column value.
+fn check_tags(tags: &[String], words: usize, which: &str, sentence: usize) -> PyResult<()> {
+    if tags.len() != words {
+        return Err(PyValueError::new_err(format!(
+            "sentence {}: {} {which} tags for {} tokens",
+            sentence + 1,
+            tags.len(),
+            words
+        )));
+    }
+    for (i, t) in tags.iter().enumerate() {
+        check_value(t).map_err(|problem| {
+            PyValueError::new_err(format!("sentence {}: {which} tag {}: {problem}", sentence + 1, i + 1))
+        })?;
+    }
+    Ok(())
+}
+
+/// Parses sentences built from tokens (and tags, where given); what `Model.parse` returns.
+fn parse_sentences(model: &ModelFile, mut sentences: Vec<Sentence>, tag: bool) -> Result<Vec<Parse>, String> {
+    let mut annotator = Annotator::new(model, true);
+    let steps = Steps { tag, write_confidence: false, mark_below: None };
+    let mut parses = Vec::with_capacity(sentences.len());
+    for sent in &mut sentences {
+        annotator.annotate(sent, steps).map_err(|e| e.to_string())?;
+        let n = sent.len();
+        let column = |c: Column| (1..=n).map(|w| sent.word(w).get(c).to_string()).collect::<Vec<_>>();
+        let heads = (1..=n)
+            .map(|w| match parse_head(sent.word(w).get(Column::Head), n) {
+                Ok(Some(h)) => Ok(h),
+                _ => Err(format!("internal error: the parser left word {w} without a head")),
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let (mean, tree) = annotator.confidence();
+        parses.push(Parse {
+            words: column(Column::Form),
+            heads,
+            labels: column(Column::Deprel),
+            confidence: annotator.arc_confidence().get(1..).unwrap_or_default().to_vec(),
+            sentence_confidence: mean,
+            tree_prob: tree,
+            upos: tag.then(|| column(Column::Upos)),
+            xpos: tag.then(|| column(Column::Xpos)),
+        });
+    }
+    Ok(parses)
+}
+
+#[pymethods]
+impl Model {
+    #[new]
+    #[pyo3(signature = (path, verify = true))]
+    fn new(py: Python<'_>, path: PathBuf, verify: bool) -> PyResult<Self> {
+        let opened = py.detach(|| files::open_model(&path, verify));
+        let model = opened.map_err(model_error)?;
+        Ok(Model { model: Arc::new(model), path, verify })
+    }
+
+    /// Pickles as ``Model(path, verify)``: the mapping is not copied, the file is opened again.
+    fn __reduce__<'py>(slf: &Bound<'py, Self>) -> (Bound<'py, PyType>, (PathBuf, bool)) {
+        let me = slf.get();
+        (slf.get_type(), (me.path.clone(), me.verify))
+    }
+
+    fn __repr__(&self) -> String {
+        format!("Model({:?}, fingerprint={:?})", self.path.display().to_string(), self.model.fingerprint())
+    }
+
+    /// The path the model was opened from.
+    #[getter]
+    fn path(&self) -> PathBuf {
+        self.path.clone()
+    }
+
+    /// A short identifier of the model's contents (two files with the same one hold the same
+    /// model), as in the ``# model =`` line of the daemon's outputs.
+    #[getter]
+    fn fingerprint(&self) -> String {
+        self.model.fingerprint()
+    }
+
+    /// Whether the model has a part-of-speech tagger (needed for tokens without tags, and for
+    /// text).
+    #[getter]
+    fn has_tagger(&self) -> bool {
+        self.model.tagger().is_some()
+    }
+
+    /// The dependency labels the model predicts.
+    #[getter]
+    fn labels(&self) -> Vec<String> {
+        let labels = &self.model.meta().labels;
+        (0..labels.len()).map(|i| labels.name(spoolparse::base::label::Label::from_index(i)).to_string()).collect()
+    }
+
+    /// The transition system (and pseudo-projective encoding) the model parses with.
+    #[getter]
+    fn system(&self) -> String {
+        self.model.meta().transition_system.clone()
+    }
+
+    /// Parses tokenized sentences: ``sentences`` is a list of sentences, each a list of tokens.
+    ///
+    /// ``upos`` and ``xpos``, if given, hold one list of tags per sentence, parallel to its
+    /// tokens; without them the model's tagger predicts the tags (``ValueError`` if the model
+    /// has none: it was trained on tagged input). Tokens and tags must be non-empty and hold no
+    /// tab or line break. Returns one ``Parse`` per sentence, in order.
+    #[pyo3(signature = (sentences, upos = None, xpos = None))]
+    fn parse(
+        &self,
+        py: Python<'_>,
+        sentences: Vec<Vec<String>>,
+        upos: Option<Vec<Vec<String>>>,
+        xpos: Option<Vec<Vec<String>>>,
+    ) -> PyResult<Vec<Parse>> {
+        let tagged = upos.is_some() || xpos.is_some();
+        if !tagged && self.model.tagger().is_none() {
+            return Err(PyValueError::new_err(format!("{NoTagger}; or pass upos= (and xpos=) tags")));
+        }
+        for (which, tags) in [("upos", &upos), ("xpos", &xpos)] {
+            if let Some(t) = tags.as_ref().filter(|t| t.len() != sentences.len()) {
+                return Err(PyValueError::new_err(format!(
+                    "{} lists of {which} tags for {} sentences",
+                    t.len(),
+                    sentences.len()
+                )));
+            }
+        }
+        let mut built = Vec::with_capacity(sentences.len());
+        for (s, tokens) in sentences.iter().enumerate() {
+            let mut sent = Sentence::default();
+            sent.fill_from_tokens(tokens).map_err(|e| PyValueError::new_err(format!("sentence {}: {e}", s + 1)))?;
+            let none = vec!["_".to_string(); tokens.len()];
+            let u = upos.as_ref().map_or(&none, |u| &u[s]);
+            let x = xpos.as_ref().map_or(&none, |x| &x[s]);
+            check_tags(u, tokens.len(), "upos", s)?;
+            check_tags(x, tokens.len(), "xpos", s)?;
+            if tagged {
+                for w in 0..tokens.len() {
+                    sent.set_tags(w + 1, &u[w], &x[w]);
+                }
+            }
+            built.push(sent);
+        }
+        let model = Arc::clone(&self.model);
+        py.detach(move || parse_sentences(&model, built, !tagged)).map_err(PyRuntimeError::new_err)
+    }
+
+    /// Parses CoNLL-U text (or ``format="conllx"``, or ``"text"``: one sentence per line,
+    /// tokens separated by whitespace) and returns what ``spoolparse parse`` writes for it:
+    /// HEAD and DEPREL filled, every other byte kept, and unless ``confidence=False`` the
+    /// ``Conf=`` MISC entries and ``# confidence`` / ``# tree_prob`` comments. ``retag=True``
+    /// replaces the tags with the tagger's. Bad input raises ``spoolparse.InputError`` naming
+    /// ``name:LINE``.
+    #[pyo3(signature = (text, *, format = "conllu", confidence = true, retag = false, name = "<string>"))]
+    fn parse_conllu(
+        &self,
+        py: Python<'_>,
+        text: String,
+        format: &str,
+        confidence: bool,
+        retag: bool,
+        name: &str,
+    ) -> PyResult<String> {
+        let format = format_named(format)?;
+        let opts = PipelineOptions { confidence, retag, ..PipelineOptions::default() };
+        let model = Arc::clone(&self.model);
+        let name = PathBuf::from(name);
+        let result = py.detach(move || {
+            let mut out = Vec::with_capacity(text.len() + text.len() / 4);
+            let input = Box::new(Cursor::new(text.into_bytes()));
+            pipeline::parse_reader(&model, input, &name, format, Outputs { accepted: &mut out, rejected: None }, opts)
+                .map(|_| out)
+        });
+        let out = result.map_err(|e| pipeline_error(py, e))?;
+        String::from_utf8(out).map_err(|e| PyRuntimeError::new_err(format!("internal error: output not UTF-8: {e}")))
+    }
+
+    /// Parses the file ``input`` (or a list of files, in order) into ``accepted``, exactly as
+    /// ``spoolparse parse INPUT --output ACCEPTED [--min-confidence X --rejected LOWCONF]``
+    /// does, byte for byte: with ``lowconf`` and ``min_confidence``, the sentences whose
+    /// confidence is below ``min_confidence`` go to ``lowconf``, the others to ``accepted``,
+    /// each exactly once and in input order. Names ending in ``.zst`` are compressed.
+    ///
+    /// Each output is written under a temporary name beside it and renamed once complete, so
+    /// that a reader never sees a part of one and a failure leaves nothing; an existing output
+    /// raises ``FileExistsError`` before anything is parsed, unless ``overwrite=True``.
+    /// ``byte_range=(start, end)`` parses only those bytes of a single plain file: a shard
+    /// from ``spoolparse.shard_ranges``. ``threads`` parsing threads (input order is kept).
+    /// Returns ``{"sentences": …, "words": …, "lowconf": …}``.
+    #[pyo3(signature = (input, accepted, lowconf = None, min_confidence = None, *, threads = 1, format = None,
+                        retag = false, confidence = true, overwrite = false, byte_range = None))]
+    #[allow(clippy::too_many_arguments)]
+    fn parse_file<'py>(
+        &self,
+        py: Python<'py>,
+        input: &Bound<'py, PyAny>,
+        accepted: PathBuf,
+        lowconf: Option<PathBuf>,
+        min_confidence: Option<f64>,
+        threads: usize,
+        format: Option<&str>,
+        retag: bool,
+        confidence: bool,
+        overwrite: bool,
+        byte_range: Option<(u64, u64)>,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        if lowconf.is_some() != min_confidence.is_some() {
+            return Err(PyValueError::new_err("lowconf and min_confidence go together: give both or neither"));
+        }
+        let paths: Vec<PathBuf> = match input.extract::<PathBuf>() {
+            Ok(p) => vec![p],
+            Err(_) => input
+                .extract::<Vec<PathBuf>>()
+                .map_err(|_| pyo3::exceptions::PyTypeError::new_err("input must be a path or a list of paths"))?,
+        };
+        if byte_range.is_some() && paths.len() != 1 {
+            return Err(PyValueError::new_err("byte_range needs a single input file"));
+        }
+        if let Some((start, end)) = byte_range.filter(|(s, e)| s > e) {
+            return Err(PyValueError::new_err(format!("byte_range ({start}, {end}) ends before it starts")));
+        }
+        let inputs: Vec<Input> =
+            paths.into_iter().map(|path| Input { path, range: byte_range.map(|(s, e)| s..e) }).collect();
+        let opts = PipelineOptions {
+            threads: threads.max(1),
+            format: format.map(format_named).transpose()?,
+            retag,
+            confidence,
+            min_confidence,
+            limits: Limits::default(),
+            ..PipelineOptions::default()
+        };
+        let model = Arc::clone(&self.model);
+        let publish = Publish::Atomic { replace: overwrite };
+        let result =
+            py.detach(move || files::parse_to_files(&model, &inputs, &accepted, lowconf.as_deref(), opts, publish));
+        let stats = result.map_err(|e| files_error(py, e))?;
+        let dict = PyDict::new(py);
+        dict.set_item("sentences", stats.sentences)?;
+        dict.set_item("words", stats.words)?;
+        dict.set_item("lowconf", stats.rejected)?;
+        Ok(dict)
+    }
+}
+
+/// Byte ranges ``(start, end)`` that cover the plain file ``path`` in order, each starting at a
+/// sentence and all but the last about ``max_bytes`` long: shards that
+/// ``Model.parse_file(..., byte_range=…)`` parses one by one into outputs whose concatenation
+/// is the whole file's. ``None`` for a ``.zst`` file, which cannot be read from the middle.
+/// ``format`` is taken from the name unless given. Only the bytes around each split point are
+/// read.
+#[pyfunction]
+#[pyo3(signature = (path, max_bytes, format = None))]
+fn shard_ranges(
+    py: Python<'_>,
+    path: PathBuf,
+    max_bytes: u64,
+    format: Option<&str>,
+) -> PyResult<Option<Vec<(u64, u64)>>> {
+    let format = match format {
+        Some(f) => format_named(f)?,
+        None => Format::from_path(&path),
+    };
+    let ranges = py
+        .detach(|| library_shard_ranges(&path, format, max_bytes))
+        .map_err(|e| os_error(e.kind(), format!("{}: {e}", path.display())))?;
+    Ok(ranges.map(|r| r.into_iter().map(|r| (r.start, r.end)).collect()))
+}
+
+/// Fast greedy dependency parsing (spoolparse), from Python.
+#[pymodule]
+fn _spoolparse(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<Model>()?;
+    m.add_class::<Parse>()?;
+    m.add_function(wrap_pyfunction!(shard_ranges, m)?)?;
+    m.add("InputError", m.py().get_type::<InputError>())?;
+    m.add("ModelError", m.py().get_type::<ModelError>())?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    Ok(())
+}

@@ -1,0 +1,231 @@
+"""The Python package against the `spoolparse` command line: same parses, same bytes."""
+
+from __future__ import annotations
+
+import pickle
+import re
+import shutil
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+import spoolparse
+from conftest import Data, decompress, sentences
+
+
+def tokens_of(conllu: str) -> list[list[str]]:
+    """The FORM of every syntactic word, per sentence."""
+    rows = [[ln.split("\t") for ln in s.splitlines() if ln and not ln.startswith("#")] for s in sentences(conllu)]
+    return [[cols[1] for cols in s if cols[0].isdigit()] for s in rows]
+
+
+def test_open_reports_the_model(data: Data) -> None:
+    model = spoolparse.Model(data.model)
+    assert model.has_tagger
+    assert "root" in model.labels
+    assert re.fullmatch(r"[0-9a-f]{8}", model.fingerprint)
+    assert model.path == data.model
+    assert model.system.startswith("arc-eager")
+
+
+def test_a_missing_or_corrupt_model_raises(data: Data, tmp_path: Path) -> None:
+    with pytest.raises(FileNotFoundError, match="nothing-here.model"):
+        spoolparse.Model(tmp_path / "nothing-here.model")
+    corrupt = tmp_path / "corrupt.model"
+    raw = bytearray(data.model.read_bytes())
+    raw[len(raw) // 2] ^= 0xFF  # in the weights, which only verification reads
+    corrupt.write_bytes(bytes(raw))
+    with pytest.raises(spoolparse.ModelError, match="corrupt.model"):
+        spoolparse.Model(corrupt)
+    spoolparse.Model(corrupt, verify=False)  # opens: the header and metadata are intact
+    not_a_model = tmp_path / "text.model"
+    not_a_model.write_text("hello\n")
+    with pytest.raises(spoolparse.ModelError):
+        spoolparse.Model(not_a_model)
+
+
+def test_parse_gives_trees_with_confidences_and_predicted_tags(data: Data) -> None:
+    model = spoolparse.Model(data.model)
+    sents = tokens_of((data.inputs / "a.conllu").read_text())[:30]
+    parses = model.parse(sents)
+    assert len(parses) == len(sents)
+    for tokens, p in zip(sents, parses):
+        n = len(tokens)
+        assert p.words == tokens and len(p) == n
+        assert len(p.heads) == len(p.labels) == len(p.confidence) == n
+        assert all(0 <= h <= n for h in p.heads)
+        assert p.heads.count(0) == 1 and p.labels[p.heads.index(0)] == "root"
+        assert set(p.labels) <= set(model.labels)
+        assert all(0.0 <= c <= 1.0 for c in p.confidence)
+        assert p.sentence_confidence == pytest.approx(sum(p.confidence) / n, rel=1e-5)
+        assert 0.0 < p.tree_prob <= 1.0
+        assert p.upos is not None and p.xpos is not None and len(p.upos) == n
+
+
+def test_parse_matches_the_command_line_on_tokenized_text(data: Data, tmp_path: Path) -> None:
+    """Tokens in, the same trees and tags as `spoolparse parse` on the same text."""
+    text = (data.inputs / "d.txt").read_text()
+    cli = data.run("parse", "--model", data.model, "--format", "text", "-", input=text.encode()).stdout.decode()
+    parses = spoolparse.Model(data.model).parse([line.split() for line in text.splitlines()])
+    words = [[line.split("\t") for line in s.splitlines() if line and not line.startswith("#")] for s in sentences(cli)]
+    assert len(words) == len(parses) > 0
+    for cols, p in zip(words, parses):
+        assert [int(c[6]) for c in cols] == p.heads
+        assert [c[7] for c in cols] == p.labels
+        assert [c[3] for c in cols] == p.upos
+        assert [c[4] for c in cols] == p.xpos
+        assert [f"Conf={c:.3f}" for c in p.confidence] == [c[9] for c in cols]
+
+
+def test_given_tags_are_used_and_not_predicted(data: Data) -> None:
+    model = spoolparse.Model(data.model)
+    [p] = model.parse([["The", "dog", "barks", "."]], upos=[["DET", "NOUN", "VERB", "PUNCT"]])
+    assert p.upos is None and p.xpos is None
+    assert p.heads.count(0) == 1
+
+
+def test_bad_tokens_and_tags_raise_value_errors(data: Data) -> None:
+    model = spoolparse.Model(data.model)
+    with pytest.raises(ValueError, match="sentence 2: token 1"):
+        model.parse([["fine"], ["tab\there"]])
+    with pytest.raises(ValueError, match="sentence 1: token 2: empty"):
+        model.parse([["a", ""]])
+    with pytest.raises(ValueError, match="1 upos tags for 2 tokens"):
+        model.parse([["a", "b"]], upos=[["X"]])
+    with pytest.raises(TypeError):
+        model.parse(["not a list of tokens"])  # type: ignore[list-item]
+
+
+def test_parse_conllu_is_the_command_lines_output(data: Data) -> None:
+    model = spoolparse.Model(data.model)
+    for path in (data.inputs / "a.conllu", data.inputs / "c.conllx"):
+        text = path.read_text()
+        fmt = "conllx" if path.suffix == ".conllx" else "conllu"
+        cli = data.run("parse", "--model", data.model, "--format", fmt, "-", input=text.encode()).stdout.decode()
+        assert model.parse_conllu(text, format=fmt) == cli
+    text = (data.inputs / "a.conllu").read_text()
+    plain = data.run("parse", "--model", data.model, "--no-confidence", "-", input=text.encode()).stdout.decode()
+    assert model.parse_conllu(text, confidence=False) == plain
+
+
+def test_parse_file_is_byte_identical_to_the_command_line(data: Data, tmp_path: Path) -> None:
+    model = spoolparse.Model(data.model)
+    for path in data.files:
+        cli_acc, cli_low, stderr = data.cli(path, tmp_path / "cli", data.threshold)
+        assert cli_low is not None
+        acc, low = tmp_path / "py" / cli_acc.name, tmp_path / "py" / cli_low.name
+        acc.parent.mkdir(exist_ok=True)
+        stats = model.parse_file(path, acc, low, min_confidence=data.threshold)
+        assert acc.read_bytes() == cli_acc.read_bytes(), path.name
+        assert low.read_bytes() == cli_low.read_bytes(), path.name
+        assert f"{stats['lowconf']} of {stats['sentences']} sentences below" in stderr
+        assert f"parsed {stats['sentences']} sentences, {stats['words']} words" in stderr
+        if path.name == "a.conllu":
+            assert 0 < stats["lowconf"] < stats["sentences"], "the threshold must send sentences both ways"
+    # No threshold: everything to one output, as `spoolparse parse INPUT --output FILE`.
+    a = data.inputs / "a.conllu"
+    cli_acc, _, _ = data.cli(a, tmp_path / "cli-all", None)
+    model.parse_file(a, tmp_path / "all.conllu")
+    assert (tmp_path / "all.conllu").read_bytes() == cli_acc.read_bytes()
+    # Several inputs, several threads: one output in input order.
+    many = tmp_path / "many.conllu.zst"
+    model.parse_file([a, data.inputs / "b.conllu.zst"], many, threads=2)
+    cli = data.run("parse", "--model", data.model, a, data.inputs / "b.conllu.zst").stdout
+    assert decompress(many) == cli
+    assert not [p.name for p in tmp_path.rglob(".*")], "temporary files left behind"
+
+
+def test_shards_concatenate_to_the_whole_file(data: Data, tmp_path: Path) -> None:
+    a = data.inputs / "a.conllu"
+    ranges = spoolparse.shard_ranges(a, a.stat().st_size // 7)
+    assert ranges is not None and len(ranges) >= 5
+    assert ranges[0][0] == 0 and ranges[-1][1] == a.stat().st_size
+    assert all(x[1] == y[0] for x, y in zip(ranges, ranges[1:]))
+    assert spoolparse.shard_ranges(data.inputs / "b.conllu.zst", 10) is None
+    model = spoolparse.Model(data.model)
+    total = 0
+    for k, r in enumerate(ranges):
+        total += model.parse_file(
+            a, tmp_path / f"acc{k}.conllu", tmp_path / f"low{k}.conllu", data.threshold, byte_range=r
+        )["sentences"]
+    cli_acc, cli_low, _ = data.cli(a, tmp_path / "cli", data.threshold)
+    assert b"".join((tmp_path / f"acc{k}.conllu").read_bytes() for k in range(len(ranges))) == cli_acc.read_bytes()
+    assert b"".join((tmp_path / f"low{k}.conllu").read_bytes() for k in range(len(ranges))) == cli_low.read_bytes()
+    assert total == len(sentences(a.read_text()))
+
+
+def test_existing_outputs_are_never_overwritten_unless_asked(data: Data, tmp_path: Path) -> None:
+    model = spoolparse.Model(data.model)
+    a = data.inputs / "a.conllu"
+    acc, low = tmp_path / "acc.conllu", tmp_path / "low.conllu"
+    low.write_text("keep me\n")
+    with pytest.raises(FileExistsError, match="low.conllu"):
+        model.parse_file(a, acc, low, data.threshold)
+    assert low.read_text() == "keep me\n" and not acc.exists()
+    model.parse_file(a, acc, low, data.threshold, overwrite=True)
+    assert low.read_text() != "keep me\n" and acc.stat().st_size > 0
+    with pytest.raises(ValueError, match="go together"):
+        model.parse_file(a, tmp_path / "x.conllu", tmp_path / "y.conllu")
+
+
+def test_bad_input_raises_input_error_with_file_and_line(data: Data, tmp_path: Path) -> None:
+    model = spoolparse.Model(data.model)
+    good = sentences((data.inputs / "a.conllu").read_text())
+    before, after = good[:12], good[12:] * 3
+    bad_line = sum(s.count("\n") for s in before) + 2  # the second line of the 13th sentence
+    bad = tmp_path / "bad.conllu"
+    bad.write_text("".join(before) + "# sent_id = broken\n1\tunparsable\tfour\tcolumns\n\n" + "".join(after))
+    out, low = tmp_path / "out.conllu", tmp_path / "low.conllu"
+    with pytest.raises(spoolparse.InputError) as e:
+        model.parse_file(bad, out, low, data.threshold)
+    assert str(e.value).startswith(f"{bad}:{bad_line}: expected 10 tab-separated columns")
+    assert (e.value.path, e.value.line) == (str(bad), bad_line)
+    assert data.run_fails("parse", "--model", data.model, bad).startswith(f"spoolparse: error: {bad}:{bad_line}:")
+    assert not out.exists() and not low.exists() and not list(tmp_path.glob(".*")), "a failed run leaves nothing"
+    # In a shard that starts after the bad line's file line 1, the line is still the file's.
+    at = bad.read_bytes().index(b"\tunparsable\t")
+    ranges = spoolparse.shard_ranges(bad, at // 2)
+    assert ranges is not None
+    shard = next(r for r in ranges if 0 < r[0] < at < r[1])
+    with pytest.raises(spoolparse.InputError, match=f"^{re.escape(str(bad))}:{bad_line}:"):
+        model.parse_file(bad, out, byte_range=shard)
+    with pytest.raises(spoolparse.InputError, match="^<string>:2: "):
+        model.parse_conllu("# c\n1\tonly\n\n")
+
+
+def test_a_model_pickles_as_its_path(data: Data, tmp_path: Path) -> None:
+    model = spoolparse.Model(data.model)
+    again = pickle.loads(pickle.dumps(model))
+    assert again.fingerprint == model.fingerprint and again.path == model.path
+    moved = tmp_path / "moved.model"
+    shutil.copy(data.model, moved)
+    blob = pickle.dumps(spoolparse.Model(moved))
+    moved.unlink()
+    with pytest.raises(FileNotFoundError):
+        pickle.loads(blob)  # reopened by path, not carried in the pickle
+
+
+def test_threads_share_a_model_and_parse_without_the_gil(data: Data) -> None:
+    model = spoolparse.Model(data.model)
+    text = (data.inputs / "a.conllu").read_text()
+    expected = model.parse_conllu(text)
+    with ThreadPoolExecutor(4) as pool:
+        results = list(pool.map(lambda _: model.parse_conllu(text), range(8)))
+    assert all(r == expected for r in results)
+    # While another thread parses, this one keeps running: the GIL is released. Held, this
+    # thread would stop for the whole parse.
+    big = text * max(20, 4_000_000 // len(text))
+    done = threading.Event()
+    worker = threading.Thread(target=lambda: (model.parse_conllu(big), done.set()))
+    started = last = time.perf_counter()
+    longest_pause = 0.0
+    worker.start()
+    while not done.is_set():
+        now = time.perf_counter()
+        longest_pause, last = max(longest_pause, now - last), now
+    worker.join()
+    took = time.perf_counter() - started
+    assert took > 0.05, f"parsing took {took:.3f} s: too short to tell"
+    assert longest_pause < took / 2, f"this thread stopped for {longest_pause:.3f} s of {took:.3f} s: the GIL was held"

@@ -1,0 +1,196 @@
+"""The Spark job on a real Spark in local mode, against the `spoolparse` command line: the same
+bytes, each sentence exactly once, also when a task fails and is retried."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from collections import defaultdict
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any, Iterator
+
+import pytest
+import spoolparse
+from conftest import Data, decompress
+
+pyspark = pytest.importorskip("pyspark", reason="pyspark is not installed (scripts/python-test.sh installs it)")
+
+import spoolparse.spark as job  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def sc() -> Iterator[Any]:
+    """A local Spark with 2 task slots, where a failed task is tried once more (local[2,2]: two
+    attempts) before the job fails."""
+    from pyspark.sql import SparkSession
+
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    spark = (
+        SparkSession.builder.master("local[2,2]")
+        .appName("spoolparse-tests")
+        .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
+        .getOrCreate()
+    )
+    spark.sparkContext.setLogLevel("ERROR")
+    yield spark.sparkContext
+    spark.stop()
+
+
+def expected(data: Data, tmp: Path, threshold: float | None) -> dict[str, tuple[bytes, bytes | None, str]]:
+    """What `spoolparse parse` writes for each input: accepted and lowconf text, and stderr."""
+    out = {}
+    for path in data.files:
+        acc, low, stderr = data.cli(path, tmp / "cli", threshold)
+        out[path.name] = (decompress(acc), decompress(low) if low else None, stderr)
+    return out
+
+
+def check_against_cli(output: Path, manifest: dict[str, Any], cli: dict[str, tuple[bytes, bytes | None, str]]) -> None:
+    """Each input's parts, concatenated in the manifest's order, are the CLI's outputs byte for
+    byte; the manifest's counts are the CLI's; nothing else is in the output directory."""
+    assert json.loads((output / job.MANIFEST).read_text()) == manifest
+    listed = {job.MANIFEST}
+    assert [Path(e["path"]).name for e in manifest["inputs"]] == sorted(cli)
+    for entry in manifest["inputs"]:
+        acc, low, stderr = cli[Path(entry["path"]).name]
+        parts = entry["shards"]
+        assert b"".join(decompress(output / p["accepted"]) for p in parts) == acc, entry["path"]
+        listed.update(p["accepted"] for p in parts)
+        if low is not None:
+            assert b"".join(decompress(output / p["lowconf"]) for p in parts) == low, entry["path"]
+            listed.update(p["lowconf"] for p in parts)
+            assert f"{entry['lowconf_sentences']} of {entry['sentences']} sentences below" in stderr
+        assert f"parsed {entry['sentences']} sentences, {entry['words']} words" in stderr
+    found = {str(p.relative_to(output)) for p in output.rglob("*") if p.is_file() and p.parent.name != job.TASKS}
+    assert found == listed, "files in the output directory that the manifest does not list"
+    assert not [p for p in output.rglob(".*")], "temporary files left behind"
+
+
+def test_the_job_gives_the_command_lines_bytes_once_per_sentence(data: Data, sc: Any, tmp_path: Path) -> None:
+    cli = expected(data, tmp_path, data.threshold)
+    out = tmp_path / "out"
+    # Shards of a few kB: a.conllu (plain) is split; b.conllu.zst cannot be, and is one task.
+    manifest = job.run(
+        sc, model=str(data.model), inputs=[str(data.inputs)], output=str(out),
+        min_confidence=data.threshold, shard_mb=(data.inputs / "a.conllu").stat().st_size / 6 / (1 << 20),
+    )  # fmt: skip
+    by_name = {Path(e["path"]).name: e for e in manifest["inputs"]}
+    assert len(by_name["a.conllu"]["shards"]) >= 4
+    assert len(by_name["b.conllu.zst"]["shards"]) == 1
+    assert manifest["retried_shards"] == 0
+    assert 0 < manifest["lowconf_sentences"] < manifest["sentences"]
+    check_against_cli(out, manifest, cli)
+    # One model per executor process, whatever the number of tasks it ran.
+    records = [json.loads(p.read_text()) for p in (out / job.TASKS).iterdir()]
+    assert len(records) == manifest["shards"]
+    opened_by = defaultdict(set)
+    for r in records:
+        opened_by[r["pid"]].add(r["models_opened_by_process"])
+    assert all(opened == {1} for opened in opened_by.values()), dict(opened_by)
+    assert len(opened_by) < len(records), "every task ran in its own process"
+
+
+def test_a_task_that_fails_is_retried_and_every_sentence_is_there_once(
+    data: Data, sc: Any, tmp_path: Path
+) -> None:
+    cli = expected(data, tmp_path, data.threshold)
+    out = tmp_path / "out"
+    shard_mb = (data.inputs / "a.conllu").stat().st_size / 4 / (1 << 20)
+    shards = job.plan(job._expand([str(data.inputs)]), shard_bytes=int(shard_mb * (1 << 20)), split=True)
+    # The first attempt of these fails after renaming its outputs into place, before its record.
+    failing = [shards[1]["id"], shards[-1]["id"]]
+    manifest = job.run(
+        sc, model=str(data.model), inputs=[str(data.inputs)], output=str(out),
+        min_confidence=data.threshold, shard_mb=shard_mb, fail_first_attempt=failing,
+    )  # fmt: skip
+    assert manifest["retried_shards"] == len(failing)
+    attempts = {s["accepted"]: s["attempt"] for e in manifest["inputs"] for s in e["shards"]}
+    assert sorted(attempts[shards[i]["accepted"]] for i in failing) == [1, 1]
+    check_against_cli(out, manifest, cli)
+
+
+def test_without_a_threshold_everything_is_accepted(data: Data, sc: Any, tmp_path: Path) -> None:
+    cli = expected(data, tmp_path, None)
+    out = tmp_path / "out"
+    manifest = job.run(sc, model=str(data.model), inputs=[str(data.inputs / "*")], output=str(out))
+    assert not (out / "lowconf").exists() and manifest["lowconf_sentences"] == 0
+    check_against_cli(out, manifest, cli)
+
+
+def test_bad_input_fails_the_job_naming_file_and_line(data: Data, sc: Any, tmp_path: Path) -> None:
+    bad = tmp_path / "in" / "bad.conllu"
+    bad.parent.mkdir()
+    bad.write_text("1\tgood\t_\t_\t_\t_\t_\t_\t_\t_\n\n# sent_id = broken\n1\tbroken\n\n")
+    with pytest.raises(Exception, match=re.escape(f"{bad}:4: expected 10 tab-separated columns")):
+        job.run(sc, model=str(data.model), inputs=[str(bad)], output=str(tmp_path / "out"), min_confidence=0.5)
+    assert not (tmp_path / "out" / job.MANIFEST).exists()
+
+
+def test_an_existing_output_directory_is_refused(data: Data, sc: Any, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "precious").write_text("keep")
+    with pytest.raises(FileExistsError):
+        job.run(sc, model=str(data.model), inputs=[str(data.inputs)], output=str(out))
+    assert [p.name for p in out.iterdir()] == ["precious"]
+
+
+def run_command(argv: list[str], env: dict[str, str]) -> subprocess.CompletedProcess:
+    result = subprocess.run(argv, capture_output=True, env=env, timeout=300)
+    assert result.returncode == 0, result.stderr.decode()[-3000:]
+    return result
+
+
+def test_the_command_line_and_spark_submit_run_the_job(data: Data, tmp_path: Path) -> None:
+    """`python -m spoolparse.spark`, and the module's file given to spark-submit, as a user
+    runs them (each its own Spark)."""
+    cli = expected(data, tmp_path, data.threshold)
+    env = {**os.environ, "PYSPARK_PYTHON": sys.executable}
+    common = ["--model", str(data.model), "--input", str(data.inputs / "*"), "--min-confidence", str(data.threshold)]
+    out = tmp_path / "module"
+    result = run_command(
+        [sys.executable, "-m", "spoolparse.spark", "--master", "local[2]", *common, "--output", str(out)], env
+    )
+    manifest = json.loads((out / job.MANIFEST).read_text())
+    assert f"{manifest['sentences']} sentences" in result.stderr.decode()
+    check_against_cli(out, manifest, cli)
+    submit = shutil.which("spark-submit", path=str(Path(sys.executable).parent)) or shutil.which("spark-submit")
+    if submit is None:
+        pytest.skip("spark-submit not found beside this Python")
+    out = tmp_path / "submit"
+    run_command([submit, "--master", "local[2]", job.__file__, *common, "--output", str(out)], env)
+    check_against_cli(out, json.loads((out / job.MANIFEST).read_text()), cli)
+
+
+def test_attempts_of_a_shard_at_once_leave_one_copy(data: Data, tmp_path: Path) -> None:
+    """Speculative execution, without Spark: attempts of one shard running at the same time, and
+    one after the others' commit, leave its outputs once, with the bytes of the shard."""
+    a = data.inputs / "a.conllu"
+    shards = job.plan([str(a)], shard_bytes=a.stat().st_size // 3, split=True)
+    shard = shards[1]
+    out = tmp_path / "out"
+    for sub in ("accepted", "lowconf", job.TASKS):
+        (out / sub).mkdir(parents=True)
+    fingerprint = spoolparse.Model(data.model).fingerprint
+    model = {"shared": True, "path": str(data.model), "name": data.model.name, "verify": True}
+    model["fingerprint"] = fingerprint
+    spec = {"model": model, "output": str(out), "min_confidence": data.threshold, "threads": 1}
+    with ThreadPoolExecutor(4) as pool:
+        records = list(pool.map(lambda _: job.run_shard(shard, spec), range(4)))
+    again = job.run_shard(shard, spec)
+    assert again.pop("committed_by_earlier_attempt") is True
+    counts = {(r["sentences"], r["words"], r["lowconf"]) for r in [*records, again]}
+    assert len(counts) == 1
+    expected_acc, expected_low = tmp_path / "acc.conllu", tmp_path / "low.conllu"
+    spoolparse.Model(data.model).parse_file(a, expected_acc, expected_low, data.threshold, byte_range=shard["range"])
+    assert (out / shard["accepted"]).read_bytes() == expected_acc.read_bytes()
+    assert (out / shard["lowconf"]).read_bytes() == expected_low.read_bytes()
+    left = sorted(str(p.relative_to(out)) for p in out.rglob("*") if p.is_file())
+    assert left == sorted([shard["accepted"], shard["lowconf"], f"{job.TASKS}/shard-{shard['id']:05d}.json"])
+

@@ -1,0 +1,111 @@
+//! Splitting a large file into shards that each start at a sentence, so that parsing the shards
+//! one by one (see [`super::Reader::open_range`]) and concatenating their outputs gives what
+//! parsing the whole file does, byte for byte. This module owns where a sentence may start in
+//! the bytes of a file; it reads nothing else of them, and never the whole file.
+
+use std::fs::File;
+use std::io::{self, BufReader, Read, Seek, SeekFrom};
+use std::ops::Range;
+use std::path::Path;
+
+use super::Format;
+
+/// Byte ranges that cover the plain file `path` in order, each starting at a sentence and all
+/// but the last about `max_bytes` long (or longer, to reach the next sentence); a single range
+/// for a file of at most `max_bytes`, or when `max_bytes` is 0. `None` for input that cannot be
+/// read from an offset: stdin, and `.zst` streams, which a caller parses whole.
+///
+/// A CoNLL sentence starts at a line that is not blank after a blank line, so that the blank
+/// lines after a sentence stay with it (the parser writes them back); in tokenized text every
+/// line is a sentence. Only the bytes around each split point are read.
+pub fn shard_ranges(path: &Path, format: Format, max_bytes: u64) -> io::Result<Option<Vec<Range<u64>>>> {
+    let name = path.to_string_lossy();
+    if name == crate::base::io::STDIO || name.ends_with(".zst") {
+        return Ok(None);
+    }
+    let mut file = File::open(path)?;
+    let len = file.metadata()?.len();
+    if max_bytes == 0 || len <= max_bytes {
+        #[allow(clippy::single_range_in_vec_init)] // one shard: the whole file
+        return Ok(Some(vec![0..len]));
+    }
+    let shards = len.div_ceil(max_bytes);
+    let mut starts = vec![0];
+    for i in 1..shards {
+        let target = len / shards * i;
+        let last = starts[starts.len() - 1];
+        if target <= last {
+            continue;
+        }
+        match next_start(&mut file, target, format)? {
+            Some(p) if p < len => starts.push(p),
+            _ => break,
+        }
+    }
+    let mut ranges: Vec<Range<u64>> = starts.windows(2).map(|w| w[0]..w[1]).collect();
+    ranges.push(starts[starts.len() - 1]..len);
+    Ok(Some(ranges))
+}
+
+/// The first offset at or after `from` where a sentence may start, if any before the end.
+fn next_start(file: &mut File, from: u64, format: Format) -> io::Result<Option<u64>> {
+    // A sentence starts after this many line feeds in a row (a blank line, in CoNLL).
+    let after = match format {
+        Format::Text => 1,
+        Format::Conllu | Format::Conllx => 2,
+    };
+    let begin = from.saturating_sub(after);
+    file.seek(SeekFrom::Start(begin))?;
+    let mut run = 0u64;
+    for (pos, byte) in (begin..).zip(BufReader::with_capacity(1 << 16, &mut *file).bytes()) {
+        let byte = byte?;
+        if pos >= from && run >= after && byte != b'\n' {
+            return Ok(Some(pos));
+        }
+        run = if byte == b'\n' { run + 1 } else { 0 };
+    }
+    Ok(None)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ranges(text: &str, format: Format, max: u64) -> Vec<Range<u64>> {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("x.conllu");
+        std::fs::write(&path, text).unwrap();
+        shard_ranges(&path, format, max).unwrap().unwrap()
+    }
+
+    #[test]
+    fn shards_cover_the_file_and_start_at_sentences() {
+        let text = "# a\n1\tx\n\n\n1\ty\n2\tz\n\n1\tw\n\n";
+        for max in 1..text.len() as u64 + 2 {
+            let r = ranges(text, Format::Conllu, max);
+            assert_eq!(r[0].start, 0);
+            assert_eq!(r[r.len() - 1].end, text.len() as u64);
+            for w in r.windows(2) {
+                assert_eq!(w[0].end, w[1].start);
+                let p = w[1].start as usize;
+                assert!(p > w[0].start as usize);
+                assert_eq!(&text[p - 2..p], "\n\n", "max {max}: split at {p}");
+                assert_ne!(&text[p..p + 1], "\n", "max {max}: split at {p} in a run of blank lines");
+            }
+        }
+        let whole = ranges(text, Format::Conllu, 0);
+        assert_eq!((whole.len(), whole[0].clone()), (1, 0..text.len() as u64));
+        assert_eq!(ranges(text, Format::Conllu, 5).len(), 3);
+    }
+
+    #[test]
+    fn text_shards_start_at_lines_and_compressed_files_are_not_split() {
+        let text = "a b\nc\n\nd e f\n";
+        let r = ranges(text, Format::Text, 4);
+        assert!(r.len() > 1);
+        for w in r.windows(2) {
+            assert_eq!(&text[w[1].start as usize - 1..w[1].start as usize], "\n");
+        }
+        assert!(shard_ranges(Path::new("x.conllu.zst"), Format::Conllu, 1).unwrap().is_none());
+    }
+}

@@ -20,20 +20,85 @@ pub fn probability_of(scores: &[f32], best: usize, temperature: f32, allowed: im
 
 /// [`probability_of`] with the allowed classes given as runs of positions in increasing order,
 /// which is cheaper than asking about every class.
+///
+/// The exponentials are [`exp_lanes`]'s, summed in [`LANES`] lanes with a select instead
+/// of a branch, so that the loop vectorises: with libm's `expf` one at a time, confidences cost
+/// 14% of a one-thread parse (`perf`, en_ewt dev ×8).
 #[inline]
 pub fn probability_in(scores: &[f32], best: usize, temperature: f32, runs: impl Iterator<Item = Range<usize>>) -> f32 {
     let Some(&top) = scores.get(best) else { return 0.0 };
-    let cutoff = 30.0 * temperature;
-    let mut z = 0.0f32;
-    for run in runs {
-        for &s in scores.get(run).unwrap_or_default() {
-            let d = s - top;
-            if d > -cutoff {
-                z += (d / temperature).exp();
-            }
+    let inverse = 1.0 / temperature;
+    let z: f32 = runs.map(|run| sum_exp(scores.get(run).unwrap_or_default(), top, inverse)).sum();
+    1.0 / z.max(1.0)
+}
+
+/// `Σ e^((s − top)·inverse)` over `scores`, leaving out terms below `e^−30`; with AVX2 where
+/// the CPU has it (the same arithmetic in each lane, so the same result).
+#[inline]
+fn sum_exp(scores: &[f32], top: f32, inverse: f32) -> f32 {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") {
+        // SAFETY: the CPU has AVX2.
+        return unsafe { sum_exp_avx2(scores, top, inverse) };
+    }
+    sum_exp_lanes(scores, top, inverse)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn sum_exp_avx2(scores: &[f32], top: f32, inverse: f32) -> f32 {
+    sum_exp_lanes(scores, top, inverse)
+}
+
+#[inline(always)]
+fn sum_exp_lanes(scores: &[f32], top: f32, inverse: f32) -> f32 {
+    let term = |s: f32| {
+        let x = (s - top) * inverse;
+        let e = exp_lanes(x);
+        if x > -30.0 {
+            e
+        } else {
+            0.0
+        }
+    };
+    let chunks = scores.chunks_exact(LANES);
+    let mut z: f32 = chunks.remainder().iter().map(|&s| term(s)).sum();
+    let mut lanes = [0.0f32; LANES];
+    for chunk in chunks {
+        for (acc, &s) in lanes.iter_mut().zip(chunk) {
+            *acc += term(s);
         }
     }
-    1.0 / z.max(1.0)
+    z += lanes.iter().sum::<f32>();
+    z
+}
+
+/// Lanes of the vectorised sum of exponentials.
+const LANES: usize = 8;
+
+/// `e^x` without a branch or a call, so that loops over it vectorise: within 3·10⁻⁷ of
+/// `f32::exp` relative for `|x| ≤ 87` (`x` is clamped to that range; softmax callers cut off
+/// far above it). Cody–Waite range reduction `x = n·ln 2 + r` with `|r| ≤ ln 2 / 2` and
+/// Cephes' degree-6 polynomial for `e^r` (Moshier, Cephes `expf.c`); `2^n` is built in the
+/// exponent bits.
+#[inline(always)]
+pub fn exp_lanes(x: f32) -> f32 {
+    const LN2_HI: f32 = 0.693_359_4;
+    const LN2_LO: f32 = -2.121_944_4e-4;
+    // Adding and subtracting 1.5·2^23 rounds to the nearest integer in float arithmetic.
+    const ROUND: f32 = 12_582_912.0;
+    let x = x.clamp(-87.0, 87.0);
+    let n = (x * std::f32::consts::LOG2_E + ROUND) - ROUND;
+    let r = x - n * LN2_HI - n * LN2_LO;
+    let mut p = 1.987_569_1e-4f32;
+    p = p * r + 1.398_199_9e-3;
+    p = p * r + 8.333_452e-3;
+    p = p * r + 4.166_579_6e-2;
+    p = p * r + 1.666_666_5e-1;
+    p = p * r + 0.5;
+    let e = p * r * r + r + 1.0;
+    // n ∈ [−126, 126]: a normal power of two.
+    e * f32::from_bits(((n as i32 + 127) as u32) << 23)
 }
 
 /// One dev decision for temperature fitting: legal scores and which of them have zero cost.
@@ -149,6 +214,41 @@ impl Reliability {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_branch_free_exponential_matches_libm() {
+        let mut worst = 0.0f64;
+        for i in -870_000..=870_000 {
+            let x = i as f32 * 1e-4;
+            let (ours, libm) = (f64::from(exp_lanes(x)), f64::from(x.exp()));
+            worst = worst.max(((ours - libm) / libm).abs());
+        }
+        assert!(worst < 3e-7, "worst relative error {worst:e}");
+        assert_eq!(exp_lanes(0.0), 1.0);
+        assert!(exp_lanes(-1000.0) > 0.0 && exp_lanes(-1000.0) < 1e-37);
+    }
+
+    #[test]
+    fn probabilities_over_runs_match_the_plain_softmax() {
+        let scores: Vec<f32> = (0..37).map(|i| ((i * 7919) % 23) as f32 * 0.37 - 4.0).collect();
+        let runs = [0..1, 2..20, 25..37];
+        for temperature in [0.3f32, 1.0, 2.5] {
+            for best in [0, 5, 30] {
+                let allowed = |i: usize| runs.iter().any(|r| r.contains(&i));
+                let top = scores[best];
+                let z: f64 = (0..scores.len())
+                    .filter(|&i| allowed(i))
+                    .map(|i| f64::from((scores[i] - top) / temperature).exp())
+                    .sum();
+                let p = probability_in(&scores, best, temperature, runs.iter().cloned());
+                assert!(
+                    (f64::from(p) - 1.0 / z.max(1.0)).abs() < 1e-6,
+                    "T {temperature} best {best}: {p} vs {}",
+                    1.0 / z
+                );
+            }
+        }
+    }
 
     #[test]
     fn probabilities_sum_to_one_over_allowed_classes() {

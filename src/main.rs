@@ -133,7 +133,7 @@ enum Command {
         rollin_alpha: f64,
         /// Leave out features seen fewer than N times on the oracle's path through the training
         /// data (1: keep all). Default 5 for perceptron, pa and cost-sensitive (up to +0.7 dev
-        /// LAS, half the weights), 1 for cw and logistic, which it hurts.
+        /// LAS, half the weights), 1 for logistic (it hurts) and cw (no gain on average).
         #[arg(long)]
         min_feature_count: Option<u32>,
         /// Logistic learner: learning rate α.

@@ -379,3 +379,58 @@ fn a_closed_stdout_ends_a_command_quietly() {
     assert!(stderr.is_empty(), "{stderr}");
     assert_eq!(out.status.signal(), Some(libc::SIGPIPE));
 }
+
+/// A plain file of at least 1 MiB parsed with two threads is split into two sentence-aligned
+/// ranges, each parsed by its own pipeline (the second spilled to a temporary file): the
+/// outputs must be the bytes one thread writes, with and without a rejected stream, and a bad
+/// sentence in the second half must be reported at its line in the whole file.
+#[test]
+fn two_threads_on_a_large_file_write_what_one_thread_writes() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = fixture_model(dir.path());
+    let gold = read(&common::fixture("special.conllu"));
+    let input = dir.path().join("big.conllu");
+    let mut text = Vec::new();
+    let mut i = 0;
+    while text.len() < 1_300_000 {
+        let mut s = gold[i % gold.len()].clone();
+        s.comments.push(format!("# n = {i}"));
+        s.write_to(&mut text).unwrap();
+        i += 1;
+    }
+    std::fs::write(&input, &text).unwrap();
+    let run = |threads: &str, rejected: bool| -> (Vec<u8>, Vec<u8>) {
+        let (out, rej) =
+            (dir.path().join(format!("o{threads}{rejected}")), dir.path().join(format!("r{threads}{rejected}")));
+        let mut args = vec!["--threads", threads];
+        if rejected {
+            args.extend(["--min-confidence", "0.9", "--rejected", rej.to_str().unwrap()]);
+        }
+        ok(common::parse(&model, &input, &out, &args));
+        (std::fs::read(&out).unwrap(), std::fs::read(&rej).unwrap_or_default())
+    };
+    for rejected in [false, true] {
+        let one = run("1", rejected);
+        let two = run("2", rejected);
+        assert!(one.0.len() > 1_000_000 || rejected, "output of {} bytes", one.0.len());
+        assert!(
+            !rejected || (!one.1.is_empty() && !one.0.is_empty()),
+            "{} accepted, {} rejected bytes",
+            one.0.len(),
+            one.1.len()
+        );
+        assert!(one == two, "two threads wrote other bytes (rejected stream: {rejected})");
+    }
+    // A bad HEAD three quarters in: the error names its line in the whole file.
+    let lines: Vec<&str> = std::str::from_utf8(&text).unwrap().lines().collect();
+    let bad = (lines.len() * 3 / 4..lines.len()).find(|&l| lines[l].starts_with("1\t")).unwrap();
+    let mut broken: Vec<String> = lines.iter().map(|l| l.to_string()).collect();
+    let mut cols: Vec<&str> = lines[bad].split('\t').collect();
+    cols[6] = "x";
+    broken[bad] = cols.join("\t");
+    std::fs::write(&input, broken.join("\n") + "\n").unwrap();
+    let out = common::parse(&model, &input, &dir.path().join("bad.conllu"), &["--threads", "2"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(stderr.contains(&format!("big.conllu:{}:", bad + 1)), "{stderr}");
+}

@@ -326,7 +326,10 @@ pub fn parse_inputs_split(
         return Err(NoTagger.into());
     }
     if let Some(ranges) = parallel_ranges(inputs, &opts) {
-        return parse_ranges_in_parallel(model, &inputs[0].path, ranges, out, opts);
+        // Without room for temporary files, the shared pipeline, which needs none.
+        if let Ok(spills) = spills(ranges.len() - 1, out.rejected.is_some()) {
+            return parse_ranges_in_parallel(model, &inputs[0].path, ranges, spills, out, opts);
+        }
     }
     let jobs = inputs.iter().enumerate().map(|(i, input)| {
         Arc::new(Job {
@@ -389,16 +392,11 @@ fn parse_ranges_in_parallel(
     model: &Arc<ModelFile>,
     path: &Path,
     ranges: Vec<Range<u64>>,
+    mut spills: Vec<Spill>,
     mut out: Outputs<'_>,
     opts: PipelineOptions,
 ) -> Result<ParseStats, PipelineError> {
     let opts = PipelineOptions { threads: 1, ..opts };
-    let spill = || spill_file().map(io::BufWriter::new).map_err(PipelineError::Write);
-    let mut spills = Vec::with_capacity(ranges.len() - 1);
-    for _ in 1..ranges.len() {
-        let rejected = if out.rejected.is_some() { Some(spill()?) } else { None };
-        spills.push((spill()?, rejected));
-    }
     let job = |range: &Range<u64>| Input { path: path.to_path_buf(), range: Some(range.clone()) };
     let (first, results) = std::thread::scope(|scope| {
         let handles: Vec<_> = ranges[1..]
@@ -438,6 +436,15 @@ fn parse_ranges_in_parallel(
         }
     }
     Ok(stats)
+}
+
+/// Where a range other than the first writes: its accepted and, if asked, rejected output.
+type Spill = (io::BufWriter<std::fs::File>, Option<io::BufWriter<std::fs::File>>);
+
+/// `n` spills, each with a rejected stream if `rejected`.
+fn spills(n: usize, rejected: bool) -> io::Result<Vec<Spill>> {
+    let spill = || spill_file().map(io::BufWriter::new);
+    (0..n).map(|_| Ok((spill()?, if rejected { Some(spill()?) } else { None }))).collect()
 }
 
 /// Copies what was written to `spill` to the end of `out`.

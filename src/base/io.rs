@@ -134,26 +134,13 @@ impl Output {
     /// file), compressed if `path` ends in `.zst`; returns it and its name. Give it its name
     /// with [`publish`] once [`Output::finish_durably`] succeeded, or remove it.
     pub fn create_temporary(path: &Path) -> io::Result<(Output, PathBuf)> {
-        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
         let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-        loop {
-            let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            let tmp = path.with_file_name(format!(".{name}.tmp{}-{n}", std::process::id()));
-            match fs::OpenOptions::new().write(true).create_new(true).open(&tmp) {
-                Ok(f) => {
-                    let handle = f.try_clone()?;
-                    let buffered = BufWriter::with_capacity(1 << 16, Box::new(f) as Box<dyn Write + Send>);
-                    let inner = if is_zst(path) {
-                        Sink::Zstd(zstd::Encoder::new(buffered, ZSTD_LEVEL)?)
-                    } else {
-                        Sink::Plain(buffered)
-                    };
-                    return Ok((Output { inner, file: Some(handle), written: false }, tmp));
-                }
-                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
-                Err(e) => return Err(e),
-            }
-        }
+        let (f, tmp) = create_unique(|pid, n| path.with_file_name(format!(".{name}.tmp{pid}-{n}")))?;
+        let handle = f.try_clone()?;
+        let buffered = BufWriter::with_capacity(1 << 16, Box::new(f) as Box<dyn Write + Send>);
+        let inner =
+            if is_zst(path) { Sink::Zstd(zstd::Encoder::new(buffered, ZSTD_LEVEL)?) } else { Sink::Plain(buffered) };
+        Ok((Output { inner, file: Some(handle), written: false }, tmp))
     }
 
     /// Completes the stream (zstd epilogue) and flushes everything to the OS.
@@ -201,6 +188,29 @@ impl Write for Output {
             Sink::Zstd(w) => w.flush(),
         }
     }
+}
+
+/// Creates a new file, open for reading and writing, at the first name `name(pid, n)` that does
+/// not exist yet (`n` counts up across calls); returns it and its name.
+fn create_unique(name: impl Fn(u32, u64) -> PathBuf) -> io::Result<(fs::File, PathBuf)> {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    loop {
+        let path = name(std::process::id(), NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed));
+        match fs::OpenOptions::new().read(true).write(true).create_new(true).open(&path) {
+            Ok(f) => return Ok((f, path)),
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+/// A new temporary file in `TMPDIR`, already unlinked: it disappears when closed, even if the
+/// process is killed.
+pub fn anonymous_temporary() -> io::Result<fs::File> {
+    let dir = std::env::temp_dir();
+    let (file, path) = create_unique(|pid, n| dir.join(format!(".spoolparse-spill-{pid}-{n}")))?;
+    fs::remove_file(path)?;
+    Ok(file)
 }
 
 /// Names of the regular files in `dir`, in name order, leaving out dot-files (files still being

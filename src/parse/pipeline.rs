@@ -443,7 +443,7 @@ type Spill = (io::BufWriter<std::fs::File>, Option<io::BufWriter<std::fs::File>>
 
 /// `n` spills, each with a rejected stream if `rejected`.
 fn spills(n: usize, rejected: bool) -> io::Result<Vec<Spill>> {
-    let spill = || spill_file().map(io::BufWriter::new);
+    let spill = || crate::base::io::anonymous_temporary().map(io::BufWriter::new);
     (0..n).map(|_| Ok((spill()?, if rejected { Some(spill()?) } else { None }))).collect()
 }
 
@@ -454,26 +454,6 @@ fn append(spill: io::BufWriter<std::fs::File>, out: &mut (dyn Write + Send)) -> 
     file.rewind().map_err(PipelineError::Write)?;
     io::copy(&mut file, out).map_err(PipelineError::Write)?;
     Ok(())
-}
-
-/// A new temporary file in `TMPDIR`, already unlinked: it disappears when closed, even if the
-/// process is killed.
-fn spill_file() -> io::Result<std::fs::File> {
-    use std::sync::atomic::AtomicU64;
-    static NEXT: AtomicU64 = AtomicU64::new(0);
-    let dir = std::env::temp_dir();
-    loop {
-        let n = NEXT.fetch_add(1, Ordering::Relaxed);
-        let path = dir.join(format!(".spoolparse-spill-{}-{n}", std::process::id()));
-        match std::fs::OpenOptions::new().read(true).write(true).create_new(true).open(&path) {
-            Ok(file) => {
-                std::fs::remove_file(&path)?;
-                return Ok(file);
-            }
-            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
-            Err(e) => return Err(e),
-        }
-    }
 }
 
 /// Parses the sentences read from `input` (called `name` in errors, in `format` unless

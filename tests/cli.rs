@@ -185,20 +185,28 @@ fn bad_input_and_foreign_models_fail_with_a_location() {
     assert_eq!(err.matches("truncated?").count(), 1, "the cause is printed once: {err}");
 }
 
+/// The fixture sentences over and over, each made unique by a comment `# n = N`, while
+/// `more(sentences, bytes)` says so.
+fn numbered_fixtures(more: impl Fn(usize, usize) -> bool) -> Vec<u8> {
+    let gold = read(&common::fixture("special.conllu"));
+    let mut text = Vec::new();
+    let mut n = 0;
+    while more(n, text.len()) {
+        let mut s = gold[n % gold.len()].clone();
+        s.comments.push(format!("# n = {n}"));
+        s.write_to(&mut text).unwrap();
+        n += 1;
+    }
+    text
+}
+
 #[test]
 fn confidence_is_written_and_filtering_loses_and_duplicates_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let model = fixture_model(dir.path());
-    let gold = read(&common::fixture("special.conllu"));
     let input = dir.path().join("in.conllu");
-    // Many sentences, so that both outputs get some; each made unique by a comment.
-    let mut text = Vec::new();
-    for i in 0..60 {
-        let mut s = gold[i % gold.len()].clone();
-        s.comments.push(format!("# n = {i}"));
-        s.write_to(&mut text).unwrap();
-    }
-    std::fs::write(&input, text).unwrap();
+    // Many sentences, so that both outputs get some.
+    std::fs::write(&input, numbered_fixtures(|n, _| n < 60)).unwrap();
     let all = dir.path().join("all.conllu");
     ok(common::parse(&model, &input, &all, &[]));
     let all = read(&all);
@@ -388,16 +396,8 @@ fn a_closed_stdout_ends_a_command_quietly() {
 fn two_threads_on_a_large_file_write_what_one_thread_writes() {
     let dir = tempfile::tempdir().unwrap();
     let model = fixture_model(dir.path());
-    let gold = read(&common::fixture("special.conllu"));
     let input = dir.path().join("big.conllu");
-    let mut text = Vec::new();
-    let mut i = 0;
-    while text.len() < 1_300_000 {
-        let mut s = gold[i % gold.len()].clone();
-        s.comments.push(format!("# n = {i}"));
-        s.write_to(&mut text).unwrap();
-        i += 1;
-    }
+    let text = numbered_fixtures(|_, bytes| bytes < 1_300_000);
     std::fs::write(&input, &text).unwrap();
     let run = |threads: &str, rejected: bool| -> (Vec<u8>, Vec<u8>) {
         let (out, rej) =

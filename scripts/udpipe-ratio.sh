@@ -6,8 +6,8 @@
 # alternates: spoolparse 1 and 2 threads, UDPipe, spoolparse 1 and 2 threads again; a round's
 # spoolparse figure is the mean of its two runs, so that drift in the machine's speed (a third
 # within minutes here) falls on both sides. Also prints `bench` (in memory, model load
-# excluded) for reference. Prints each round and the medians: the one-thread ratio to UDPipe
-# and two threads against one.
+# excluded) for reference. Prints each round and the medians: the one-thread ratio to UDPipe,
+# two threads against one and against UDPipe (parse's default uses every CPU).
 #   usage: [UDPIPE_CACHE=DIR] scripts/udpipe-ratio.sh MODEL [ROUNDS]    (ROUNDS default 3)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -36,7 +36,7 @@ whole() {
   calc "$words / ($e - $s)"
 }
 median() { printf '%s\n' "$@" | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
-ratios=(); scaling=()
+ratios=(); scaling=(); ratios2=()
 for round in $(seq "$rounds"); do
   one=$(whole 1); two=$(whole 2)
   udpipe=$("$shared/tools/udpipe-speed.sh" "$cache" | grep "whole process" | grep -oE '[0-9]+ words/s' | cut -d' ' -f1)
@@ -44,6 +44,7 @@ for round in $(seq "$rounds"); do
   bench=$("$sp" bench --model "$model" "$cache/dev8.conllu" --threads 1 --seconds 3 | grep -oE '[0-9]+ words/s' | head -1 | cut -d' ' -f1)
   r=$(calc "$one / $udpipe"); s=$(calc "$two / $one")
   echo "round $round: udpipe greedy whole process $udpipe words/s; spoolparse parse 1 thread $one (${r}x), 2 threads $two (${s}x one thread); bench 1 thread $bench ($(calc "$bench / $udpipe")x)"
-  ratios+=("$r"); scaling+=("$s")
+  ratios+=("$r"); scaling+=("$s"); ratios2+=("$(calc "$two / $udpipe")")
 done
-echo "median: spoolparse parse, one thread, $(median "${ratios[@]}")x UDPipe greedy (whole processes); two threads $(median "${scaling[@]}")x one thread"
+echo "median: spoolparse parse, one thread, $(median "${ratios[@]}")x UDPipe greedy (whole processes); two threads $(median "${scaling[@]}")x one thread, $(median "${ratios2[@]}")x UDPipe"
+echo "(parse without --threads uses one thread per CPU it may use: $(nproc) here)"

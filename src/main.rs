@@ -189,9 +189,9 @@ enum Command {
         /// Output file (`-`: stdout; `.zst`: compressed).
         #[arg(long, default_value = "-")]
         output: PathBuf,
-        /// Parsing threads (input order is kept).
-        #[arg(long, default_value_t = 1)]
-        threads: usize,
+        /// Parsing threads (input order is kept) [default: one per CPU this process may use].
+        #[arg(long)]
+        threads: Option<usize>,
         /// Input format for every input (default: from the file name; `.txt` is text).
         #[arg(long, value_enum)]
         format: Option<FormatArg>,
@@ -331,6 +331,12 @@ fn main() {
     }
 }
 
+/// The CPUs this process may use (its affinity mask and cgroup quota count, as `std` reads
+/// them): `parse`'s default thread count, so that a user who passes no flag gets the machine.
+fn available_cpus() -> usize {
+    std::thread::available_parallelism().map_or(1, std::num::NonZero::get)
+}
+
 fn parse_learner(name: &str) -> Result<LearnerKind, String> {
     LearnerKind::from_name(name).ok_or_else(|| {
         let names: Vec<_> = LearnerKind::ALL.iter().map(|k| k.name()).collect();
@@ -424,7 +430,7 @@ fn run(cli: Cli) -> Result<()> {
             max_sentence_bytes,
         } => {
             let opts = PipelineOptions {
-                threads: threads.max(1),
+                threads: threads.unwrap_or_else(available_cpus).max(1),
                 format: format.map(Format::from),
                 retag,
                 confidence: !no_confidence,

@@ -60,7 +60,11 @@ fn parse_fills_head_and_deprel_and_keeps_every_other_byte() {
     let input = dir.path().join("in.conllu");
     blank(&gold, &input);
     let output = dir.path().join("out.conllu.zst");
-    ok(common::parse(&model, &input, &output, &["--no-confidence"]));
+    let run = ok(common::parse(&model, &input, &output, &["--no-confidence"]));
+    // Without `--threads`, every CPU the process may use.
+    let cpus = std::thread::available_parallelism().unwrap().get();
+    let summary = String::from_utf8_lossy(&run.stderr);
+    assert!(summary.contains(&format!(", {cpus} thread(s)")), "{summary}");
     let parsed = read(&output);
     assert_eq!(parsed.len(), gold.len());
     assert_single_rooted_trees(&parsed);

@@ -352,6 +352,36 @@ fn parse_names_the_line_of_any_malformed_sentence() {
 /// A model whose bytes were damaged (same size, so the header still fits) is refused before
 /// parsing; `--no-verify` parses with it anyway.
 #[test]
+fn an_output_that_is_an_input_or_the_other_output_is_refused_before_anything_is_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = fixture_model(dir.path());
+    let input = dir.path().join("in.conllu");
+    blank(&read(&common::fixture("special.conllu")), &input);
+    let before = std::fs::read(&input).unwrap();
+    let link = dir.path().join("link.conllu");
+    std::os::unix::fs::symlink(&input, &link).unwrap();
+    // The input as its own output, directly or through a link: it would be truncated unread.
+    for (output, named) in [(&input, &input), (&link, &input), (&input, &link)] {
+        let out = common::parse(&model, named, output, &[]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success());
+        assert!(
+            stderr.contains(&format!("{}: an output cannot be the same file as the input", output.display())),
+            "{stderr}"
+        );
+        assert_eq!(std::fs::read(&input).unwrap(), before, "the input is untouched");
+    }
+    // Both outputs one file, named two ways: neither is created.
+    let accepted = dir.path().join("out.conllu");
+    let rejected = dir.path().join(".").join("out.conllu");
+    let args = ["--min-confidence", "0.5", "--rejected", rejected.to_str().unwrap()];
+    let out = common::parse(&model, &input, &accepted, &args);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("an output cannot be the same file as the output"));
+    assert!(!accepted.exists());
+}
+
+#[test]
 fn parse_refuses_a_model_that_fails_its_checksums() {
     let dir = tempfile::tempdir().unwrap();
     let model = fixture_model(dir.path());

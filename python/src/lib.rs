@@ -81,7 +81,7 @@ fn files_error(py: Python<'_>, e: FilesError) -> PyErr {
         FilesError::Create { ref error, .. }
         | FilesError::Write { ref error, .. }
         | FilesError::Publish { ref error, .. } => os_error(error.kind(), e.to_string()),
-        FilesError::Stdout => PyValueError::new_err(e.to_string()),
+        FilesError::Stdout | FilesError::SameFile { .. } => PyValueError::new_err(e.to_string()),
     }
 }
 

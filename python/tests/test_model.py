@@ -170,6 +170,16 @@ def test_existing_outputs_are_never_overwritten_unless_asked(data: Data, tmp_pat
         model.parse_file(a, tmp_path / "x.conllu", tmp_path / "y.conllu")
 
 
+def test_an_input_is_never_its_own_output_even_when_overwriting(data: Data, tmp_path: Path) -> None:
+    model = spoolparse.Model(data.model)
+    a = tmp_path / "a.conllu"
+    a.write_bytes((data.inputs / "a.conllu").read_bytes())
+    before = a.read_bytes()
+    with pytest.raises(ValueError, match="same file as the input"):
+        model.parse_file(a, a, overwrite=True)
+    assert a.read_bytes() == before
+
+
 def test_bad_input_raises_input_error_with_file_and_line(data: Data, tmp_path: Path) -> None:
     model = spoolparse.Model(data.model)
     good = sentences((data.inputs / "a.conllu").read_text())

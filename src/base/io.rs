@@ -229,6 +229,19 @@ pub fn visible_files(dir: &Path) -> io::Result<Vec<String>> {
     Ok(names)
 }
 
+/// Whether `a` and `b` name one file: the same device and inode (through any links) if both
+/// exist, else the same absolute path (`x` and `./x`); false for stdin/stdout (`-`).
+pub fn same_file(a: &Path, b: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    if a.as_os_str() == STDIO || b.as_os_str() == STDIO {
+        return false;
+    }
+    match (fs::metadata(a), fs::metadata(b)) {
+        (Ok(x), Ok(y)) => (x.dev(), x.ino()) == (y.dev(), y.ino()),
+        _ => matches!((std::path::absolute(a), std::path::absolute(b)), (Ok(x), Ok(y)) if x == y),
+    }
+}
+
 /// The directory `path` is in (`.` for a bare file name).
 pub fn parent_dir(path: &Path) -> &Path {
     path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."))

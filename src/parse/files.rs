@@ -54,6 +54,10 @@ pub enum FilesError {
     /// Giving a complete output its name failed.
     #[error("renaming {} to {}: {error}", from.display(), path.display())]
     Publish { from: PathBuf, path: PathBuf, error: io::Error },
+    /// An output names the same file as an input, or as the other output: writing it would
+    /// destroy what is still to be read (or interleave the two outputs).
+    #[error("{}: an output cannot be the same file as {what}", path.display())]
+    SameFile { path: PathBuf, what: String },
     /// Outputs are files here, and `-` is not one.
     #[error("{STDIO} (stdout) cannot be an output that is written atomically")]
     Stdout,
@@ -128,6 +132,16 @@ pub fn parse_to_files(
     opts: PipelineOptions,
     publish: Publish,
 ) -> Result<ParseStats, FilesError> {
+    // Before anything is created: creating an output truncates it.
+    for out in std::iter::once(accepted).chain(rejected) {
+        let same = |what: String| Err(FilesError::SameFile { path: out.to_path_buf(), what });
+        if let Some(input) = inputs.iter().find(|i| base_io::same_file(out, &i.path)) {
+            return same(format!("the input {}", input.path.display()));
+        }
+    }
+    if let Some(r) = rejected.filter(|&r| base_io::same_file(accepted, r)) {
+        return Err(FilesError::SameFile { path: r.to_path_buf(), what: format!("the output {}", accepted.display()) });
+    }
     if let Publish::Atomic { replace: false } = publish {
         // Before any parsing: a run that cannot publish is not worth starting.
         for path in std::iter::once(accepted).chain(rejected) {

@@ -331,12 +331,6 @@ fn main() {
     }
 }
 
-/// The CPUs this process may use (its affinity mask and cgroup quota count, as `std` reads
-/// them): `parse`'s default thread count, so that a user who passes no flag gets the machine.
-fn available_cpus() -> usize {
-    std::thread::available_parallelism().map_or(1, std::num::NonZero::get)
-}
-
 fn parse_learner(name: &str) -> Result<LearnerKind, String> {
     LearnerKind::from_name(name).ok_or_else(|| {
         let names: Vec<_> = LearnerKind::ALL.iter().map(|k| k.name()).collect();
@@ -430,7 +424,7 @@ fn run(cli: Cli) -> Result<()> {
             max_sentence_bytes,
         } => {
             let opts = PipelineOptions {
-                threads: threads.unwrap_or_else(available_cpus).max(1),
+                threads: threads.unwrap_or_else(spoolparse::base::available_cpus).max(1),
                 format: format.map(Format::from),
                 retag,
                 confidence: !no_confidence,

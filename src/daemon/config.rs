@@ -62,7 +62,7 @@ impl Paths {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct Parse {
-    /// Parsing threads.
+    /// Parsing threads (default: one per CPU the daemon may use, [`crate::base::available_cpus`]).
     pub threads: usize,
     /// Sentences whose confidence (mean calibrated arc confidence) is below this go to
     /// `lowconf/`; the others to `accepted/`.
@@ -73,7 +73,7 @@ pub struct Parse {
 
 impl Default for Parse {
     fn default() -> Self {
-        Parse { threads: 2, min_confidence: 0.8, write_confidence: true }
+        Parse { threads: crate::base::available_cpus(), min_confidence: 0.8, write_confidence: true }
     }
 }
 
@@ -269,7 +269,7 @@ mod tests {
     #[test]
     fn defaults_fill_what_is_left_out() {
         let c = parse(MINIMAL).unwrap();
-        assert_eq!(c.parse.threads, 2);
+        assert_eq!(c.parse.threads, std::thread::available_parallelism().unwrap().get());
         assert_eq!(c.queues.readers, 1);
         assert!(c.metrics.file.is_none());
     }

@@ -352,6 +352,22 @@ fn parse_names_the_line_of_any_malformed_sentence() {
 /// A model whose bytes were damaged (same size, so the header still fits) is refused before
 /// parsing; `--no-verify` parses with it anyway.
 #[test]
+fn a_missing_or_directory_input_fails_before_an_existing_output_is_truncated() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = fixture_model(dir.path());
+    let output = dir.path().join("yesterday.conllu");
+    std::fs::write(&output, "keep me\n").unwrap();
+    let missing = dir.path().join("typo.conllu");
+    for input in [&missing, &dir.path().to_path_buf()] {
+        let out = common::parse(&model, input, &output, &[]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success());
+        assert!(stderr.contains(&format!("{}: cannot open", input.display())), "{stderr}");
+        assert_eq!(std::fs::read_to_string(&output).unwrap(), "keep me\n");
+    }
+}
+
+#[test]
 fn an_output_that_is_an_input_or_the_other_output_is_refused_before_anything_is_written() {
     let dir = tempfile::tempdir().unwrap();
     let model = fixture_model(dir.path());

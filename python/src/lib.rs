@@ -79,6 +79,7 @@ fn files_error(py: Python<'_>, e: FilesError) -> PyErr {
         FilesError::Pipeline(p) => pipeline_error(py, p),
         FilesError::Exists { .. } => PyFileExistsError::new_err(e.to_string()),
         FilesError::Create { ref error, .. }
+        | FilesError::Input { ref error, .. }
         | FilesError::Write { ref error, .. }
         | FilesError::Publish { ref error, .. } => os_error(error.kind(), e.to_string()),
         FilesError::Stdout | FilesError::SameFile { .. } => PyValueError::new_err(e.to_string()),

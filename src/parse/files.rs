@@ -54,6 +54,9 @@ pub enum FilesError {
     /// Giving a complete output its name failed.
     #[error("renaming {} to {}: {error}", from.display(), path.display())]
     Publish { from: PathBuf, path: PathBuf, error: io::Error },
+    /// An input cannot be opened, or is a directory (checked before any output is created).
+    #[error("{}: cannot open: {error}", path.display())]
+    Input { path: PathBuf, error: io::Error },
     /// An output names the same file as an input, or as the other output: writing it would
     /// destroy what is still to be read (or interleave the two outputs).
     #[error("{}: an output cannot be the same file as {what}", path.display())]
@@ -132,7 +135,20 @@ pub fn parse_to_files(
     opts: PipelineOptions,
     publish: Publish,
 ) -> Result<ParseStats, FilesError> {
-    // Before anything is created: creating an output truncates it.
+    // Before anything is created, as creating an output truncates it: every input can be
+    // read, and no output is an input or the other output.
+    for input in inputs.iter().filter(|i| i.path.as_os_str() != STDIO) {
+        let unreadable = |error| FilesError::Input { path: input.path.clone(), error };
+        let meta = std::fs::metadata(&input.path).map_err(unreadable)?;
+        if meta.is_dir() {
+            return Err(unreadable(io::Error::new(io::ErrorKind::IsADirectory, "is a directory")));
+        }
+        // A plain file is opened to check permissions; a pipe is not (a writer would see its
+        // reader leave before the pipeline opens it again).
+        if meta.is_file() {
+            std::fs::File::open(&input.path).map_err(unreadable)?;
+        }
+    }
     for out in std::iter::once(accepted).chain(rejected) {
         let same = |what: String| Err(FilesError::SameFile { path: out.to_path_buf(), what });
         if let Some(input) = inputs.iter().find(|i| base_io::same_file(out, &i.path)) {

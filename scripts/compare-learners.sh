@@ -64,7 +64,7 @@ PY
       fi
       start=$(date +%s.%N)
       # shellcheck disable=SC2086
-      "$sp" train --train "$ud/$tb/train.conllu.zst" --dev "$ud/$tb/dev.conllu.zst" --output "$out/$name.model" \
+      "$sp" train --train "$ud/$tb/train.conllu.zst" --dev "$ud/$tb/dev.conllu.zst" --output "$out/$name.model" --overwrite \
         --system "$sys" --learner "$learner" --epochs "$epochs" $extra 2> "$out/$name.train.log"
       end=$(date +%s.%N)
       "$sp" parse --model "$out/$name.model" "$ud/$tb/dev.conllu.zst" --output "$out/$name.dev.conllu" 2>/dev/null

@@ -30,7 +30,7 @@ for tb in $treebanks; do
         name="$tb.$sys.$scheme$suffix"
         [ "$seed" = 1 ] || name="$name.s$seed"
         [ -f "$out/$name.json" ] && continue
-        "$sp" train --train "$ud/$tb/train.conllu.zst" --dev "$ud/$tb/dev.conllu.zst" --output "$out/$name.model" \
+        "$sp" train --train "$ud/$tb/train.conllu.zst" --dev "$ud/$tb/dev.conllu.zst" --output "$out/$name.model" --overwrite \
           --system "$sys" --pseudo-projective "$scheme" ${lift_min:+--lift-min-count "$lift_min"} --epochs 15 \
           --seed "$seed" 2> "$out/$name.train.log"
         "$sp" parse --model "$out/$name.model" "$ud/$tb/dev.conllu.zst" --output "$out/$name.dev.conllu" 2>/dev/null

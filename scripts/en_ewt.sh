@@ -9,6 +9,6 @@ out=${1:-$root/runs/en_ewt}
 mkdir -p "$out"
 cargo build --release --manifest-path "$root/Cargo.toml"
 sp="$root/target/release/spoolparse"
-time "$sp" train --train "$ud/train.conllu.zst" --dev "$ud/dev.conllu.zst" --output "$out/en_ewt.model"
+time "$sp" train --train "$ud/train.conllu.zst" --dev "$ud/dev.conllu.zst" --output "$out/en_ewt.model" --overwrite
 "$sp" parse --model "$out/en_ewt.model" "$ud/dev.conllu.zst" --output "$out/dev.parsed.conllu"
 "$sp" eval "$ud/dev.conllu.zst" "$out/dev.parsed.conllu"

@@ -30,7 +30,7 @@ seed() {
       cargo build --release --manifest-path "$root/Cargo.toml"
       if ! "$root/target/release/spoolparse" inspect "$model" >/dev/null 2>&1; then
         "$root/target/release/spoolparse" train --train "$fixtures/special.conllu" --epochs 2 \
-          --output "$model" --quantize i8 >/dev/null 2>&1
+          --output "$model" --overwrite --quantize i8 >/dev/null 2>&1
       fi
       [ "$1" = model_open ] || cp "$model" "$dir/fixture.model"
       ;;

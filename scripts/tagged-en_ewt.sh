@@ -13,7 +13,7 @@ sp="$root/target/release/spoolparse"
 zstd -dc "$ud/dev.conllu.zst" | awk -F'\t' '/^$/ {print line; line=""; next} $1 ~ /^[0-9]+$/ {line = line (line == "" ? "" : " ") $2}' > "$out/dev.txt"
 for jk in 4 0; do
   /usr/bin/time -f "training: %e s wall, peak RSS %M kB" "$sp" train --train "$ud/train.conllu.zst" --dev "$ud/dev.conllu.zst" \
-    --output "$out/jk$jk.model" --tagger --jackknife "$jk" 2> "$out/jk$jk.train.log"
+    --output "$out/jk$jk.model" --overwrite --tagger --jackknife "$jk" 2> "$out/jk$jk.train.log"
   grep -E "tagger:|kept|training:" "$out/jk$jk.train.log"
   "$sp" parse --model "$out/jk$jk.model" "$out/dev.txt" --output "$out/jk$jk.dev.conllu"
   echo "== jackknife $jk: en_ewt dev from tokenized text"

@@ -179,6 +179,10 @@ enum Command {
         /// With --tagger: tagger training epochs.
         #[arg(long, default_value_t = 10)]
         tagger_epochs: u32,
+        /// Replace an existing --output (atomically: whoever has the old file open keeps it);
+        /// without this an existing output is an error, before any training.
+        #[arg(long)]
+        overwrite: bool,
     },
     /// Parse CoNLL-U/CoNLL-X: HEAD and DEPREL are filled, every other byte is kept.
     Parse {
@@ -367,6 +371,7 @@ fn run(cli: Cli) -> Result<()> {
             tagger,
             jackknife,
             tagger_epochs,
+            overwrite,
         } => {
             if !(0.0..=1.0).contains(&explore_p) {
                 bail!("--explore-p must be between 0 and 1, got {explore_p}");
@@ -399,15 +404,10 @@ fn run(cli: Cli) -> Result<()> {
             let max_table_bytes = (max_table_mb > 0.0).then_some((max_table_mb * 1e6) as u64);
             let write = WriteOptions { precision: quantize.into(), prune_below: prune, max_table_bytes };
             let tagger = tagger.then_some(TaggerOptions { epochs: tagger_epochs, jackknife });
-            run_train(
-                &train,
-                dev.as_deref(),
-                &output,
-                &opts,
-                write,
-                tagger,
-                pseudo_projective.0.map(|scheme| Lifting { scheme, min_count: lift_min_count }),
-            )
+            let lifting = pseudo_projective.0.map(|scheme| Lifting { scheme, min_count: lift_min_count });
+            let output = ModelOutput { path: &output, overwrite };
+            output.check(&train, dev.as_deref())?;
+            run_train(&train, dev.as_deref(), output, &opts, write, tagger, lifting)
         }
         Command::Parse {
             model,
@@ -578,10 +578,39 @@ fn print_scores(s: &Scores) {
     println!("XPOS        | {:6} | {:6.2}", s.words, s.xpos);
 }
 
+/// Where `train` writes its model, and whether it may replace an existing file.
+#[derive(Clone, Copy)]
+struct ModelOutput<'a> {
+    path: &'a Path,
+    overwrite: bool,
+}
+
+impl ModelOutput<'_> {
+    /// Never over a training or dev file, over an existing file only with `overwrite`, and
+    /// into a directory that exists. Checked before training, which may take hours, and again
+    /// before writing.
+    fn check(&self, train: &[PathBuf], dev: Option<&Path>) -> Result<()> {
+        let path = self.path;
+        for input in train.iter().map(PathBuf::as_path).chain(dev) {
+            if spoolparse::base::io::same_file(path, input) {
+                bail!("{}: the model cannot be written over the input {}", path.display(), input.display());
+            }
+        }
+        if !self.overwrite && std::fs::symlink_metadata(path).is_ok() {
+            bail!("{} exists; --overwrite replaces it", path.display());
+        }
+        let dir = spoolparse::base::io::parent_dir(path);
+        if !dir.is_dir() {
+            bail!("{}: no directory {} to write the model in", path.display(), dir.display());
+        }
+        Ok(())
+    }
+}
+
 fn run_train(
     train: &[PathBuf],
     dev: Option<&Path>,
-    output: &Path,
+    output: ModelOutput,
     opts: &TrainOptions,
     write: WriteOptions,
     tagger: Option<TaggerOptions>,
@@ -676,6 +705,9 @@ fn run_train(
         min_feature_count: Some(opts.min_feature_count),
     };
     let extras = model_file::Extras { recipe: Some(&recipe), tagger_from: None };
+    // Again: the output may have appeared while training.
+    output.check(train, dev)?;
+    let output = output.path;
     let meta = model_file::write_with(&model, output, write, extras)
         .with_context(|| format!("writing the model to {}", output.display()))?;
     eprintln!(

@@ -352,6 +352,28 @@ fn parse_names_the_line_of_any_malformed_sentence() {
 /// A model whose bytes were damaged (same size, so the header still fits) is refused before
 /// parsing; `--no-verify` parses with it anyway.
 #[test]
+fn train_replaces_an_existing_model_only_when_asked_and_never_its_own_input() {
+    let dir = tempfile::tempdir().unwrap();
+    let train = dir.path().join("train.conllu");
+    std::fs::copy(common::fixture("special.conllu"), &train).unwrap();
+    let treebank = std::fs::read(&train).unwrap();
+    let model = dir.path().join("m.model");
+    std::fs::write(&model, "yesterday's model").unwrap();
+    let refused = |out: Output, expected: &str| {
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success() && stderr.contains(expected), "{stderr}");
+        assert!(!stderr.contains("epoch"), "refused before training: {stderr}");
+    };
+    refused(common::train(&train, &model, &["--epochs", "1"]), "m.model exists; --overwrite replaces it");
+    assert_eq!(std::fs::read_to_string(&model).unwrap(), "yesterday's model");
+    refused(common::train(&train, &train, &["--epochs", "1", "--overwrite"]), "cannot be written over the input");
+    assert_eq!(std::fs::read(&train).unwrap(), treebank);
+    refused(common::train(&train, &dir.path().join("no/m.model"), &["--epochs", "1"]), "no directory");
+    ok(common::train(&train, &model, &["--epochs", "1", "--overwrite"]));
+    assert!(spoolparse::model::file::ModelFile::open(&model).is_ok());
+}
+
+#[test]
 fn a_missing_or_directory_input_fails_before_an_existing_output_is_truncated() {
     let dir = tempfile::tempdir().unwrap();
     let model = fixture_model(dir.path());

@@ -477,6 +477,11 @@ fn run(cli: Cli) -> Result<()> {
             Ok(())
         }
         Command::Eval { gold, system, json, calibration, model, plot } => {
+            for input in [&gold, &system].into_iter().chain(&model) {
+                if plot.as_deref().is_some_and(|p| spoolparse::base::io::same_file(p, input)) {
+                    bail!("--plot {}: the plot cannot be written over an input", input.display());
+                }
+            }
             let (counts, cal) = evaluate_files_calibrated(&gold, &system)?;
             let s = counts.scores();
             if json {

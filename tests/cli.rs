@@ -296,6 +296,13 @@ fn calibration_report_and_plot() {
     assert_eq!(counted, 13);
     let svg = std::fs::read_to_string(svg).unwrap();
     assert!(svg.starts_with("<svg") && svg.contains("Reliability") && svg.contains("Coverage"));
+    // A plot named like an input would replace it: refused, the input untouched.
+    let before = std::fs::read(&parsed).unwrap();
+    let (g, p) = (gold.to_str().unwrap(), parsed.to_str().unwrap());
+    let out = spoolparse(&["eval", g, p, "--calibration", "--plot", p]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("the plot cannot be written over an input"));
+    assert_eq!(std::fs::read(&parsed).unwrap(), before);
 }
 
 #[test]

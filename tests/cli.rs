@@ -15,6 +15,13 @@ fn ok(out: Output) -> Output {
     out
 }
 
+/// Asserts that a command failed saying `expected`; returns what it said.
+fn fails(out: Output, expected: &str) -> String {
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(!out.status.success() && stderr.contains(expected), "should fail with {expected:?}: {stderr}");
+    stderr
+}
+
 fn read(path: &Path) -> Vec<Sentence> {
     Reader::open(path, Format::from_path(path)).unwrap().map(|s| s.unwrap()).collect()
 }
@@ -299,9 +306,7 @@ fn calibration_report_and_plot() {
     // A plot named like an input would replace it: refused, the input untouched.
     let before = std::fs::read(&parsed).unwrap();
     let (g, p) = (gold.to_str().unwrap(), parsed.to_str().unwrap());
-    let out = spoolparse(&["eval", g, p, "--calibration", "--plot", p]);
-    assert!(!out.status.success());
-    assert!(String::from_utf8_lossy(&out.stderr).contains("the plot cannot be written over an input"));
+    fails(spoolparse(&["eval", g, p, "--calibration", "--plot", p]), "the plot cannot be written over an input");
     assert_eq!(std::fs::read(&parsed).unwrap(), before);
 }
 
@@ -356,8 +361,6 @@ fn parse_names_the_line_of_any_malformed_sentence() {
     }
 }
 
-/// A model whose bytes were damaged (same size, so the header still fits) is refused before
-/// parsing; `--no-verify` parses with it anyway.
 #[test]
 fn train_replaces_an_existing_model_only_when_asked_and_never_its_own_input() {
     let dir = tempfile::tempdir().unwrap();
@@ -367,8 +370,7 @@ fn train_replaces_an_existing_model_only_when_asked_and_never_its_own_input() {
     let model = dir.path().join("m.model");
     std::fs::write(&model, "yesterday's model").unwrap();
     let refused = |out: Output, expected: &str| {
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert!(!out.status.success() && stderr.contains(expected), "{stderr}");
+        let stderr = fails(out, expected);
         assert!(!stderr.contains("epoch"), "refused before training: {stderr}");
     };
     refused(common::train(&train, &model, &["--epochs", "1"]), "m.model exists; --overwrite replaces it");
@@ -388,10 +390,7 @@ fn a_missing_or_directory_input_fails_before_an_existing_output_is_truncated() {
     std::fs::write(&output, "keep me\n").unwrap();
     let missing = dir.path().join("typo.conllu");
     for input in [&missing, &dir.path().to_path_buf()] {
-        let out = common::parse(&model, input, &output, &[]);
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert!(!out.status.success());
-        assert!(stderr.contains(&format!("{}: cannot open", input.display())), "{stderr}");
+        fails(common::parse(&model, input, &output, &[]), &format!("{}: cannot open", input.display()));
         assert_eq!(std::fs::read_to_string(&output).unwrap(), "keep me\n");
     }
 }
@@ -407,25 +406,20 @@ fn an_output_that_is_an_input_or_the_other_output_is_refused_before_anything_is_
     std::os::unix::fs::symlink(&input, &link).unwrap();
     // The input as its own output, directly or through a link: it would be truncated unread.
     for (output, named) in [(&input, &input), (&link, &input), (&input, &link)] {
-        let out = common::parse(&model, named, output, &[]);
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert!(!out.status.success());
-        assert!(
-            stderr.contains(&format!("{}: an output cannot be the same file as the input", output.display())),
-            "{stderr}"
-        );
+        let expected = format!("{}: an output cannot be the same file as the input", output.display());
+        fails(common::parse(&model, named, output, &[]), &expected);
         assert_eq!(std::fs::read(&input).unwrap(), before, "the input is untouched");
     }
     // Both outputs one file, named two ways: neither is created.
     let accepted = dir.path().join("out.conllu");
     let rejected = dir.path().join(".").join("out.conllu");
     let args = ["--min-confidence", "0.5", "--rejected", rejected.to_str().unwrap()];
-    let out = common::parse(&model, &input, &accepted, &args);
-    assert!(!out.status.success());
-    assert!(String::from_utf8_lossy(&out.stderr).contains("an output cannot be the same file as the output"));
+    fails(common::parse(&model, &input, &accepted, &args), "an output cannot be the same file as the output");
     assert!(!accepted.exists());
 }
 
+/// A model whose bytes were damaged (same size, so the header still fits) is refused before
+/// parsing; `--no-verify` parses with it anyway.
 #[test]
 fn parse_refuses_a_model_that_fails_its_checksums() {
     let dir = tempfile::tempdir().unwrap();

@@ -150,9 +150,9 @@ pub fn parse_to_files(
         }
     }
     for out in std::iter::once(accepted).chain(rejected) {
-        let same = |what: String| Err(FilesError::SameFile { path: out.to_path_buf(), what });
         if let Some(input) = inputs.iter().find(|i| base_io::same_file(out, &i.path)) {
-            return same(format!("the input {}", input.path.display()));
+            let what = format!("the input {}", input.path.display());
+            return Err(FilesError::SameFile { path: out.to_path_buf(), what });
         }
     }
     if let Some(r) = rejected.filter(|&r| base_io::same_file(accepted, r)) {

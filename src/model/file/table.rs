@@ -51,8 +51,9 @@
 //! prefetches for sparse rows, sections aligned to pages, interleaving the lookups of
 //! independent scoring calls in a replay of a parse, looking up the buffer features and the
 //! others in one pass of slot and then row prefetches, prefetching each slot as soon as
-//! extraction hashes its feature, adding dense rows before sparse ones, and fused multiply-adds
-//! in the kernel (none faster). (An earlier note found a copy of the table in huge pages no
+//! extraction hashes its feature, adding dense rows before sparse ones, fused multiply-adds
+//! in the kernel, and a kernel of sixteen-lane AVX-512 vectors (issue 17: 1.015× and 1.026× in
+//! two runs of `scripts/compare-speed.sh`, within the machine's noise; none faster). (An earlier note found a copy of the table in huge pages no
 //! faster; checked in `/proc/PID/smaps_rollup`, huge pages do help, see above.)
 //!
 //! Factored scoring (issue 17; branch `factored`, its numbers in `src/transition/factored.rs`

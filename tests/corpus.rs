@@ -59,6 +59,21 @@ fn multiword_tokens_and_empty_nodes_are_kept_and_not_words() {
 }
 
 #[test]
+fn crlf_line_endings_read_as_lf_in_every_format() {
+    for (fixture, format) in [("special.conllu", Format::Conllu), ("small.conllx", Format::Conllx)] {
+        let bytes = std::fs::read(common::fixture(fixture)).unwrap();
+        let crlf = String::from_utf8(bytes.clone()).unwrap().replace('\n', "\r\n");
+        let sents = read_all(crlf.as_bytes(), format);
+        assert_eq!(sents, read_all(&bytes, format), "{fixture}");
+        assert_eq!(write_all(&sents), bytes, "{fixture}: written back with LF");
+    }
+    let text = read_all(b"The dog barks .\r\n\r\nIt sleeps\r\n", Format::Text);
+    assert_eq!(text.len(), 2);
+    assert_eq!(text[0].word(4).get(Column::Form), ".");
+    assert_eq!(text[1].word(2).get(Column::Form), "sleeps");
+}
+
+#[test]
 fn setting_an_attachment_changes_only_head_and_deprel() {
     let bytes = std::fs::read(common::fixture("special.conllu")).unwrap();
     let mut sents = read_all(&bytes, Format::Conllu);

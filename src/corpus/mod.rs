@@ -3,8 +3,9 @@
 //! CoNLL-U ([`conllu`]) and CoNLL-X ([`conllx`]) share one record layout (ID FORM LEMMA
 //! UPOS/CPOSTAG XPOS/POSTAG FEATS HEAD DEPREL DEPS/PHEAD MISC/PDEPREL) and differ in which IDs
 //! and lines they admit. A [`Sentence`] keeps every input line verbatim, so writing it back
-//! without changes reproduces the input byte for byte; the parser only rewrites HEAD and
-//! DEPREL of syntactic words. [`shard`] finds where a large file may be split between sentences.
+//! without changes reproduces the input byte for byte (with lines ending in LF: a CR before
+//! the LF is read as part of the line ending); the parser only rewrites HEAD and DEPREL of
+//! syntactic words. [`shard`] finds where a large file may be split between sentences.
 //! This module owns syntax and location-bearing errors; it must not know about transition
 //! systems or models.
 
@@ -777,6 +778,11 @@ impl<R: BufRead> Reader<R> {
         }
         self.line_no += 1;
         if self.buf.last() == Some(&b'\n') {
+            self.buf.pop();
+        }
+        // A line may also end in CR LF (files edited on Windows): the CR is no part of its last
+        // column, and a line of a CR alone is blank. Lines are written back ending in LF.
+        if self.buf.last() == Some(&b'\r') {
             self.buf.pop();
         }
         self.in_sentence = overlong || !self.buf.is_empty();

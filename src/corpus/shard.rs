@@ -17,7 +17,7 @@ use super::Format;
 ///
 /// A CoNLL sentence starts at a line that is not blank after a blank line, so that the blank
 /// lines after a sentence stay with it (the parser writes them back); in tokenized text every
-/// line is a sentence. Only the bytes around each split point are read.
+/// line is a sentence. Lines may end in LF or CR LF, as the reader reads them. Only the bytes around each split point are read.
 pub fn shard_ranges(path: &Path, format: Format, max_bytes: u64) -> io::Result<Option<Vec<Range<u64>>>> {
     let name = path.to_string_lossy();
     if name == crate::base::io::STDIO || name.ends_with(".zst") {
@@ -54,15 +54,22 @@ fn next_start(file: &mut File, from: u64, format: Format) -> io::Result<Option<u
         Format::Text => 1,
         Format::Conllu | Format::Conllx => 2,
     };
-    let begin = from.saturating_sub(after);
+    // One byte more for the CR of a CR LF line ending, which counts as the LF does.
+    let begin = from.saturating_sub(2 * after);
     file.seek(SeekFrom::Start(begin))?;
     let mut run = 0u64;
-    for (pos, byte) in (begin..).zip(BufReader::with_capacity(1 << 16, &mut *file).bytes()) {
+    let mut bytes = (begin..).zip(BufReader::with_capacity(1 << 16, &mut *file).bytes()).peekable();
+    while let Some((pos, byte)) = bytes.next() {
         let byte = byte?;
-        if pos >= from && run >= after && byte != b'\n' {
+        let ends_line = byte == b'\n' || (byte == b'\r' && matches!(bytes.peek(), Some((_, Ok(b'\n')))));
+        if pos >= from && run >= after && !ends_line {
             return Ok(Some(pos));
         }
-        run = if byte == b'\n' { run + 1 } else { 0 };
+        run = match byte {
+            b'\n' => run + 1,
+            _ if ends_line => run,
+            _ => 0,
+        };
     }
     Ok(None)
 }
@@ -96,6 +103,27 @@ mod tests {
         let whole = ranges(text, Format::Conllu, 0);
         assert_eq!((whole.len(), whole[0].clone()), (1, 0..text.len() as u64));
         assert_eq!(ranges(text, Format::Conllu, 5).len(), 3);
+    }
+
+    #[test]
+    fn crlf_files_split_where_their_lf_copies_do() {
+        let lf = "# a\n1\tx\n\n\n1\ty\n2\tz\n\n1\tw\n\n";
+        let crlf = lf.replace('\n', "\r\n");
+        for max in 1..crlf.len() as u64 + 2 {
+            let r = ranges(&crlf, Format::Conllu, max);
+            assert_eq!((r[0].start, r[r.len() - 1].end), (0, crlf.len() as u64));
+            for w in r.windows(2) {
+                let p = w[1].start as usize;
+                assert_eq!(&crlf[p - 4..p], "\r\n\r\n", "max {max}: split at {p}");
+                assert!(!crlf[p..].starts_with('\r'), "max {max}: split at {p} in a run of blank lines");
+            }
+        }
+        // The smallest shards: one per sentence, as in the LF file.
+        assert_eq!(ranges(&crlf, Format::Conllu, 1).len(), 3);
+        assert_eq!(ranges(lf, Format::Conllu, 1).len(), 3);
+        // A CR that ends no line is content: the line it starts may start a sentence.
+        let r = ranges("1\tx\n\n\r1\ty\n\n", Format::Conllu, 3);
+        assert_eq!(r.iter().map(|r| r.start).collect::<Vec<_>>(), [0, 5]);
     }
 
     #[test]

@@ -59,16 +59,18 @@ fn multiword_tokens_and_empty_nodes_are_kept_and_not_words() {
 }
 
 #[test]
-fn crlf_line_endings_read_as_lf_in_every_format() {
+fn windows_files_read_as_unix_ones_in_every_format() {
     for (fixture, format) in [("special.conllu", Format::Conllu), ("small.conllx", Format::Conllx)] {
         let bytes = std::fs::read(common::fixture(fixture)).unwrap();
-        let crlf = String::from_utf8(bytes.clone()).unwrap().replace('\n', "\r\n");
+        // CR LF line endings, and a byte order mark before the first line.
+        let crlf = format!("\u{feff}{}", String::from_utf8(bytes.clone()).unwrap().replace('\n', "\r\n"));
         let sents = read_all(crlf.as_bytes(), format);
         assert_eq!(sents, read_all(&bytes, format), "{fixture}");
-        assert_eq!(write_all(&sents), bytes, "{fixture}: written back with LF");
+        assert_eq!(write_all(&sents), bytes, "{fixture}: written back with LF, without the mark");
     }
-    let text = read_all(b"The dog barks .\r\n\r\nIt sleeps\r\n", Format::Text);
+    let text = read_all(b"\xef\xbb\xbfThe dog barks .\r\n\r\nIt sleeps\r\n", Format::Text);
     assert_eq!(text.len(), 2);
+    assert_eq!(text[0].word(1).get(Column::Form), "The", "a byte order mark is not part of the first word");
     assert_eq!(text[0].word(4).get(Column::Form), ".");
     assert_eq!(text[1].word(2).get(Column::Form), "sleeps");
 }

@@ -4,8 +4,8 @@
 //! UPOS/CPOSTAG XPOS/POSTAG FEATS HEAD DEPREL DEPS/PHEAD MISC/PDEPREL) and differ in which IDs
 //! and lines they admit. A [`Sentence`] keeps every input line verbatim, so writing it back
 //! without changes reproduces the input byte for byte (with lines ending in LF: a CR before
-//! the LF is read as part of the line ending); the parser only rewrites HEAD and DEPREL of
-//! syntactic words. [`shard`] finds where a large file may be split between sentences.
+//! the LF is read as part of the line ending, and a byte order mark at the start of the file is
+//! dropped); the parser only rewrites HEAD and DEPREL of syntactic words. [`shard`] finds where a large file may be split between sentences.
 //! This module owns syntax and location-bearing errors; it must not know about transition
 //! systems or models.
 
@@ -604,6 +604,9 @@ impl Default for Limits {
 /// no corpus at all: it fails as a whole instead of becoming malformed sentences.
 pub const NOT_THIS_FORMAT_AFTER: u64 = 100;
 
+/// The UTF-8 byte order mark, which some editors write at the start of a file.
+const BOM: &[u8] = b"\xef\xbb\xbf";
+
 /// Streams [`Sentence`]s out of a ten-column file.
 ///
 /// After an error inside a sentence the reader skips to the next blank line, so the caller may
@@ -779,6 +782,10 @@ impl<R: BufRead> Reader<R> {
         self.line_no += 1;
         if self.buf.last() == Some(&b'\n') {
             self.buf.pop();
+        }
+        // A byte order mark is no part of the first line (`start` is 0 for all but shards).
+        if self.line_no == 1 && self.start == 0 && self.buf.starts_with(BOM) {
+            self.buf.drain(..BOM.len());
         }
         // A line may also end in CR LF (files edited on Windows): the CR is no part of its last
         // column, and a line of a CR alone is blank. Lines are written back ending in LF.

@@ -418,6 +418,24 @@ fn an_output_that_is_an_input_or_the_other_output_is_refused_before_anything_is_
     assert!(!accepted.exists());
 }
 
+#[test]
+fn a_minimum_confidence_that_is_not_a_probability_is_refused_before_anything_is_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = fixture_model(dir.path());
+    let input = dir.path().join("in.conllu");
+    blank(&read(&common::fixture("special.conllu")), &input);
+    let (accepted, rejected) = (dir.path().join("a.conllu"), dir.path().join("r.conllu"));
+    // NaN compared below nothing (all accepted), 85 meant 0.85 (all rejected).
+    for t in ["NaN", "85", "-0.1"] {
+        let threshold = format!("--min-confidence={t}");
+        let args = [threshold.as_str(), "--rejected", rejected.to_str().unwrap()];
+        fails(common::parse(&model, &input, &accepted, &args), "the minimum confidence must be within 0..1");
+        assert!(!accepted.exists() && !rejected.exists(), "{t}");
+    }
+    let args = ["--min-confidence", "1", "--rejected", rejected.to_str().unwrap()];
+    assert!(common::parse(&model, &input, &accepted, &args).status.success());
+}
+
 /// A model whose bytes were damaged (same size, so the header still fits) is refused before
 /// parsing; `--no-verify` parses with it anyway.
 #[test]

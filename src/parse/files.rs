@@ -64,6 +64,9 @@ pub enum FilesError {
     /// Outputs are files here, and `-` is not one.
     #[error("{STDIO} (stdout) cannot be an output that is written atomically")]
     Stdout,
+    /// The confidence threshold is not a probability: every sentence would go to one output.
+    #[error("the minimum confidence must be within 0..1 (got {0})")]
+    Threshold(f64),
 }
 
 /// An output being written: its stream, and for [`Publish::Atomic`] its temporary name.
@@ -135,8 +138,11 @@ pub fn parse_to_files(
     opts: PipelineOptions,
     publish: Publish,
 ) -> Result<ParseStats, FilesError> {
-    // Before anything is created, as creating an output truncates it: every input can be
-    // read, and no output is an input or the other output.
+    // Before anything is created, as creating an output truncates it: the threshold is a
+    // probability, every input can be read, and no output is an input or the other output.
+    if let Some(t) = opts.min_confidence.filter(|t| !(0.0..=1.0).contains(t)) {
+        return Err(FilesError::Threshold(t));
+    }
     for input in inputs.iter().filter(|i| i.path.as_os_str() != STDIO) {
         let unreadable = |error| FilesError::Input { path: input.path.clone(), error };
         let meta = std::fs::metadata(&input.path).map_err(unreadable)?;

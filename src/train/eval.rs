@@ -114,7 +114,8 @@ impl Counts {
 pub enum EvalError {
     #[error(transparent)]
     Corpus(#[from] CorpusError),
-    #[error("{}:{line}: {what}", path.display())]
+    /// `line` 0: the file as a whole.
+    #[error("{}{}: {what}", path.display(), if *line == 0 { String::new() } else { format!(":{line}") })]
     Mismatch { path: std::path::PathBuf, line: u64, what: String },
 }
 
@@ -289,6 +290,29 @@ pub fn evaluate_files_calibrated(gold_path: &Path, system_path: &Path) -> Result
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn files_of_other_sentences_are_refused_with_where() {
+        let dir = tempfile::tempdir().unwrap();
+        let one = "1\ta\t_\tX\t_\t_\t0\troot\t_\t_\n\n";
+        let two = "1\ta\t_\tX\t_\t_\t2\tdep\t_\t_\n2\tb\t_\tX\t_\t_\t0\troot\t_\t_\n\n";
+        let file = |name: &str, text: String| {
+            let path = dir.path().join(name);
+            std::fs::write(&path, text).unwrap();
+            path
+        };
+        let (gold, short) = (file("gold.conllu", format!("{one}{two}")), file("short.conllu", one.to_string()));
+        let (long, other) =
+            (file("long.conllu", format!("{one}{two}{one}")), file("other.conllu", format!("{one}{one}")));
+        let error = |system: &Path| evaluate_files(&gold, system).unwrap_err().to_string();
+        let at = |path: &Path| path.display().to_string();
+        assert_eq!(error(&short), format!("{}: ends before the gold file's sentence at {}:3", at(&short), at(&gold)));
+        assert_eq!(error(&long), format!("{}:6: sentence beyond the end of the gold file", at(&long)));
+        assert_eq!(
+            error(&other),
+            format!("{}:3: sentence has 1 words, the gold sentence at {}:3 has 2", at(&other), at(&gold))
+        );
+    }
 
     #[test]
     fn subtypes_are_ignored_and_punct_excluded() {

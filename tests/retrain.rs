@@ -118,6 +118,84 @@ fn rollback_steps_back_through_promotions_and_pruning_keeps_the_serving_model() 
     assert_eq!(events, [Event::Configured, Event::Promoted, Event::Promoted, Event::Rollback, Event::Rollback]);
 }
 
+#[test]
+fn rollback_retraces_the_models_served_when_one_was_configured_twice() {
+    let dir = tempfile::tempdir().unwrap();
+    let registry = Registry::new(dir.path().join("models"));
+    let [a, b] = [1, 2].map(|e| small_model(dir.path(), e));
+    let name = |m: &spoolparse::model::file::ModelFile| m.path().file_name().unwrap().to_string_lossy().into_owned();
+    // Configured A, then B, then A again: served A, B, A.
+    let (a_name, b_name) = (name(&registry.serve(&a).unwrap()), name(&registry.serve(&b).unwrap()));
+    assert_eq!(name(&registry.serve(&a).unwrap()), a_name);
+    assert_eq!(registry.rollback().unwrap().model, b_name);
+    assert_eq!(registry.rollback().unwrap().model, a_name, "back to the first A, not forth to B");
+    assert!(registry.rollback().unwrap_err().to_string().contains("first model served"));
+}
+
+#[test]
+fn what_serves_survives_the_loss_of_the_history_and_pruning_spares_files_of_other_names() {
+    let dir = tempfile::tempdir().unwrap();
+    let models = dir.path().join("models");
+    let registry = Registry::new(&models);
+    let [a, b, c] = [1, 2, 3].map(|e| small_model(dir.path(), e));
+    let name = |m: &spoolparse::model::file::ModelFile| m.path().file_name().unwrap().to_string_lossy().into_owned();
+    // The configured model may live in the models directory, beside a user's backup.
+    let (configured, backup) = (models.join("en.model"), models.join("backup-of-prod.model"));
+    fs::create_dir_all(&models).unwrap();
+    fs::copy(&a, &configured).unwrap();
+    fs::copy(&a, &backup).unwrap();
+    registry.serve(&configured).unwrap();
+    for promoted in [&b, &c] {
+        let promoted = name(&registry.install(promoted).unwrap());
+        registry.switch(Event::Promoted, &promoted).unwrap();
+    }
+    let serving = registry.current_name().unwrap().unwrap();
+    // Log rotation, or a clean-up: a restart still serves the promoted model.
+    fs::remove_file(models.join("history.jsonl")).unwrap();
+    assert_eq!(name(&registry.serve(&configured).unwrap()), serving);
+    let removed = registry.prune(1).unwrap();
+    assert_eq!(removed.len(), 1, "{removed:?}: only the copy of B");
+    assert!(configured.exists() && backup.exists(), "files of other names are the user's");
+}
+
+#[test]
+fn a_candidate_is_not_promoted_over_a_model_that_started_serving_during_its_cycle() {
+    let dir = tempfile::tempdir().unwrap();
+    let registry = Registry::new(dir.path().join("models"));
+    let [a, b] = [1, 2].map(|e| small_model(dir.path(), e));
+    let a_name = registry.serve(&a).unwrap().path().file_name().unwrap().to_string_lossy().into_owned();
+    let b_name = registry.install(&b).unwrap().path().file_name().unwrap().to_string_lossy().into_owned();
+    let store = Store::new(&dir.path().join("annotated"));
+    store.create().unwrap();
+    let fixture = common::fixture("special.conllu");
+    drop_in(&store.incoming, "a.conllu", &fs::read_to_string(&fixture).unwrap());
+    let settings = spoolparse::retrain::Settings {
+        base: vec![fixture.clone()],
+        heldout: Some(fixture),
+        max_las_drop: 100.0,
+        epochs: Some(1),
+        ..Default::default()
+    };
+    // While the candidate trains, an operator configures (or rolls back to) another model.
+    let mut switched = false;
+    let mut progress = |message: &str| {
+        if message.starts_with("epoch") && !switched {
+            registry.switch(Event::Configured, &b_name).unwrap();
+            switched = true;
+        }
+    };
+    let report = spoolparse::retrain::run_cycle(&settings, &registry, &store, true, &mut progress).unwrap();
+    assert!(switched, "the cycle trained");
+    assert_eq!(report.decision, Some(spoolparse::retrain::Decision::Rejected), "{report:#?}");
+    assert!(
+        report.reasons.iter().any(|r| r.contains(&format!("{b_name} serves since the cycle started"))),
+        "{report:#?}"
+    );
+    assert_eq!(registry.current_name().unwrap(), Some(b_name.clone()));
+    assert_eq!(registry.history().unwrap().last().map(|c| c.model.clone()), Some(b_name));
+    assert_ne!(a_name, registry.current_name().unwrap().unwrap());
+}
+
 /// Sentences of an en_ewt file.
 fn sentences(path: &Path) -> Vec<Sentence> {
     Reader::open(path, Format::Conllu).unwrap().map(|s| s.unwrap()).collect()

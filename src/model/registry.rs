@@ -12,9 +12,16 @@
 //! - `current`: a symbolic link to the serving model, replaced atomically (a new link under a
 //!   dot-name, renamed over the old one). It is the single truth about what serves: a kill
 //!   at any moment leaves it naming a whole model, the old one or the new.
+//! - `configured`: a symbolic link to the model last configured (`paths.model`), moved with
+//!   `current` when a configured model starts serving. A restart serves the configured model
+//!   only if it differs from this one; otherwise `current` goes on serving (a promotion, a
+//!   rollback).
 //! - `history.jsonl`: one JSON line per change of `current` (configured, promoted, rollback),
 //!   appended and fsync'd *before* the link moves; a torn last line is ignored. It is a log for
-//!   `models list` and `models rollback`, never consulted to decide what serves.
+//!   `models list` and `models rollback`; what serves never depends on it (but in directories
+//!   from before `configured` existed, where its last configured model stands in for the link).
+//! - Model files that someone else put here (any name but the `STEM-HASH.model` of a copy) are
+//!   never removed.
 //! - `NAME.json`: the retraining report of a candidate (promoted or not, see
 //!   [`crate::retrain`]).
 //!
@@ -53,6 +60,8 @@ fn io_err(path: &Path) -> impl FnOnce(io::Error) -> RegistryError {
 const HASH_DIGITS: usize = 16;
 /// The link to the serving model.
 const CURRENT: &str = "current";
+/// The link to the model last configured.
+const CONFIGURED: &str = "configured";
 /// The log of changes of `current`.
 const HISTORY: &str = "history.jsonl";
 /// Taken (flock) while `current` and the history change, so that a rollback and a promotion
@@ -123,11 +132,25 @@ impl Registry {
 
     /// The file name `current` links to, if it exists.
     pub fn current_name(&self) -> io::Result<Option<String>> {
-        match fs::read_link(self.dir.join(CURRENT)) {
+        self.link(CURRENT)
+    }
+
+    /// The file name the link `name` points to, if it exists.
+    fn link(&self, name: &str) -> io::Result<Option<String>> {
+        match fs::read_link(self.dir.join(name)) {
             Ok(target) => Ok(Some(file_name(&target))),
             Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
             Err(e) => Err(e),
         }
+    }
+
+    /// The model last configured: the `configured` link, or in a directory from before it
+    /// existed, the history's last configured model.
+    fn last_configured(&self) -> Result<Option<String>, RegistryError> {
+        if let Some(name) = self.link(CONFIGURED).map_err(io_err(&self.dir))? {
+            return Ok(Some(name));
+        }
+        Ok(self.history()?.into_iter().rev().find(|c| c.event == Event::Configured).map(|c| c.model))
     }
 
     /// Opens the model named `name` here and checks it in full.
@@ -143,10 +166,11 @@ impl Registry {
     /// last one configured) or if nothing serves yet; otherwise what `current` names, which may
     /// be a retrained model promoted since, or one rolled back to.
     pub fn serve(&self, configured: &Path) -> Result<ModelFile, RegistryError> {
+        // Locked from the copy on: pruning must not take a copy before `current` names it.
+        let lock = self.lock()?;
         let installed = self.install(configured)?;
         let name = file_name(installed.path());
-        let last_configured = self.history()?.into_iter().rev().find(|c| c.event == Event::Configured);
-        if last_configured.is_some_and(|c| c.model == name) {
+        if self.last_configured()?.is_some_and(|last| last == name) {
             if let Some(current) = self.current_name().map_err(io_err(&self.dir))? {
                 if current == name {
                     return Ok(installed);
@@ -157,33 +181,34 @@ impl Registry {
                 }
             }
         }
-        self.switch(Event::Configured, &name)?;
+        lock.switch(Event::Configured, &name)?;
         Ok(installed)
     }
 
     /// Makes `name` (a model in this directory) the serving one: logs the change, then moves
     /// the link.
     pub fn switch(&self, event: Event, name: &str) -> Result<Change, RegistryError> {
-        let _lock = self.lock()?;
-        self.switch_locked(event, name)
+        self.lock()?.switch(event, name)
     }
 
-    fn switch_locked(&self, event: Event, name: &str) -> Result<Change, RegistryError> {
-        let from = self.current_name().map_err(io_err(&self.dir))?;
-        let change = Change { time: unix_time(), event, model: name.to_string(), from };
-        let mut line = serde_json::to_string(&change).map_err(|e| io_err(&self.dir)(io::Error::other(e)))?;
-        line.push('\n');
-        let history = self.dir.join(HISTORY);
-        let mut log = fs::OpenOptions::new().create(true).append(true).open(&history).map_err(io_err(&history))?;
-        log.write_all(line.as_bytes()).and_then(|()| log.sync_all()).map_err(io_err(&history))?;
+    /// Holds the directory's lock: what `current` names stays so until the guard is dropped,
+    /// but through it ([`Locked::switch`]).
+    pub fn lock(&self) -> Result<Locked<'_>, RegistryError> {
+        fs::create_dir_all(&self.dir).map_err(io_err(&self.dir))?;
+        let path = self.dir.join(LOCK);
+        let file = File::create(&path).map_err(io_err(&path))?;
+        file.lock().map_err(io_err(&path))?;
+        Ok(Locked { registry: self, _file: file })
+    }
+
+    /// Points the link `link` at `name`, atomically (a new link under a dot-name, renamed over).
+    fn set_link(&self, link: &str, name: &str) -> Result<(), RegistryError> {
         // Named like write_atomically's temporaries, so that the same sweep finds them after a crash.
-        let tmp = self.dir.join(format!(".{CURRENT}.tmp{}", std::process::id()));
+        let tmp = self.dir.join(format!(".{link}.tmp{}", std::process::id()));
         let _ = fs::remove_file(&tmp);
         std::os::unix::fs::symlink(name, &tmp).map_err(io_err(&tmp))?;
-        let link = self.dir.join(CURRENT);
-        fs::rename(&tmp, &link).map_err(io_err(&link))?;
-        sync_dir(&self.dir).map_err(io_err(&self.dir))?;
-        Ok(change)
+        let path = self.dir.join(link);
+        fs::rename(&tmp, &path).map_err(io_err(&path))
     }
 
     /// Every change of `current`, oldest first (a torn last line, from a crash, is left out).
@@ -200,14 +225,20 @@ impl Registry {
     /// Moves `current` back to the model that served before it was promoted or configured
     /// (rolling back twice goes two steps back, not back and forth).
     pub fn rollback(&self) -> Result<Change, RegistryError> {
-        let _lock = self.lock()?;
+        let lock = self.lock()?;
         let current = self
             .current_name()
             .map_err(io_err(&self.dir))?
             .ok_or_else(|| RegistryError::Rollback(format!("{}: no model serves yet", self.dir.display())))?;
-        let history = self.history()?;
-        let arrival = history.iter().rev().find(|c| c.model == current && c.event != Event::Rollback);
-        let Some(previous) = arrival.and_then(|c| c.from.clone()) else {
+        let mut served = served_stack(&self.history()?);
+        if served.last() != Some(&current) {
+            return Err(RegistryError::Rollback(format!(
+                "{current} serves, but {HISTORY} in {} does not end with it: it cannot say what served before",
+                self.dir.display()
+            )));
+        }
+        served.pop();
+        let Some(previous) = served.pop() else {
             return Err(RegistryError::Rollback(format!(
                 "{current} is the first model served: nothing to roll back to"
             )));
@@ -219,11 +250,12 @@ impl Registry {
             )));
         }
         self.open(&previous)?;
-        self.switch_locked(Event::Rollback, &previous)
+        lock.switch(Event::Rollback, &previous)
     }
 
-    /// Removes model files beyond the `keep` most recently served, never the current one nor
-    /// the last configured one. Returns the names removed.
+    /// Removes the copies (`STEM-HASH.model`) beyond the `keep` most recently served, never the
+    /// current one nor the last configured one, nor a file of another name. Returns the names
+    /// removed.
     pub fn prune(&self, keep: usize) -> Result<Vec<String>, RegistryError> {
         let _lock = self.lock()?;
         let history = self.history()?;
@@ -237,26 +269,78 @@ impl Registry {
             }
         }
         kept.extend(self.current_name().map_err(io_err(&self.dir))?);
-        kept.extend(history.iter().rev().find(|c| c.event == Event::Configured).map(|c| c.model.clone()));
+        kept.extend(self.last_configured()?);
         let mut removed = Vec::new();
         for entry in fs::read_dir(&self.dir).map_err(io_err(&self.dir))? {
             let entry = entry.map_err(io_err(&self.dir))?;
             let name = entry.file_name().to_string_lossy().into_owned();
-            if name.ends_with(".model") && !name.starts_with('.') && !kept.contains(&name) {
+            if is_copy_name(&name) && !kept.contains(&name) {
                 fs::remove_file(entry.path()).map_err(io_err(&entry.path()))?;
                 removed.push(name);
             }
         }
         Ok(removed)
     }
+}
 
-    fn lock(&self) -> Result<File, RegistryError> {
-        fs::create_dir_all(&self.dir).map_err(io_err(&self.dir))?;
-        let path = self.dir.join(LOCK);
-        let file = File::create(&path).map_err(io_err(&path))?;
-        file.lock().map_err(io_err(&path))?;
-        Ok(file)
+/// The models directory, locked ([`Registry::lock`]).
+pub struct Locked<'r> {
+    registry: &'r Registry,
+    _file: File,
+}
+
+impl Locked<'_> {
+    /// The file name `current` links to, if it exists; it cannot change while this is held.
+    pub fn current_name(&self) -> io::Result<Option<String>> {
+        self.registry.current_name()
     }
+
+    /// Makes `name` (a model in this directory) the serving one: logs the change, then moves
+    /// `current` (and for a configured model, `configured`).
+    pub fn switch(&self, event: Event, name: &str) -> Result<Change, RegistryError> {
+        let r = self.registry;
+        let from = r.current_name().map_err(io_err(&r.dir))?;
+        let change = Change { time: unix_time(), event, model: name.to_string(), from };
+        let mut line = serde_json::to_string(&change).map_err(|e| io_err(&r.dir)(io::Error::other(e)))?;
+        line.push('\n');
+        let history = r.dir.join(HISTORY);
+        let mut log = fs::OpenOptions::new().create(true).append(true).open(&history).map_err(io_err(&history))?;
+        log.write_all(line.as_bytes()).and_then(|()| log.sync_all()).map_err(io_err(&history))?;
+        r.set_link(CURRENT, name)?;
+        // After `current`: a crash between the two leaves `configured` behind, and the next start
+        // configures the same model again (one more history line), never the reverse.
+        if event == Event::Configured {
+            r.set_link(CONFIGURED, name)?;
+        }
+        sync_dir(&r.dir).map_err(io_err(&r.dir))?;
+        Ok(change)
+    }
+}
+
+/// The models that served, oldest first, as rollbacks left them: a configuration or promotion
+/// puts its model on top, a rollback takes the top off (down to the model it went back to).
+fn served_stack(history: &[Change]) -> Vec<String> {
+    let mut served: Vec<String> = Vec::new();
+    for c in history {
+        match c.event {
+            Event::Rollback => match served.iter().rposition(|m| *m == c.model) {
+                Some(at) if at + 1 < served.len() => served.truncate(at + 1),
+                // Not below the top: the log lost lines; start again from what it says serves.
+                _ => served = vec![c.model.clone()],
+            },
+            _ if served.last() == Some(&c.model) => {}
+            _ => served.push(c.model.clone()),
+        }
+    }
+    served
+}
+
+/// Whether `name` is that of a copy made here: `STEM-HASH.model`, `HASH` [`HASH_DIGITS`] hex digits.
+fn is_copy_name(name: &str) -> bool {
+    let Some(stem) = name.strip_suffix(".model").filter(|_| !name.starts_with('.')) else { return false };
+    stem.rsplit_once('-').is_some_and(|(head, hash)| {
+        !head.is_empty() && hash.len() == HASH_DIGITS && hash.bytes().all(|b| b.is_ascii_hexdigit())
+    })
 }
 
 /// The last component of `path`, as a string (how models are named in this directory).

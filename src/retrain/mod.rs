@@ -17,9 +17,12 @@
 //!    full first, so a half-written one never has a name), and scores it and the serving model
 //!    as stored on `retrain.heldout` and on the held-out annotations;
 //! 6. promotes it (moves `models/current`) only if its held-out LAS is at least the serving
-//!    model's minus `max_las_drop` and its LAS on the held-out annotations is not lower;
-//!    otherwise removes it. A JSON report named like the candidate stays in the models
-//!    directory either way.
+//!    model's minus `max_las_drop`, its LAS on the held-out annotations is not lower, and the
+//!    model it was gated against still serves (checked under the models directory's lock, so a
+//!    model configured or rolled back to meanwhile is never replaced by a candidate that never
+//!    faced it); otherwise removes it. A JSON report named like the candidate stays in the
+//!    models directory either way;
+//! 7. prunes the models directory, after every cycle, so that copies a killed cycle left go too.
 //!
 //! The parser's tagger is not retrained: annotators correct arcs, and the tags in annotated
 //! sentences are the tagger's own predictions, so the candidate keeps the serving model's
@@ -523,6 +526,17 @@ pub fn run_cycle(
         report.reasons.push("no held-out annotation yet: gated on the held-out file only".into());
     }
     report.candidate = Some(scores);
+    // From here to the switch `current` stays as it is: a model configured or rolled back to
+    // during the cycle is not the one the candidate was gated against, and keeps serving.
+    let lock = registry.lock()?;
+    let serving = lock.current_name().map_err(io_err(registry.dir()))?;
+    if promote && serving.as_deref() != Some(current_name.as_str()) {
+        promote = false;
+        report.reasons.push(format!(
+            "{} serves since the cycle started (the candidate was gated against {current_name}): not promoted",
+            serving.as_deref().unwrap_or("no model")
+        ));
+    }
     report.decision = Some(if promote { Decision::Promoted } else { Decision::Rejected });
 
     let stem = candidate_name.strip_suffix(".model").unwrap_or(&candidate_name).to_string();
@@ -533,13 +547,15 @@ pub fn run_cycle(
     crate::base::io::write_atomically(&report_path, &bytes).map_err(io_err(&report_path))?;
     drop(candidate);
     if promote {
-        registry.switch(Event::Promoted, &candidate_name)?;
-        for name in registry.prune(settings.keep_models)? {
-            progress(&format!("removed {name} (retrain.keep_models = {})", settings.keep_models));
-        }
+        lock.switch(Event::Promoted, &candidate_name)?;
     } else {
         let path = registry.dir().join(&candidate_name);
         fs::remove_file(&path).map_err(io_err(&path))?;
+    }
+    drop(lock);
+    // After every cycle, so that the copies a killed cycle left go too.
+    for name in registry.prune(settings.keep_models)? {
+        progress(&format!("removed {name} (retrain.keep_models = {})", settings.keep_models));
     }
     State { last_started: Some(report.started), appended: contents.appended }.write(registry.dir())?;
     Ok(report)

@@ -410,12 +410,20 @@ fn an_output_that_is_an_input_or_the_other_output_is_refused_before_anything_is_
         fails(common::parse(&model, named, output, &[]), &expected);
         assert_eq!(std::fs::read(&input).unwrap(), before, "the input is untouched");
     }
-    // Both outputs one file, named two ways: neither is created.
+    // Both outputs one file, named two ways (through `.`, `..`, a link to the directory):
+    // neither is created.
     let accepted = dir.path().join("out.conllu");
-    let rejected = dir.path().join(".").join("out.conllu");
-    let args = ["--min-confidence", "0.5", "--rejected", rejected.to_str().unwrap()];
-    fails(common::parse(&model, &input, &accepted, &args), "an output cannot be the same file as the output");
-    assert!(!accepted.exists());
+    std::fs::create_dir(dir.path().join("sub")).unwrap();
+    std::os::unix::fs::symlink(dir.path(), dir.path().join("here")).unwrap();
+    for rejected in [
+        dir.path().join(".").join("out.conllu"),
+        dir.path().join("sub").join("..").join("out.conllu"),
+        dir.path().join("here").join("out.conllu"),
+    ] {
+        let args = ["--min-confidence", "0.5", "--rejected", rejected.to_str().unwrap()];
+        fails(common::parse(&model, &input, &accepted, &args), "an output cannot be the same file as the output");
+        assert!(!accepted.exists(), "{}", rejected.display());
+    }
 }
 
 #[test]

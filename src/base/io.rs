@@ -230,7 +230,8 @@ pub fn visible_files(dir: &Path) -> io::Result<Vec<String>> {
 }
 
 /// Whether `a` and `b` name one file: the same device and inode (through any links) if both
-/// exist, else the same absolute path (`x` and `./x`); false for stdin/stdout (`-`).
+/// exist, else the same path once the directory of each is resolved (`x`, `./x`, `d/../x`, or
+/// through a link to the directory); false for stdin/stdout (`-`).
 pub fn same_file(a: &Path, b: &Path) -> bool {
     use std::os::unix::fs::MetadataExt;
     if a.as_os_str() == STDIO || b.as_os_str() == STDIO {
@@ -238,7 +239,18 @@ pub fn same_file(a: &Path, b: &Path) -> bool {
     }
     match (fs::metadata(a), fs::metadata(b)) {
         (Ok(x), Ok(y)) => (x.dev(), x.ino()) == (y.dev(), y.ino()),
-        _ => matches!((std::path::absolute(a), std::path::absolute(b)), (Ok(x), Ok(y)) if x == y),
+        // A file that exists is never one that does not.
+        (Ok(_), Err(_)) | (Err(_), Ok(_)) => false,
+        _ => matches!((resolved(a), resolved(b)), (Some(x), Some(y)) if x == y),
+    }
+}
+
+/// The path of a file that does not exist (yet) with its directory resolved (links, `..`), or
+/// made absolute where the directory does not exist either.
+fn resolved(path: &Path) -> Option<PathBuf> {
+    match (fs::canonicalize(parent_dir(path)), path.file_name()) {
+        (Ok(dir), Some(name)) => Some(dir.join(name)),
+        _ => std::path::absolute(path).ok(),
     }
 }
 

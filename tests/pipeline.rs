@@ -167,6 +167,14 @@ fn atomic_outputs_never_overwrite_and_leave_nothing_on_failure() {
     let replace = Publish::Atomic { replace: true };
     parse_to_files(&model, std::slice::from_ref(&input), &acc, Some(&rej), opts, replace).unwrap();
     assert_eq!((std::fs::read(&acc).unwrap(), std::fs::read(&rej).unwrap()), first);
+    // Replacing is for files: a directory (or device) in an output's place is refused before
+    // the other output is touched.
+    let node = dir.path().join("out/node");
+    std::fs::create_dir(&node).unwrap();
+    let err = parse_to_files(&model, std::slice::from_ref(&input), &acc, Some(&node), opts, replace).unwrap_err();
+    assert!(matches!(err, FilesError::NotAFile { .. }), "{err}");
+    assert_eq!(std::fs::read(&acc).unwrap(), first.0);
+    std::fs::remove_dir(&node).unwrap();
     let bad = dir.path().join("bad.conllu");
     std::fs::write(&bad, "1\tx\n\n").unwrap();
     let (acc2, rej2) = (dir.path().join("out/a2.conllu"), dir.path().join("out/r2.conllu"));

@@ -82,7 +82,7 @@ fn files_error(py: Python<'_>, e: FilesError) -> PyErr {
         | FilesError::Input { ref error, .. }
         | FilesError::Write { ref error, .. }
         | FilesError::Publish { ref error, .. } => os_error(error.kind(), e.to_string()),
-        FilesError::Stdout | FilesError::SameFile { .. } | FilesError::Threshold(_) => {
+        FilesError::Stdout | FilesError::SameFile { .. } | FilesError::Threshold(_) | FilesError::NotAFile { .. } => {
             PyValueError::new_err(e.to_string())
         }
     }

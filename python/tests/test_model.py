@@ -170,6 +170,16 @@ def test_existing_outputs_are_never_overwritten_unless_asked(data: Data, tmp_pat
         model.parse_file(a, tmp_path / "x.conllu", tmp_path / "y.conllu")
 
 
+def test_overwriting_refuses_an_output_that_is_not_a_file_before_writing_either(data: Data, tmp_path: Path) -> None:
+    model = spoolparse.Model(data.model)
+    acc, low = tmp_path / "acc.conllu", tmp_path / "low"
+    acc.write_text("yesterday\n")
+    low.mkdir()
+    with pytest.raises(ValueError, match="not a regular file"):
+        model.parse_file(data.inputs / "a.conllu", acc, low, data.threshold, overwrite=True)
+    assert acc.read_text() == "yesterday\n" and low.is_dir()
+
+
 def test_an_input_is_never_its_own_output_even_when_overwriting(data: Data, tmp_path: Path) -> None:
     model = spoolparse.Model(data.model)
     a = tmp_path / "a.conllu"

@@ -67,6 +67,10 @@ pub enum FilesError {
     /// The confidence threshold is not a probability: every sentence would go to one output.
     #[error("the minimum confidence must be within 0..1 (got {0})")]
     Threshold(f64),
+    /// An output to be replaced atomically is a directory, a device or a pipe: renaming a file
+    /// over it would replace the node itself (or fail after the other output was published).
+    #[error("{}: not a regular file, and an output written atomically replaces one", path.display())]
+    NotAFile { path: PathBuf },
 }
 
 /// An output being written: its stream, and for [`Publish::Atomic`] its temporary name.
@@ -164,11 +168,15 @@ pub fn parse_to_files(
     if let Some(r) = rejected.filter(|&r| base_io::same_file(accepted, r)) {
         return Err(FilesError::SameFile { path: r.to_path_buf(), what: format!("the output {}", accepted.display()) });
     }
-    if let Publish::Atomic { replace: false } = publish {
+    if let Publish::Atomic { replace } = publish {
         // Before any parsing: a run that cannot publish is not worth starting.
         for path in std::iter::once(accepted).chain(rejected) {
-            if std::fs::symlink_metadata(path).is_ok() {
-                return Err(FilesError::Exists { path: path.to_path_buf() });
+            match std::fs::symlink_metadata(path) {
+                Ok(_) if !replace => return Err(FilesError::Exists { path: path.to_path_buf() }),
+                Ok(meta) if !meta.is_file() && !meta.is_symlink() => {
+                    return Err(FilesError::NotAFile { path: path.to_path_buf() })
+                }
+                _ => {}
             }
         }
     }

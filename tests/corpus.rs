@@ -302,6 +302,15 @@ fn binary_data_and_files_of_another_format_are_unreadable_not_malformed() {
             "{last}"
         );
     }
+    // A stream that never has a blank line (`yes | spoolparse parse -`) is given up on after as
+    // many lines, not read to its end; nor is binary data without a line feed (`/dev/zero`).
+    let endless: String = (0..100_000).map(|_| "garbage line\n").collect();
+    let got = read_limited(endless.as_bytes(), Format::Conllu, Limits::default());
+    assert_eq!(got.len(), 1, "{got:?}");
+    assert!(got[0].as_ref().is_err_and(|e| e.contains("(100 read; line 1:")), "{got:?}");
+    let zeros = vec![0u8; 1 << 16];
+    let got = read_limited(&zeros, Format::Conllu, Limits { max_words: 10, max_bytes: 1000 });
+    assert_eq!(got, [Err("f:1: a NUL byte: this is binary data, not CoNLL-U".to_string())]);
     // Once one sentence was good, or one line had ten columns, bad ones are just malformed.
     let bad_head = "1\ta\t_\tX\t_\t_\tone\tdep\t_\t_\n\n";
     for mostly_bad in [format!("{GOOD}\n{records}"), format!("{bad_head}{records}")] {

@@ -769,6 +769,13 @@ impl<R: BufRead> Reader<R> {
                 self.buf.extend_from_slice(&available[..take]);
             } else {
                 overlong = true;
+                // Binary data may have no line feed at all (`/dev/zero`): said as it is seen.
+                if memchr::memchr(0, &available[..take]).is_some() {
+                    self.input.consume(take);
+                    self.line_no += 1;
+                    self.in_sentence = false;
+                    return Err(self.error(self.line_no, ErrorKind::Binary(self.format)));
+                }
             }
             self.input.consume(take);
             if ends {
@@ -831,13 +838,18 @@ impl<R: BufRead> Reader<R> {
     }
 
     /// Skips to just after the next blank line (or end of input). An error that ends reading
-    /// (I/O, invalid UTF-8) is kept for the next call of [`Reader::read_next`].
+    /// (I/O, invalid UTF-8) is kept for the next call of [`Reader::read_next`]. Stops early in
+    /// input that is not this format at all ([`NOT_THIS_FORMAT_AFTER`]): a stream without blank
+    /// lines (`yes | spoolparse parse -`) would otherwise be skipped for ever.
     fn resync(&mut self) {
         if self.format == Format::Text {
             // A sentence is one line: the next line starts the next one.
             return;
         }
         while self.in_sentence {
+            if self.good == 0 && !self.looks_right && self.token_lines >= NOT_THIS_FORMAT_AFTER {
+                return;
+            }
             match self.next_line() {
                 Ok(_) => {}
                 Err(e) if e.kind.is_unreadable() => {

@@ -194,18 +194,23 @@ mod tests {
             Transition::LeftArc(Label::from_index(2)),
             Transition::RightArc(Label::ROOT),
             Transition::RightArc(Label::from_index(1)),
-            Transition::Reduce,
         ];
-        for t in moves {
-            let legal = ArcEager.legal(&c);
+        let prefix_holds_the_legal = |c: &Configuration| {
+            let legal = ArcEager.legal(c);
             let prefix = legal.score_prefix(labels);
             for i in 0..Transition::count(labels) {
                 if legal.allows_index(i) {
                     assert!(Transition::from_index(i).score_position(labels) < prefix, "{legal:?}");
                 }
             }
+        };
+        // Every configuration on the way, the last (buffer empty) included; each move legal.
+        for t in moves {
+            prefix_holds_the_legal(&c);
+            assert!(ArcEager.legal(&c).allows(t), "{t:?}");
             ArcEager.apply(&mut c, t);
         }
+        prefix_holds_the_legal(&c);
     }
 
     #[test]

@@ -246,7 +246,7 @@ impl Config {
                 return Err((key, "must not be empty".to_string()));
             }
         }
-        self.retrain.check().map_err(|e| ("retrain", e))?;
+        self.retrain.check()?;
         Ok(())
     }
 
@@ -293,7 +293,7 @@ mod tests {
         let e = parse(&format!("{MINIMAL}[metrics]\nfile = \"\"\n")).unwrap_err();
         assert!(e.contains("metrics.file: must not be empty"), "{e}");
         let e = parse(&format!("{MINIMAL}[retrain]\nenabled = true\n")).unwrap_err();
-        assert!(e.contains("retrain.enabled needs `every`"), "{e}");
+        assert!(e.contains("retrain.enabled: needs `every`"), "{e}");
         let e = parse(&format!("{MINIMAL}[retrain]\nevery = \"6 weeks\"\n")).unwrap_err();
         assert!(e.contains("retrain.every") && e.contains("6 weeks"), "{e}");
         let e = parse(&format!("{MINIMAL}[retrain]\nat = \"25:00\"\n")).unwrap_err();
@@ -303,5 +303,23 @@ mod tests {
         assert_eq!(c.retrain.keep_models, 5);
         let e = parse(&format!("{MINIMAL}[extra]\n")).unwrap_err();
         assert!(e.contains("unknown field `extra`"), "{e}");
+    }
+
+    #[test]
+    fn retrain_value_errors_name_their_key_once() {
+        for (line, expected) in [
+            ("every = \"6 weeks\"", "x.toml: retrain.every: \"6 weeks\" is not an interval"),
+            ("at = \"25:00\"", "x.toml: retrain.at: \"25:00\" is not a time of day"),
+            ("every = \"1h\"\nat = \"03:30\"", "x.toml: retrain.at: cannot be given with retrain.every"),
+            ("enabled = true", "x.toml: retrain.enabled: needs `every`"),
+            ("annotation_heldout = 1.0", "x.toml: retrain.annotation_heldout: must be in [0, 1) (got 1)"),
+            ("max_las_drop = -1.0", "x.toml: retrain.max_las_drop: must be at least 0 (got -1)"),
+            ("keep_models = 0", "x.toml: retrain.keep_models: must be at least 1"),
+            ("epochs = 0", "x.toml: retrain.epochs: must be at least 1"),
+        ] {
+            let e = parse(&format!("{MINIMAL}[retrain]\n{line}\n")).unwrap_err();
+            assert!(e.starts_with(expected), "{line}: {e}");
+            assert_eq!(e.matches("retrain").count(), expected.matches("retrain").count(), "{line}: {e}");
+        }
     }
 }

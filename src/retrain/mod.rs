@@ -93,34 +93,35 @@ impl Default for Settings {
 }
 
 impl Settings {
-    /// Checks values whose type does not say they are wrong; errors name the key.
-    pub fn check(&self) -> Result<(), String> {
+    /// Checks values whose type does not say they are wrong: `Err((key, problem))`, with the
+    /// key's full name (`retrain.every`).
+    pub fn check(&self) -> Result<(), (&'static str, String)> {
         if let Some(every) = &self.every {
-            parse_interval(every).map_err(|e| format!("retrain.every: {e}"))?;
+            parse_interval(every).map_err(|e| ("retrain.every", e))?;
         }
         if let Some(at) = &self.at {
-            parse_time_of_day(at).map_err(|e| format!("retrain.at: {e}"))?;
+            parse_time_of_day(at).map_err(|e| ("retrain.at", e))?;
         }
         if self.every.is_some() && self.at.is_some() {
-            return Err("retrain: give `every` or `at`, not both".into());
+            return Err(("retrain.at", "cannot be given with retrain.every: give one of them".into()));
         }
         if self.enabled && self.every.is_none() && self.at.is_none() {
-            return Err("retrain.enabled needs `every` (an interval) or `at` (a daily time)".into());
+            return Err(("retrain.enabled", "needs `every` (an interval) or `at` (a daily time)".into()));
         }
         if self.enabled && (self.base.is_empty() || self.heldout.is_none()) {
-            return Err("retrain.enabled needs retrain.base (gold training files) and retrain.heldout".into());
+            return Err(("retrain.enabled", "needs retrain.base (gold training files) and retrain.heldout".into()));
         }
         if !(0.0..1.0).contains(&self.annotation_heldout) {
-            return Err(format!("retrain.annotation_heldout must be in [0, 1), got {}", self.annotation_heldout));
+            return Err(("retrain.annotation_heldout", format!("must be in [0, 1) (got {})", self.annotation_heldout)));
         }
         if self.max_las_drop.is_nan() || self.max_las_drop < 0.0 {
-            return Err(format!("retrain.max_las_drop must be at least 0, got {}", self.max_las_drop));
+            return Err(("retrain.max_las_drop", format!("must be at least 0 (got {})", self.max_las_drop)));
         }
         if self.keep_models == 0 {
-            return Err("retrain.keep_models must be at least 1".into());
+            return Err(("retrain.keep_models", "must be at least 1 (got 0)".into()));
         }
         if self.epochs == Some(0) {
-            return Err("retrain.epochs must be at least 1".into());
+            return Err(("retrain.epochs", "must be at least 1 (got 0)".into()));
         }
         Ok(())
     }

@@ -306,6 +306,19 @@ mod tests {
     }
 
     #[test]
+    fn a_retrain_interval_too_long_to_count_is_refused_not_wrapped() {
+        // 213503982334602 days is 2^64 + 61,184 seconds: it used to wrap around to 17 hours.
+        for every in ["213503982334602d", "99999999999999999999s", "36501d"] {
+            let e = parse(&format!("{MINIMAL}[retrain]\nevery = \"{every}\"\n")).unwrap_err();
+            assert!(e.starts_with(&format!("x.toml: retrain.every: \"{every}\" is longer than 36500d")), "{e}");
+        }
+        let c = parse(&format!("{MINIMAL}[retrain]\nevery = \"36500d\"\n")).unwrap();
+        let every = crate::retrain::parse_interval(c.retrain.every.as_deref().unwrap()).unwrap();
+        assert_eq!(every, Duration::from_secs(36_500 * 86_400));
+        assert_eq!(c.retrain.next_due(Some(u64::from(u32::MAX))), Some(u64::from(u32::MAX) + 36_500 * 86_400));
+    }
+
+    #[test]
     fn retrain_value_errors_name_their_key_once() {
         for (line, expected) in [
             ("every = \"6 weeks\"", "x.toml: retrain.every: \"6 weeks\" is not an interval"),

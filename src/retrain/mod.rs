@@ -138,19 +138,32 @@ impl Settings {
     }
 }
 
-/// `90s`, `30m`, `6h`, `1d` (a number and a unit).
+/// `90s`, `30m`, `6h`, `1d` (a number and a unit), at most 36500 days (100 years).
 pub fn parse_interval(text: &str) -> Result<Duration, String> {
+    // Longer intervals are mistakes, and [`Settings::next_due`] adds the interval to a Unix
+    // time, which must not overflow.
+    const MAX_INTERVAL_DAYS: u64 = 36_500;
+    let bad = || format!("{text:?} is not an interval like 90s, 30m, 6h or 1d");
     let t = text.trim();
     let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
     let (n, unit) = t.split_at(split);
-    let n: u64 = n.parse().map_err(|_| format!("{text:?} is not an interval like 90s, 30m, 6h or 1d"))?;
-    let secs = match unit.trim() {
-        "s" => n,
-        "m" => n * 60,
-        "h" => n * 3600,
-        "d" => n * 86_400,
-        _ => return Err(format!("{text:?} is not an interval like 90s, 30m, 6h or 1d")),
+    let unit_secs: u64 = match unit.trim() {
+        "s" => 1,
+        "m" => 60,
+        "h" => 3600,
+        "d" => 86_400,
+        _ => return Err(bad()),
     };
+    if n.is_empty() {
+        return Err(bad());
+    }
+    let too_long = || {
+        format!("{text:?} is longer than {MAX_INTERVAL_DAYS}d (to retrain only by hand, leave retrain.enabled false)")
+    };
+    // Only digits: the number fails to parse only if it does not fit, and may still overflow
+    // once multiplied (213503982334602d wrapped around to about 17 hours).
+    let n: u64 = n.parse().map_err(|_| too_long())?;
+    let secs = n.checked_mul(unit_secs).filter(|&s| s <= MAX_INTERVAL_DAYS * 86_400).ok_or_else(too_long)?;
     if secs == 0 {
         return Err("the interval must not be 0".into());
     }

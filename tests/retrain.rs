@@ -313,6 +313,9 @@ fn the_daemon_switches_to_a_promoted_or_rolled_back_model_between_files() {
     let root = dir.path().display();
     let config = dir.path().join("spoolparse.toml");
     let fixture = common::fixture("special.conllu");
+    // A file of its own: the configuration refuses a held-out file that is also in retrain.base.
+    let heldout = dir.path().join("heldout.conllu");
+    fs::copy(&fixture, &heldout).unwrap();
     fs::write(
         &config,
         format!(
@@ -321,7 +324,7 @@ fn the_daemon_switches_to_a_promoted_or_rolled_back_model_between_files() {
              [retrain]\nbase = [\"{}\"]\nheldout = \"{}\"\nmax_las_drop = 100\nepochs = 1\n",
             model.display(),
             fixture.display(),
-            fixture.display()
+            heldout.display()
         ),
     )
     .unwrap();

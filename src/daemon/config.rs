@@ -259,6 +259,7 @@ impl Config {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::fs;
 
     const MINIMAL: &str = "[paths]\nspool = \"s\"\noutput = \"o\"\nmodel = \"m\"\n";
 
@@ -316,6 +317,32 @@ mod tests {
         let every = crate::retrain::parse_interval(c.retrain.every.as_deref().unwrap()).unwrap();
         assert_eq!(every, Duration::from_secs(36_500 * 86_400));
         assert_eq!(c.retrain.next_due(Some(u64::from(u32::MAX))), Some(u64::from(u32::MAX) + 36_500 * 86_400));
+    }
+
+    #[test]
+    fn a_heldout_file_also_listed_in_retrain_base_is_refused_naming_both_keys() {
+        let dir = tempfile::tempdir().unwrap();
+        let (train, dev) = (dir.path().join("train.conllu"), dir.path().join("dev.conllu"));
+        fs::write(&train, "").unwrap();
+        fs::write(&dev, "").unwrap();
+        std::os::unix::fs::symlink(&train, dir.path().join("link.conllu")).unwrap();
+        let config = |heldout: &str| {
+            let base = format!("[\"{}\", \"{}\"]", dev.display(), train.display());
+            format!("{MINIMAL}[retrain]\nbase = {base}\nheldout = \"{heldout}\"\n")
+        };
+        let root = dir.path().display();
+        // The same file by another name: through `.`, a symbolic link; and a file not there
+        // yet, by its absolute path.
+        for heldout in [format!("{root}/./train.conllu"), format!("{root}/link.conllu"), format!("{root}/dev.conllu")] {
+            let e = parse(&config(&heldout)).unwrap_err();
+            assert!(e.starts_with("x.toml: retrain.heldout: ") && e.contains("also in retrain.base"), "{e}");
+        }
+        let absent = format!("{MINIMAL}[retrain]\nbase = [\"{root}/a.conllu\"]\nheldout = \"{root}/./a.conllu\"\n");
+        assert!(parse(&absent).unwrap_err().contains("retrain.heldout: "));
+        fs::remove_file(&dev).unwrap();
+        let separate =
+            format!("{MINIMAL}[retrain]\nbase = [\"{}\"]\nheldout = \"{root}/dev.conllu\"\n", train.display());
+        parse(&separate).unwrap();
     }
 
     #[test]

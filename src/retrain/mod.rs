@@ -111,6 +111,20 @@ impl Settings {
         if self.enabled && (self.base.is_empty() || self.heldout.is_none()) {
             return Err(("retrain.enabled", "needs retrain.base (gold training files) and retrain.heldout".into()));
         }
+        if let Some(heldout) = &self.heldout {
+            // Held-out data that is also trained on inflates the held-out LAS of every candidate,
+            // and the gate that reads it would promote on a biased score.
+            if let Some(base) = self.base.iter().find(|b| crate::base::io::same_file(b, heldout)) {
+                return Err((
+                    "retrain.heldout",
+                    format!(
+                        "{} is also in retrain.base (as {}): held-out data must never be trained on",
+                        heldout.display(),
+                        base.display()
+                    ),
+                ));
+            }
+        }
         if !(0.0..1.0).contains(&self.annotation_heldout) {
             return Err(("retrain.annotation_heldout", format!("must be in [0, 1) (got {})", self.annotation_heldout)));
         }

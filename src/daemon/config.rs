@@ -346,6 +346,14 @@ mod tests {
     }
 
     #[test]
+    fn empty_retrain_paths_are_refused_at_load_naming_the_key() {
+        let e = parse(&format!("{MINIMAL}[retrain]\nheldout = \"\"\n")).unwrap_err();
+        assert_eq!(e, "x.toml: retrain.heldout: must not be empty");
+        let e = parse(&format!("{MINIMAL}[retrain]\nbase = [\"t.conllu\", \"\"]\n")).unwrap_err();
+        assert_eq!(e, "x.toml: retrain.base: must not list an empty path");
+    }
+
+    #[test]
     fn retrain_value_errors_name_their_key_once() {
         for (line, expected) in [
             ("every = \"6 weeks\"", "x.toml: retrain.every: \"6 weeks\" is not an interval"),

@@ -111,7 +111,14 @@ impl Settings {
         if self.enabled && (self.base.is_empty() || self.heldout.is_none()) {
             return Err(("retrain.enabled", "needs retrain.base (gold training files) and retrain.heldout".into()));
         }
+        // Found here, not as `: cannot open` without a key when a cycle runs.
+        if self.base.iter().any(|p| p.as_os_str().is_empty()) {
+            return Err(("retrain.base", "must not list an empty path".into()));
+        }
         if let Some(heldout) = &self.heldout {
+            if heldout.as_os_str().is_empty() {
+                return Err(("retrain.heldout", "must not be empty".into()));
+            }
             // Held-out data that is also trained on inflates the held-out LAS of every candidate,
             // and the gate that reads it would promote on a biased score.
             if let Some(base) = self.base.iter().find(|b| crate::base::io::same_file(b, heldout)) {

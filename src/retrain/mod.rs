@@ -372,6 +372,14 @@ pub fn run_cycle(
     if lock.try_lock().is_err() {
         return Err(RetrainError::Busy(lock_path));
     }
+    // A cycle killed while writing leaves its candidate (megabytes) behind, and cron-only users
+    // never start a daemon, whose start sweeps it. Only dead processes' temporaries go: a
+    // daemon (this one, too) may be installing a model here at this moment.
+    match crate::base::io::sweep_dead_temporaries(registry.dir()) {
+        Ok(0) => {}
+        Ok(n) => progress(&format!("removed {n} temporary files left by a killed run")),
+        Err(e) => progress(&format!("could not sweep temporary files in {}: {e}", registry.dir().display())),
+    }
 
     let ingested = store.ingest()?;
     if ingested.files > 0 {

@@ -329,7 +329,11 @@ fn main() {
         if daemon {
             tracing::error!("{message}");
         } else {
-            eprintln!("spoolparse: {}", spoolparse::base::logging::one_line(&message));
+            // A multi-line error (a TOML error's excerpt, with a caret under the fault) stays
+            // readable, and every line carries the prefix.
+            for line in message.lines() {
+                eprintln!("spoolparse: {line}");
+            }
         }
         std::process::exit(1);
     }

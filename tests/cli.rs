@@ -533,3 +533,23 @@ fn two_threads_on_a_large_file_write_what_one_thread_writes() {
     assert!(!out.status.success());
     assert!(stderr.contains(&format!("big.conllu:{}:", bad + 1)), "{stderr}");
 }
+
+/// A TOML error spans lines (an excerpt of the file with a caret under the fault): the commands
+/// that read the daemon's configuration print it as lines, each with the `spoolparse:` prefix,
+/// not as one line with literal `\n`s (that is the daemon's log format, one event per line).
+#[test]
+fn a_configuration_syntax_error_is_printed_as_lines_each_with_the_prefix() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("c.toml");
+    std::fs::write(&config, "[paths]\nspool = \"s\"\noutput = \"o\nmodel = \"m\"\n").unwrap();
+    for command in [&["retrain", "--config"][..], &["models", "list", "--config"], &["models", "rollback", "--config"]]
+    {
+        let mut args = command.to_vec();
+        args.push(config.to_str().unwrap());
+        let err = fails(spoolparse(&args), "c.toml: TOML parse error at line 3");
+        assert!(!err.contains("\\n") && err.lines().count() > 2, "{command:?}: {err}");
+        assert!(err.lines().all(|l| l.starts_with("spoolparse: ")), "{command:?}: {err}");
+        assert!(err.starts_with("spoolparse: error: "), "{command:?}: {err}");
+        assert!(err.lines().any(|l| l.trim_end().ends_with('^')), "{command:?}: no caret line: {err}");
+    }
+}

@@ -671,6 +671,57 @@ fn a_model_overwritten_in_place_neither_kills_nor_changes_the_daemon() {
     assert!(status.success());
 }
 
+/// After a failed reload the serve loop starts again, and the first files it claims are parsed
+/// with the model `models/current` names (here one rolled back to), not with the model of the
+/// last successful load. Rescans are off (inotify off, an hour apart), so that the files
+/// dropped before the SIGHUP are claimed by the restarted loop's first scan, before its first
+/// tick: they used to be parsed with the model the operator had rolled back from.
+#[test]
+fn after_a_failed_reload_new_files_are_parsed_with_the_model_current_names() {
+    let work = tempfile::tempdir().unwrap();
+    let first = model(work.path());
+    let configured = work.path().join("configured.model");
+    fs::copy(&first, &configured).unwrap();
+    let setup = Setup::new(&configured, 1);
+    setup.edit_config("[watch]\nrescan_seconds = 0.2\n", "[watch]\ninotify = false\nrescan_seconds = 3600\n");
+    let mut daemon = setup.start("daemon.log");
+    setup.wait_for(|| setup.log("daemon.log").contains("watching"), &mut daemon, "the daemon to start");
+    let registry = spoolparse::model::registry::Registry::new(setup.path("spool/models"));
+    let rolled_back_to = registry.current_name().unwrap().expect("a serving model");
+
+    // A second model is configured and loaded ...
+    let second = work.path().join("second.model");
+    let out = common::train(
+        &common::fixture("special.conllu"),
+        &second,
+        &["--epochs", "1", "--tagger", "--jackknife", "0", "--tagger-epochs", "1"],
+    );
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    fs::rename(&second, &configured).unwrap();
+    signal(&daemon, "-HUP");
+    setup.wait_for(|| setup.log("daemon.log").contains("reloaded"), &mut daemon, "the reload");
+    let rolled_back_from = registry.current_name().unwrap().expect("a serving model");
+    assert_ne!(rolled_back_from, rolled_back_to, "the second model does not serve");
+    // ... and rolled back from; the daemon follows.
+    let out = common::spoolparse(&["models", "rollback", "--config", setup.config.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    setup.wait_for(|| setup.log("daemon.log").contains("now serving model"), &mut daemon, "the rollback");
+
+    // Files wait in incoming/ (no rescan sees them) while a garbage model fails the reload.
+    let mut rng = ChaCha8Rng::seed_from_u64(13);
+    let after = input("after.conllu", 5, &mut rng, false);
+    setup.drop_files(std::slice::from_ref(&after));
+    fs::write(&configured, b"garbage, not a model").unwrap();
+    signal(&daemon, "-HUP");
+    setup.wait_until_finished(1, &mut daemon);
+    let log = setup.log("daemon.log");
+    assert!(log.contains("reload failed"), "{log}");
+    let both = setup.output("accepted", "after.conllu").unwrap() + &setup.output("lowconf", "after.conllu").unwrap();
+    let label = both.lines().next().unwrap().to_string();
+    assert!(label.starts_with(&format!("# model = {rolled_back_to} ")), "{label}, not {rolled_back_to}: {log}");
+    assert!(terminate(&mut daemon, Duration::from_secs(10)).0.success());
+}
+
 /// Every kind of malformed sentence, first, in the middle and last, with one and two threads:
 /// it goes to lowconf as valid CoNLL-U that carries its raw lines, and every good sentence
 /// around it is parsed (before the fix, the next good sentence went along unparsed).

@@ -313,6 +313,9 @@ fn the_daemon_switches_to_a_promoted_or_rolled_back_model_between_files() {
     let root = dir.path().display();
     let config = dir.path().join("spoolparse.toml");
     let fixture = common::fixture("special.conllu");
+    // A file of its own: the configuration refuses a held-out file that is also in retrain.base.
+    let heldout = dir.path().join("heldout.conllu");
+    fs::copy(&fixture, &heldout).unwrap();
     fs::write(
         &config,
         format!(
@@ -321,7 +324,7 @@ fn the_daemon_switches_to_a_promoted_or_rolled_back_model_between_files() {
              [retrain]\nbase = [\"{}\"]\nheldout = \"{}\"\nmax_las_drop = 100\nepochs = 1\n",
             model.display(),
             fixture.display(),
-            fixture.display()
+            heldout.display()
         ),
     )
     .unwrap();
@@ -444,4 +447,48 @@ fn kill_9_during_retraining_and_promotion_leaves_a_serving_model_and_every_annot
     assert!(leftovers.is_empty(), "temporaries left: {leftovers:?}");
     eprintln!("{trials} kills, {in_cycle} during a retraining cycle");
     assert!(in_cycle > 0, "no kill landed during a cycle: the trials did not test anything");
+}
+
+/// `kill -9` of a `spoolparse retrain` while it writes its candidate leaves
+/// `models/candidate.model.tmpPID` (megabytes); cron-only users never start a daemon, whose
+/// start sweeps such files. The next foreground cycle removes the temporaries of dead processes
+/// once it holds the retraining lock, and never one of a live process (a daemon installing a
+/// model at that moment).
+#[test]
+fn a_foreground_cycle_removes_temporaries_of_killed_runs_and_keeps_those_of_live_ones() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = small_model(dir.path(), 2);
+    let root = dir.path().display();
+    let fixture = common::fixture("special.conllu");
+    let heldout = dir.path().join("heldout.conllu");
+    fs::copy(&fixture, &heldout).unwrap();
+    let config = dir.path().join("spoolparse.toml");
+    fs::write(
+        &config,
+        format!(
+            "[paths]\nspool = \"{root}/spool\"\noutput = \"{root}/out\"\nmodel = \"{}\"\n\
+             [retrain]\nbase = [\"{}\"]\nheldout = \"{}\"\nepochs = 1\n",
+            model.display(),
+            fixture.display(),
+            heldout.display()
+        ),
+    )
+    .unwrap();
+    let models = dir.path().join("spool/models");
+    fs::create_dir_all(&models).unwrap();
+    // A pid above the kernel's pid_max is never alive; this test's own process is.
+    let dead = ["candidate.model.tmp4999999", ".install0.model.tmp4999999", "retrain-state.json.tmp4999999"];
+    let live =
+        [format!("candidate.model.tmp{}", std::process::id()), format!(".install0.model.tmp{}", std::process::id())];
+    for name in dead.iter().map(|s| s.to_string()).chain(live.clone()) {
+        fs::write(models.join(name), b"partial").unwrap();
+    }
+    let out = common::spoolparse(&["retrain", "--config", config.to_str().unwrap(), "--force"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    for name in dead {
+        assert!(!models.join(name).exists(), "{name} was left");
+    }
+    for name in &live {
+        assert!(models.join(name).exists(), "{name}, of a live process, was removed");
+    }
 }

@@ -317,6 +317,18 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> io::Result<()> {
 /// Removes the temporaries of [`write_atomically`] (`NAME.tmpPID`) in `dir` whose process is
 /// gone, or is this one (call it before this process writes any). Returns how many.
 pub fn sweep_atomic_temporaries(dir: &Path) -> io::Result<usize> {
+    sweep(dir, true)
+}
+
+/// Removes the temporaries of [`write_atomically`] (`NAME.tmpPID`) in `dir` whose process is
+/// gone, never one of a live process, this one included: safe while other threads and
+/// processes write there. Returns how many.
+pub fn sweep_dead_temporaries(dir: &Path) -> io::Result<usize> {
+    sweep(dir, false)
+}
+
+/// Removes the temporaries in `dir` of dead processes, and with `own` those of this one.
+fn sweep(dir: &Path, own: bool) -> io::Result<usize> {
     let mut removed = 0;
     let entries = match fs::read_dir(dir) {
         Ok(e) => e,
@@ -328,7 +340,8 @@ pub fn sweep_atomic_temporaries(dir: &Path) -> io::Result<usize> {
         let Ok(name) = entry.file_name().into_string() else { continue };
         let Some((_, pid)) = name.rsplit_once(".tmp") else { continue };
         let Ok(pid) = pid.parse::<u32>() else { continue };
-        if (pid == std::process::id() || !process_alive(pid)) && fs::remove_file(entry.path()).is_ok() {
+        let ours = pid == std::process::id();
+        if ((own && ours) || (!ours && !process_alive(pid))) && fs::remove_file(entry.path()).is_ok() {
             removed += 1;
         }
     }
@@ -363,4 +376,26 @@ pub fn drop_from_page_cache(path: &Path) -> io::Result<()> {
     #[cfg(not(target_os = "linux"))]
     let _ = path;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_the_temporaries_of_dead_processes_are_swept_while_others_may_write() {
+        let dir = tempfile::tempdir().unwrap();
+        // A pid above the kernel's pid_max is never alive; pid 1 (init) always is.
+        let (dead, own) = ("a.model.tmp4999999", format!("b.model.tmp{}", std::process::id()));
+        for name in [dead, own.as_str(), "c.model", "d.tmpx", "e.model.tmp1"] {
+            fs::write(dir.path().join(name), b"x").unwrap();
+        }
+        assert_eq!(sweep_dead_temporaries(dir.path()).unwrap(), 1);
+        assert!(!dir.path().join(dead).exists());
+        assert!(dir.path().join(&own).exists(), "a temporary of this live process was removed");
+        // At start, before this process writes any, its own pid's are stale too.
+        assert_eq!(sweep_atomic_temporaries(dir.path()).unwrap(), 1);
+        assert_eq!(visible_files(dir.path()).unwrap(), ["c.model", "d.tmpx", "e.model.tmp1"]);
+        assert_eq!(sweep_dead_temporaries(&dir.path().join("absent")).unwrap(), 0);
+    }
 }

@@ -246,7 +246,7 @@ impl Config {
                 return Err((key, "must not be empty".to_string()));
             }
         }
-        self.retrain.check().map_err(|e| ("retrain", e))?;
+        self.retrain.check()?;
         Ok(())
     }
 
@@ -259,6 +259,7 @@ impl Config {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::fs;
 
     const MINIMAL: &str = "[paths]\nspool = \"s\"\noutput = \"o\"\nmodel = \"m\"\n";
 
@@ -293,7 +294,7 @@ mod tests {
         let e = parse(&format!("{MINIMAL}[metrics]\nfile = \"\"\n")).unwrap_err();
         assert!(e.contains("metrics.file: must not be empty"), "{e}");
         let e = parse(&format!("{MINIMAL}[retrain]\nenabled = true\n")).unwrap_err();
-        assert!(e.contains("retrain.enabled needs `every`"), "{e}");
+        assert!(e.contains("retrain.enabled: needs `every`"), "{e}");
         let e = parse(&format!("{MINIMAL}[retrain]\nevery = \"6 weeks\"\n")).unwrap_err();
         assert!(e.contains("retrain.every") && e.contains("6 weeks"), "{e}");
         let e = parse(&format!("{MINIMAL}[retrain]\nat = \"25:00\"\n")).unwrap_err();
@@ -303,5 +304,70 @@ mod tests {
         assert_eq!(c.retrain.keep_models, 5);
         let e = parse(&format!("{MINIMAL}[extra]\n")).unwrap_err();
         assert!(e.contains("unknown field `extra`"), "{e}");
+    }
+
+    #[test]
+    fn a_retrain_interval_too_long_to_count_is_refused_not_wrapped() {
+        // 213503982334602 days is 2^64 + 61,184 seconds: it used to wrap around to 17 hours.
+        for every in ["213503982334602d", "99999999999999999999s", "36501d"] {
+            let e = parse(&format!("{MINIMAL}[retrain]\nevery = \"{every}\"\n")).unwrap_err();
+            assert!(e.starts_with(&format!("x.toml: retrain.every: \"{every}\" is longer than 36500d")), "{e}");
+        }
+        let c = parse(&format!("{MINIMAL}[retrain]\nevery = \"36500d\"\n")).unwrap();
+        let every = crate::retrain::parse_interval(c.retrain.every.as_deref().unwrap()).unwrap();
+        assert_eq!(every, Duration::from_secs(36_500 * 86_400));
+        assert_eq!(c.retrain.next_due(Some(u64::from(u32::MAX))), Some(u64::from(u32::MAX) + 36_500 * 86_400));
+    }
+
+    #[test]
+    fn a_heldout_file_also_listed_in_retrain_base_is_refused_naming_both_keys() {
+        let dir = tempfile::tempdir().unwrap();
+        let (train, dev) = (dir.path().join("train.conllu"), dir.path().join("dev.conllu"));
+        fs::write(&train, "").unwrap();
+        fs::write(&dev, "").unwrap();
+        std::os::unix::fs::symlink(&train, dir.path().join("link.conllu")).unwrap();
+        let config = |heldout: &str| {
+            let base = format!("[\"{}\", \"{}\"]", dev.display(), train.display());
+            format!("{MINIMAL}[retrain]\nbase = {base}\nheldout = \"{heldout}\"\n")
+        };
+        let root = dir.path().display();
+        // The same file by another name: through `.`, a symbolic link; and a file not there
+        // yet, by its absolute path.
+        for heldout in [format!("{root}/./train.conllu"), format!("{root}/link.conllu"), format!("{root}/dev.conllu")] {
+            let e = parse(&config(&heldout)).unwrap_err();
+            assert!(e.starts_with("x.toml: retrain.heldout: ") && e.contains("also in retrain.base"), "{e}");
+        }
+        let absent = format!("{MINIMAL}[retrain]\nbase = [\"{root}/a.conllu\"]\nheldout = \"{root}/./a.conllu\"\n");
+        assert!(parse(&absent).unwrap_err().contains("retrain.heldout: "));
+        fs::remove_file(&dev).unwrap();
+        let separate =
+            format!("{MINIMAL}[retrain]\nbase = [\"{}\"]\nheldout = \"{root}/dev.conllu\"\n", train.display());
+        parse(&separate).unwrap();
+    }
+
+    #[test]
+    fn empty_retrain_paths_are_refused_at_load_naming_the_key() {
+        let e = parse(&format!("{MINIMAL}[retrain]\nheldout = \"\"\n")).unwrap_err();
+        assert_eq!(e, "x.toml: retrain.heldout: must not be empty");
+        let e = parse(&format!("{MINIMAL}[retrain]\nbase = [\"t.conllu\", \"\"]\n")).unwrap_err();
+        assert_eq!(e, "x.toml: retrain.base: must not list an empty path");
+    }
+
+    #[test]
+    fn retrain_value_errors_name_their_key_once() {
+        for (line, expected) in [
+            ("every = \"6 weeks\"", "x.toml: retrain.every: \"6 weeks\" is not an interval"),
+            ("at = \"25:00\"", "x.toml: retrain.at: \"25:00\" is not a time of day"),
+            ("every = \"1h\"\nat = \"03:30\"", "x.toml: retrain.at: cannot be given with retrain.every"),
+            ("enabled = true", "x.toml: retrain.enabled: needs `every`"),
+            ("annotation_heldout = 1.0", "x.toml: retrain.annotation_heldout: must be in [0, 1) (got 1)"),
+            ("max_las_drop = -1.0", "x.toml: retrain.max_las_drop: must be at least 0 (got -1)"),
+            ("keep_models = 0", "x.toml: retrain.keep_models: must be at least 1"),
+            ("epochs = 0", "x.toml: retrain.epochs: must be at least 1"),
+        ] {
+            let e = parse(&format!("{MINIMAL}[retrain]\n{line}\n")).unwrap_err();
+            assert!(e.starts_with(expected), "{line}: {e}");
+            assert_eq!(e.matches("retrain").count(), expected.matches("retrain").count(), "{line}: {e}");
+        }
     }
 }

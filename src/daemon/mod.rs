@@ -12,7 +12,10 @@
 //! claimed (one being read by each reader, and the next ones ready). SIGTERM/SIGINT: stop claiming, let files in flight finish for the grace period,
 //! then give up the rest (they stay in `processing/`) and exit. SIGHUP: stop claiming, let
 //! every file in flight finish, reload configuration and model, go on: a model swap happens
-//! between files, and each output file names its model in a `# model = …` line.
+//! between files, and each output file names its model in a `# model = …` line. The model
+//! that parses new files is always the one `models/current` names: it is followed between
+//! files, and read again before any file is claimed whenever serving (re)starts, a failed
+//! reload included.
 
 pub mod config;
 pub mod metrics;
@@ -448,12 +451,17 @@ fn serve(setup: &Setup, requests: &Receiver<Request>, metrics: &Arc<Metrics>) ->
         registry: Registry::new(setup.config.paths.models()),
         refused: None,
     };
+    // `current` may have moved since `setup` was loaded (a rollback or promotion, then a
+    // failed reload that brought back the model of the last successful load): serve what it
+    // names before the first file is claimed, not from the first tick on.
+    s.follow_current();
+    let label = model_label(&s.model);
     let watchdog = systemd::watchdog_timeout();
     let ticker = tick(watchdog.map_or(Duration::from_millis(500), |w| (w / 2).min(Duration::from_millis(500))));
     let (mut last_rescan, mut last_metrics, mut last_status) = (Instant::now(), Instant::now(), Instant::now());
     let (mut last_work, mut last_progress) = (metrics.progress(), Instant::now());
-    systemd::ready(&format!("serving {} with model {}", s.spool.incoming.display(), setup.label));
-    log(&format!("watching {} with model {}", s.spool.incoming.display(), setup.label));
+    systemd::ready(&format!("serving {} with model {label}", s.spool.incoming.display()));
+    log(&format!("watching {} with model {label}", s.spool.incoming.display()));
     let mut request: Option<Request> = None;
     let mut deadline: Option<Instant> = None;
     let mut engine_result: Option<Result<(), String>> = None;

@@ -93,34 +93,56 @@ impl Default for Settings {
 }
 
 impl Settings {
-    /// Checks values whose type does not say they are wrong; errors name the key.
-    pub fn check(&self) -> Result<(), String> {
+    /// Checks values whose type does not say they are wrong: `Err((key, problem))`, with the
+    /// key's full name (`retrain.every`).
+    pub fn check(&self) -> Result<(), (&'static str, String)> {
         if let Some(every) = &self.every {
-            parse_interval(every).map_err(|e| format!("retrain.every: {e}"))?;
+            parse_interval(every).map_err(|e| ("retrain.every", e))?;
         }
         if let Some(at) = &self.at {
-            parse_time_of_day(at).map_err(|e| format!("retrain.at: {e}"))?;
+            parse_time_of_day(at).map_err(|e| ("retrain.at", e))?;
         }
         if self.every.is_some() && self.at.is_some() {
-            return Err("retrain: give `every` or `at`, not both".into());
+            return Err(("retrain.at", "cannot be given with retrain.every: give one of them".into()));
         }
         if self.enabled && self.every.is_none() && self.at.is_none() {
-            return Err("retrain.enabled needs `every` (an interval) or `at` (a daily time)".into());
+            return Err(("retrain.enabled", "needs `every` (an interval) or `at` (a daily time)".into()));
         }
         if self.enabled && (self.base.is_empty() || self.heldout.is_none()) {
-            return Err("retrain.enabled needs retrain.base (gold training files) and retrain.heldout".into());
+            return Err(("retrain.enabled", "needs retrain.base (gold training files) and retrain.heldout".into()));
+        }
+        // Found here, not as `: cannot open` without a key when a cycle runs.
+        if self.base.iter().any(|p| p.as_os_str().is_empty()) {
+            return Err(("retrain.base", "must not list an empty path".into()));
+        }
+        if let Some(heldout) = &self.heldout {
+            if heldout.as_os_str().is_empty() {
+                return Err(("retrain.heldout", "must not be empty".into()));
+            }
+            // Held-out data that is also trained on inflates the held-out LAS of every candidate,
+            // and the gate that reads it would promote on a biased score.
+            if let Some(base) = self.base.iter().find(|b| crate::base::io::same_file(b, heldout)) {
+                return Err((
+                    "retrain.heldout",
+                    format!(
+                        "{} is also in retrain.base (as {}): held-out data must never be trained on",
+                        heldout.display(),
+                        base.display()
+                    ),
+                ));
+            }
         }
         if !(0.0..1.0).contains(&self.annotation_heldout) {
-            return Err(format!("retrain.annotation_heldout must be in [0, 1), got {}", self.annotation_heldout));
+            return Err(("retrain.annotation_heldout", format!("must be in [0, 1) (got {})", self.annotation_heldout)));
         }
         if self.max_las_drop.is_nan() || self.max_las_drop < 0.0 {
-            return Err(format!("retrain.max_las_drop must be at least 0, got {}", self.max_las_drop));
+            return Err(("retrain.max_las_drop", format!("must be at least 0 (got {})", self.max_las_drop)));
         }
         if self.keep_models == 0 {
-            return Err("retrain.keep_models must be at least 1".into());
+            return Err(("retrain.keep_models", "must be at least 1 (got 0)".into()));
         }
         if self.epochs == Some(0) {
-            return Err("retrain.epochs must be at least 1".into());
+            return Err(("retrain.epochs", "must be at least 1 (got 0)".into()));
         }
         Ok(())
     }
@@ -137,19 +159,32 @@ impl Settings {
     }
 }
 
-/// `90s`, `30m`, `6h`, `1d` (a number and a unit).
+/// `90s`, `30m`, `6h`, `1d` (a number and a unit), at most 36500 days (100 years).
 pub fn parse_interval(text: &str) -> Result<Duration, String> {
+    // Longer intervals are mistakes, and [`Settings::next_due`] adds the interval to a Unix
+    // time, which must not overflow.
+    const MAX_INTERVAL_DAYS: u64 = 36_500;
+    let bad = || format!("{text:?} is not an interval like 90s, 30m, 6h or 1d");
     let t = text.trim();
     let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
     let (n, unit) = t.split_at(split);
-    let n: u64 = n.parse().map_err(|_| format!("{text:?} is not an interval like 90s, 30m, 6h or 1d"))?;
-    let secs = match unit.trim() {
-        "s" => n,
-        "m" => n * 60,
-        "h" => n * 3600,
-        "d" => n * 86_400,
-        _ => return Err(format!("{text:?} is not an interval like 90s, 30m, 6h or 1d")),
+    let unit_secs: u64 = match unit.trim() {
+        "s" => 1,
+        "m" => 60,
+        "h" => 3600,
+        "d" => 86_400,
+        _ => return Err(bad()),
     };
+    if n.is_empty() {
+        return Err(bad());
+    }
+    let too_long = || {
+        format!("{text:?} is longer than {MAX_INTERVAL_DAYS}d (to retrain only by hand, leave retrain.enabled false)")
+    };
+    // Only digits: the number fails to parse only if it does not fit, and may still overflow
+    // once multiplied (213503982334602d wrapped around to about 17 hours).
+    let n: u64 = n.parse().map_err(|_| too_long())?;
+    let secs = n.checked_mul(unit_secs).filter(|&s| s <= MAX_INTERVAL_DAYS * 86_400).ok_or_else(too_long)?;
     if secs == 0 {
         return Err("the interval must not be 0".into());
     }
@@ -336,6 +371,14 @@ pub fn run_cycle(
     let lock = fs::File::create(&lock_path).map_err(io_err(&lock_path))?;
     if lock.try_lock().is_err() {
         return Err(RetrainError::Busy(lock_path));
+    }
+    // A cycle killed while writing leaves its candidate (megabytes) behind, and cron-only users
+    // never start a daemon, whose start sweeps it. Only dead processes' temporaries go: a
+    // daemon (this one, too) may be installing a model here at this moment.
+    match crate::base::io::sweep_dead_temporaries(registry.dir()) {
+        Ok(0) => {}
+        Ok(n) => progress(&format!("removed {n} temporary files left by a killed run")),
+        Err(e) => progress(&format!("could not sweep temporary files in {}: {e}", registry.dir().display())),
     }
 
     let ingested = store.ingest()?;

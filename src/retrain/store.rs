@@ -10,10 +10,11 @@
 //! Ingesting a file writes its good sentences as a new segment (atomically: temporary name,
 //! fsync, rename), then moves the input to `rejected/` if any sentence was bad, or removes it;
 //! so a kill at any moment loses nothing, and at worst ingests a file twice. That is harmless
-//! because reading deduplicates: a sentence is identified by its `# sent_id`, or without one
-//! by a hash of its token lines, and a later segment's sentence replaces an earlier one with
-//! the same identity (a correction of a correction). A rejected input is kept whole, so that
-//! the line numbers of its `.error` point into it; its good sentences are stored all the same.
+//! because reading deduplicates: a later segment's sentence replaces an earlier one that is the
+//! same sentence (a correction of a correction), that is, has the same `# sent_id` (or none)
+//! and the same FORMs ([`dedup_key`]). Documents numbered on their own (`sent_id` 1, 2, … in
+//! each) thus keep all their sentences. A rejected input is kept whole, so that the line
+//! numbers of its `.error` point into it; its good sentences are stored all the same.
 //!
 //! A sentence is good when every HEAD is a word index or `_` (a partial annotation, see
 //! [`crate::transition::GoldTree::partial`]), the annotated arcs have no cycle, at most one word
@@ -59,7 +60,9 @@ pub struct Ingested {
 /// One stored annotated sentence.
 #[derive(Debug, Clone)]
 pub struct Annotation {
-    /// `# sent_id`, or `hash:HEX` of its token lines.
+    /// Its [`identity`]: `# sent_id`, or `hash:HEX` of its FORMs. The held-out split hashes
+    /// it, so two different sentences with one `sent_id` share it (and are held out or trained
+    /// on together); it is not what tells annotations apart (see [`dedup_key`]).
     pub id: String,
     pub sentence: Sentence,
 }
@@ -67,7 +70,8 @@ pub struct Annotation {
 /// Everything in the store, deduplicated.
 #[derive(Debug, Default)]
 pub struct Contents {
-    /// One per identity, the latest version, in the order identities first appeared.
+    /// One per sentence ([`dedup_key`]), the latest version, in the order sentences first
+    /// appeared.
     pub annotations: Vec<Annotation>,
     /// Sentences ever stored, duplicates and replaced versions included: it only grows, so
     /// the difference between two readings is what arrived in between.
@@ -140,13 +144,13 @@ impl Store {
             let path = self.segments.join(name);
             for sent in Reader::open(&path, Format::Conllu)? {
                 let sentence = sent?;
-                let id = identity(&sentence);
                 contents.appended += 1;
-                match index.get(&id) {
+                let key = dedup_key(&sentence);
+                match index.get(&key) {
                     Some(&i) => contents.annotations[i].sentence = sentence,
                     None => {
-                        index.insert(id.clone(), contents.annotations.len());
-                        contents.annotations.push(Annotation { id, sentence });
+                        index.insert(key, contents.annotations.len());
+                        contents.annotations.push(Annotation { id: identity(&sentence), sentence });
                     }
                 }
             }
@@ -179,18 +183,39 @@ fn segment_number(name: &str) -> Option<u64> {
     name.strip_suffix(".conllu").filter(|s| s.len() == 8).and_then(|s| s.parse().ok())
 }
 
-/// `# sent_id`, or a hash of the token lines for a sentence without one.
+/// `# sent_id`, or `hash:HEX` of the FORMs for a sentence without one: the key of the
+/// held-out split ([`crate::retrain::held_out`]). It stays the `sent_id` alone, although two
+/// documents may number their sentences alike, so that no stored annotation ever moves between
+/// held-out and training data; telling such sentences apart is [`dedup_key`]'s job.
 pub fn identity(sent: &Sentence) -> String {
-    let id = sent.comments.iter().find_map(|c| c.strip_prefix("# sent_id").map(|r| r.trim_start_matches([' ', '='])));
-    match id.map(str::trim).filter(|id| !id.is_empty()) {
+    match sent_id(sent) {
         Some(id) => id.to_string(),
-        None => {
-            // Only FORMs: a correction of an id-less sentence changes its HEAD and DEPREL
-            // columns, and must still replace the earlier version.
-            let h = sent.words().fold(0u64, |h, w| combine(h, hash_str(w.get(crate::corpus::Column::Form))));
-            format!("hash:{h:016x}")
-        }
+        None => format!("hash:{:016x}", forms_hash(sent)),
     }
+}
+
+/// What makes two stored annotations the same sentence, the later replacing the earlier: the
+/// `# sent_id` (or none) and the FORMs. Not the HEAD and DEPREL columns, which a correction
+/// changes; but a changed FORM (a fixed typo, another tokenization) makes another sentence,
+/// and both are kept.
+pub fn dedup_key(sent: &Sentence) -> String {
+    let forms = forms_hash(sent);
+    match sent_id(sent) {
+        // `hash:` and 16 digits at the end: no two (id, forms) pairs give one key.
+        Some(id) => format!("{id} hash:{forms:016x}"),
+        None => format!("hash:{forms:016x}"),
+    }
+}
+
+/// The value of `# sent_id`, if the sentence has a non-empty one.
+fn sent_id(sent: &Sentence) -> Option<&str> {
+    let id = sent.comments.iter().find_map(|c| c.strip_prefix("# sent_id").map(|r| r.trim_start_matches([' ', '='])));
+    id.map(str::trim).filter(|id| !id.is_empty())
+}
+
+/// A hash of the FORMs of the syntactic words, in order.
+fn forms_hash(sent: &Sentence) -> u64 {
+    sent.words().fold(0u64, |h, w| combine(h, hash_str(w.get(crate::corpus::Column::Form))))
 }
 
 /// Reads `path` and sorts its sentences into good ones and problems (`NAME:LINE: problem`).
@@ -233,4 +258,67 @@ fn unique_name(dir: &Path, name: &str) -> String {
         .map(|n| if n == 1 { name.to_string() } else { format!("{name}~{n}") })
         .find(|n| !dir.join(n).exists() && !dir.join(format!("{n}.error")).exists())
         .unwrap_or_else(|| name.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A sentence of `words` (FORM, HEAD, DEPREL), with `# sent_id = ID` if given.
+    fn sentence(id: Option<&str>, words: &[(&str, &str, &str)]) -> String {
+        let mut s = id.map_or(String::new(), |id| format!("# sent_id = {id}\n"));
+        for (i, (form, head, deprel)) in words.iter().enumerate() {
+            s.push_str(&format!("{}\t{form}\t{form}\tX\t_\t_\t{head}\t{deprel}\t_\t_\n", i + 1));
+        }
+        s.push('\n');
+        s
+    }
+
+    /// A store in a new temporary directory (kept alive by the returned guard).
+    fn store() -> (tempfile::TempDir, Store) {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let store = Store::new(&dir.path().join("annotated"));
+        store.create().expect("the store's directories");
+        (dir, store)
+    }
+
+    fn drop_in(store: &Store, name: &str, text: &str) {
+        fs::write(store.incoming.join(name), text).expect("an annotation file");
+    }
+
+    const GOOD: [(&str, &str, &str); 3] = [("a", "2", "dep"), ("b", "0", "root"), ("c", "2", "dep")];
+
+    #[test]
+    fn sentences_sharing_a_sent_id_are_kept_apart_and_a_correction_replaces_its_own() {
+        let (_dir, store) = store();
+        let doc = |forms: [&str; 3], deprel: &str, sent_ids: std::ops::Range<u32>| -> String {
+            let words = [(forms[0], "2", deprel), (forms[1], "0", "root"), (forms[2], "2", deprel)];
+            sent_ids.map(|i| sentence(Some(&i.to_string()), &words)).collect()
+        };
+        // Two documents numbered on their own: 1..=50 each, different sentences.
+        drop_in(&store, "docA.conllu", &doc(["a", "b", "c"], "dep", 1..51));
+        drop_in(&store, "docB.conllu", &doc(["x", "y", "z"], "dep", 1..51));
+        assert_eq!(store.ingest().expect("ingest").sentences, 100);
+        let contents = store.read().expect("read");
+        assert_eq!(contents.annotations.len(), 100, "docA's sentences were replaced by docB's");
+        // A correction of docA's sentence 7 replaces that one only.
+        drop_in(&store, "fix.conllu", &doc(["a", "b", "c"], "obj", 7..8));
+        store.ingest().expect("ingest");
+        let contents = store.read().expect("read");
+        assert_eq!((contents.annotations.len(), contents.appended), (100, 101));
+        let deprel = |a: &Annotation| a.sentence.word(1).get(crate::corpus::Column::Deprel).to_string();
+        let form = |a: &Annotation| a.sentence.word(1).get(crate::corpus::Column::Form).to_string();
+        let sevens: Vec<(String, String)> =
+            contents.annotations.iter().filter(|a| a.id == "7").map(|a| (form(a), deprel(a))).collect();
+        assert_eq!(sevens, [("a".to_string(), "obj".to_string()), ("x".to_string(), "dep".to_string())]);
+    }
+
+    #[test]
+    fn the_held_out_key_stays_the_sent_id() {
+        let text = sentence(Some("s1"), &GOOD);
+        let mut reader = crate::corpus::Reader::new(text.as_bytes(), Path::new("a.conllu"), Format::Conllu);
+        let sent = reader.next().and_then(Result::ok).expect("a sentence");
+        assert_eq!(identity(&sent), "s1");
+        assert!(dedup_key(&sent).starts_with("s1 hash:"));
+    }
 }

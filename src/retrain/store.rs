@@ -27,7 +27,7 @@ use std::io::{self, BufWriter};
 use std::path::{Path, PathBuf};
 
 use crate::base::hash::{combine, hash_str};
-use crate::base::io::{rename_durably, sync_dir, visible_files, write_atomically};
+use crate::base::io::{numbered_name, rename_durably, sync_dir, visible_files, write_atomically};
 use crate::corpus::tree::partial_heads;
 use crate::corpus::{CorpusError, Format, Reader, Sentence};
 
@@ -252,10 +252,12 @@ fn check_file(path: &Path, name: &str) -> (Vec<Sentence>, Vec<String>) {
     (good, bad)
 }
 
-/// `name`, or `name~2`, `name~3`, … : the first that neither it nor its `.error` takes in `dir`.
+/// `name`, or `name~2`, `name~3`, … before the extension (`c~2.conllu`, so that a fixed file
+/// moved back into `annotated/` is still CoNLL-U): the first that neither it nor its `.error`
+/// takes in `dir`.
 fn unique_name(dir: &Path, name: &str) -> String {
     (1u64..)
-        .map(|n| if n == 1 { name.to_string() } else { format!("{name}~{n}") })
+        .map(|n| numbered_name(name, n))
         .find(|n| !dir.join(n).exists() && !dir.join(format!("{n}.error")).exists())
         .unwrap_or_else(|| name.to_string())
 }
@@ -287,6 +289,7 @@ mod tests {
     }
 
     const GOOD: [(&str, &str, &str); 3] = [("a", "2", "dep"), ("b", "0", "root"), ("c", "2", "dep")];
+    const CYCLE: [(&str, &str, &str); 3] = [("a", "2", "dep"), ("b", "1", "dep"), ("c", "0", "root")];
 
     #[test]
     fn sentences_sharing_a_sent_id_are_kept_apart_and_a_correction_replaces_its_own() {
@@ -320,5 +323,23 @@ mod tests {
         let sent = reader.next().and_then(Result::ok).expect("a sentence");
         assert_eq!(identity(&sent), "s1");
         assert!(dedup_key(&sent).starts_with("s1 hash:"));
+    }
+
+    #[test]
+    fn a_second_rejection_is_numbered_before_the_extension_and_ingests_once_fixed() {
+        let (_dir, store) = store();
+        let bad = sentence(Some("1"), &CYCLE);
+        for _ in 0..2 {
+            drop_in(&store, "c.conllu", &bad);
+            assert_eq!(store.ingest().expect("ingest").rejected.len(), 1);
+        }
+        let mut names = visible_files(&store.rejected).expect("rejected/");
+        names.sort();
+        assert_eq!(names, ["c.conllu", "c.conllu.error", "c~2.conllu", "c~2.conllu.error"]);
+        // The user fixes the second one and moves it back, name and all.
+        fs::write(store.rejected.join("c~2.conllu"), sentence(Some("1"), &GOOD)).expect("the fix");
+        fs::rename(store.rejected.join("c~2.conllu"), store.incoming.join("c~2.conllu")).expect("move back");
+        let r = store.ingest().expect("ingest");
+        assert_eq!((r.sentences, r.rejected.len()), (1, 0), "{r:?}");
     }
 }

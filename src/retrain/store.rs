@@ -16,7 +16,9 @@
 //! each) thus keep all their sentences. A rejected input is kept whole, so that the line
 //! numbers of its `.error` point into it; its good sentences are stored all the same.
 //!
-//! A sentence is good when every HEAD is a word index or `_` (a partial annotation, see
+//! A sentence is good when it is not the daemon's placeholder for a sentence it could not read
+//! ([`crate::corpus::unparsed`]: copied from `lowconf/`, it has nothing to learn from), every
+//! HEAD is a word index or `_` (a partial annotation, see
 //! [`crate::transition::GoldTree::partial`]), the annotated arcs have no cycle, at most one word
 //! hangs from the root, and at least one arc is annotated. This module owns these directories;
 //! it must not train or decide anything about models.
@@ -29,7 +31,8 @@ use std::path::{Path, PathBuf};
 use crate::base::hash::{combine, hash_str};
 use crate::base::io::{numbered_name, rename_durably, sync_dir, visible_files, write_atomically};
 use crate::corpus::tree::partial_heads;
-use crate::corpus::{CorpusError, Format, Reader, Sentence};
+use crate::corpus::unparsed::{ERROR_KEY, PLACEHOLDER_MISC};
+use crate::corpus::{Column, CorpusError, Format, Reader, Sentence};
 
 /// Why the store could not be read or written (bad annotations are not errors: they go to
 /// `rejected/`).
@@ -215,7 +218,7 @@ fn sent_id(sent: &Sentence) -> Option<&str> {
 
 /// A hash of the FORMs of the syntactic words, in order.
 fn forms_hash(sent: &Sentence) -> u64 {
-    sent.words().fold(0u64, |h, w| combine(h, hash_str(w.get(crate::corpus::Column::Form))))
+    sent.words().fold(0u64, |h, w| combine(h, hash_str(w.get(Column::Form))))
 }
 
 /// Reads `path` and sorts its sentences into good ones and problems (`NAME:LINE: problem`).
@@ -241,6 +244,10 @@ fn check_file(path: &Path, name: &str) -> (Vec<Sentence>, Vec<String>) {
                 continue;
             }
         };
+        if is_unparsed(&sent) {
+            bad.push(format!("{name}:{}: an unparsed placeholder ({ERROR_KEY}), not an annotation", sent.first_line));
+            continue;
+        }
         match partial_heads(&sent, path) {
             Ok(heads) if heads.iter().all(Option::is_none) => {
                 bad.push(format!("{name}:{}: no annotated arc (every HEAD is _)", sent.line_of_word(1)))
@@ -250,6 +257,18 @@ fn check_file(path: &Path, name: &str) -> (Vec<Sentence>, Vec<String>) {
         }
     }
     (good, bad)
+}
+
+/// Whether `sent` is the daemon's placeholder for a malformed input sentence: a
+/// `# spoolparse_error` comment, or a word marked `SpoolparseUnparsed=Yes` in MISC (either
+/// alone is enough, should an annotator have dropped the other).
+fn is_unparsed(sent: &Sentence) -> bool {
+    let error_comment = |c: &String| {
+        let key = c.strip_prefix('#').map(str::trim_start).and_then(|c| c.strip_prefix(ERROR_KEY));
+        key.is_some_and(|rest| rest.trim_start().starts_with('='))
+    };
+    sent.comments.iter().any(error_comment)
+        || sent.words().any(|w| w.get(Column::Misc).split('|').any(|entry| entry == PLACEHOLDER_MISC))
 }
 
 /// `name`, or `name~2`, `name~3`, … before the extension (`c~2.conllu`, so that a fixed file
@@ -323,6 +342,34 @@ mod tests {
         let sent = reader.next().and_then(Result::ok).expect("a sentence");
         assert_eq!(identity(&sent), "s1");
         assert!(dedup_key(&sent).starts_with("s1 hash:"));
+    }
+
+    #[test]
+    fn an_unparsed_placeholder_copied_from_lowconf_is_rejected_not_stored() {
+        let (_dir, store) = store();
+        let mut lowconf = Vec::new();
+        let raw = "1\tThe\t_\n2\tdog\n";
+        crate::corpus::unparsed::write(&mut lowconf, "in.conllu:3: expected 10 tab-separated columns", raw, false)
+            .expect("a placeholder");
+        let placeholder = String::from_utf8(lowconf).expect("UTF-8");
+        // Also with only one of its two marks left.
+        let marked_word_only: String =
+            placeholder.lines().filter(|l| !l.contains(ERROR_KEY)).map(|l| format!("{l}\n")).collect();
+        let comment_only = placeholder.replace(PLACEHOLDER_MISC, "_");
+        let good = sentence(Some("s1"), &GOOD);
+        drop_in(&store, "low.conllu", &format!("{good}{placeholder}{marked_word_only}{comment_only}"));
+        let r = store.ingest().expect("ingest");
+        assert_eq!(r.sentences, 1, "only the real annotation is stored: {r:?}");
+        assert_eq!(
+            r.rejected,
+            [
+                "low.conllu:6: an unparsed placeholder (spoolparse_error), not an annotation",
+                "low.conllu:11: an unparsed placeholder (spoolparse_error), not an annotation",
+                "low.conllu:15: an unparsed placeholder (spoolparse_error), not an annotation",
+            ]
+        );
+        assert!(store.rejected.join("low.conllu").exists() && store.rejected.join("low.conllu.error").exists());
+        assert_eq!(store.read().expect("read").annotations.len(), 1);
     }
 
     #[test]

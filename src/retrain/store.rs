@@ -20,8 +20,11 @@
 //! ([`crate::corpus::unparsed`]: copied from `lowconf/`, it has nothing to learn from), every
 //! HEAD is a word index or `_` (a partial annotation, see
 //! [`crate::transition::GoldTree::partial`]), the annotated arcs have no cycle, at most one word
-//! hangs from the root, and at least one arc is annotated. This module owns these directories;
-//! it must not train or decide anything about models.
+//! hangs from the root, at least one arc is annotated, and training would not skip it: the
+//! root word's DEPREL, where annotated, is the root label and no other word's is, and a
+//! partial annotation can be completed into a projective tree (a whole non-projective tree is
+//! left to training, see [`Store::root_label`] and [`training_skips`]). This module owns these
+//! directories; it must not train or decide anything about models.
 
 use std::collections::HashMap;
 use std::fs::{self, File};
@@ -30,7 +33,7 @@ use std::path::{Path, PathBuf};
 
 use crate::base::hash::{combine, hash_str};
 use crate::base::io::{numbered_name, rename_durably, sync_dir, visible_files, write_atomically};
-use crate::corpus::tree::partial_heads;
+use crate::corpus::tree::{is_projective_partial, partial_heads, PartialHeads};
 use crate::corpus::unparsed::{ERROR_KEY, PLACEHOLDER_MISC};
 use crate::corpus::{Column, CorpusError, Format, Reader, Sentence};
 
@@ -87,12 +90,25 @@ pub struct Store {
     pub incoming: PathBuf,
     pub segments: PathBuf,
     pub rejected: PathBuf,
+    /// The DEPREL of the root arc, and of no other, that training expects; an annotation that
+    /// breaks this is refused, since training would skip it (it takes the root label from the
+    /// first base sentence: `root` in Universal Dependencies, which [`Store::new`] assumes).
+    pub root_label: String,
 }
 
+/// The root label of Universal Dependencies.
+pub const ROOT_LABEL: &str = "root";
+
 impl Store {
-    /// The store rooted at `dir` (config `paths.annotated`).
+    /// The store rooted at `dir` (config `paths.annotated`), checking root arcs against
+    /// [`ROOT_LABEL`].
     pub fn new(dir: &Path) -> Store {
-        Store { incoming: dir.to_path_buf(), segments: dir.join("store"), rejected: dir.join("rejected") }
+        Store {
+            incoming: dir.to_path_buf(),
+            segments: dir.join("store"),
+            rejected: dir.join("rejected"),
+            root_label: ROOT_LABEL.to_string(),
+        }
     }
 
     /// Creates the directories if missing.
@@ -111,7 +127,7 @@ impl Store {
         let mut report = Ingested::default();
         for name in visible_files(&self.incoming).map_err(io_err(&self.incoming))? {
             let path = self.incoming.join(&name);
-            let (good, bad) = check_file(&path, &name);
+            let (good, bad) = check_file(&path, &name, &self.root_label);
             if !good.is_empty() {
                 self.add_segment(&good)?;
             }
@@ -221,9 +237,10 @@ fn forms_hash(sent: &Sentence) -> u64 {
     sent.words().fold(0u64, |h, w| combine(h, hash_str(w.get(Column::Form))))
 }
 
-/// Reads `path` and sorts its sentences into good ones and problems (`NAME:LINE: problem`).
-/// A file that cannot be read at all (not CoNLL-U, broken zstd) has only its problem.
-fn check_file(path: &Path, name: &str) -> (Vec<Sentence>, Vec<String>) {
+/// Reads `path` and sorts its sentences into good ones and problems (`NAME:LINE: problem`),
+/// checking root arcs against `root_label`. A file that cannot be read at all (not CoNLL-U,
+/// broken zstd) has only its problem.
+fn check_file(path: &Path, name: &str, root_label: &str) -> (Vec<Sentence>, Vec<String>) {
     if Format::from_extension(Path::new(name)) != Some(Format::Conllu) {
         return (Vec::new(), vec![format!("{name}: annotations must be CoNLL-U (.conllu or .conllu.zst)")]);
     }
@@ -244,19 +261,97 @@ fn check_file(path: &Path, name: &str) -> (Vec<Sentence>, Vec<String>) {
                 continue;
             }
         };
-        if is_unparsed(&sent) {
-            bad.push(format!("{name}:{}: an unparsed placeholder ({ERROR_KEY}), not an annotation", sent.first_line));
-            continue;
-        }
-        match partial_heads(&sent, path) {
-            Ok(heads) if heads.iter().all(Option::is_none) => {
-                bad.push(format!("{name}:{}: no annotated arc (every HEAD is _)", sent.line_of_word(1)))
-            }
-            Ok(_) => good.push(sent),
-            Err(e) => bad.push(e.with_name(name)),
+        match check_sentence(&sent, path, name, root_label) {
+            Ok(()) => good.push(sent),
+            Err(problem) => bad.push(problem),
         }
     }
     (good, bad)
+}
+
+/// Whether one sentence read from `path` (named `name` in problems) is a good annotation;
+/// otherwise its problem, `NAME:LINE: problem`.
+fn check_sentence(sent: &Sentence, path: &Path, name: &str, root_label: &str) -> Result<(), String> {
+    if is_unparsed(sent) {
+        return Err(format!("{name}:{}: an unparsed placeholder ({ERROR_KEY}), not an annotation", sent.first_line));
+    }
+    let heads = partial_heads(sent, path).map_err(|e| e.with_name(name))?;
+    if heads.iter().all(Option::is_none) {
+        return Err(format!("{name}:{}: no annotated arc (every HEAD is _)", sent.line_of_word(1)));
+    }
+    match training_skips(sent, &heads, root_label) {
+        Some((line, problem)) => Err(format!("{name}:{line}: {problem}")),
+        None => Ok(()),
+    }
+}
+
+/// Why training would skip a sentence that [`partial_heads`] accepted, with the line to fix:
+/// what [`crate::train::TrainingSet::add`] counts as `skipped_root` and `skipped_nonprojective`,
+/// which an annotator would otherwise only see as counts in a retraining report.
+///
+/// A whole tree (every HEAD and DEPREL annotated) that is not projective passes: training
+/// lifts it with the model's pseudo-projective scheme (the default), or skips it for a model
+/// trained with `--pseudo-projective none`, which ingesting cannot know (it reads no model).
+/// Training's other root rule, one root word in a whole tree, holds already: [`partial_heads`]
+/// refuses a second one and cycles, and an acyclic whole tree has a root word.
+fn training_skips(sent: &Sentence, heads: &PartialHeads, root_label: &str) -> Option<(u64, String)> {
+    // DEPREL as training reads it: only where the head is annotated, `None` where left open.
+    let deprels: Vec<Option<&str>> =
+        sent.words().zip(heads).map(|(w, h)| h.and(Some(w.get(Column::Deprel))).filter(|&d| d != "_")).collect();
+    for (i, (&head, &deprel)) in heads.iter().zip(&deprels).enumerate() {
+        let (Some(head), Some(deprel)) = (head, deprel) else { continue };
+        let word = i + 1;
+        let line = sent.line_of_word(word);
+        if head == 0 && deprel != root_label {
+            return Some((
+                line,
+                format!(
+                    "word {word} has HEAD 0 but DEPREL {deprel}, and training skips the sentence: \
+                     the root word's DEPREL must be {root_label} (or _)"
+                ),
+            ));
+        }
+        if head != 0 && deprel == root_label {
+            return Some((
+                line,
+                format!(
+                    "word {word} has DEPREL {root_label} but HEAD {head}, and training skips the sentence: \
+                     only the word with HEAD 0 may have DEPREL {root_label}"
+                ),
+            ));
+        }
+    }
+    let partial = deprels.contains(&None);
+    if !partial || is_projective_partial(heads) {
+        return None;
+    }
+    Some(match crossing_arcs(heads) {
+        Some((a, b)) => (
+            sent.line_of_word(b),
+            format!(
+                "the annotated arcs of words {a} and {b} cross, and training skips a partial annotation that is \
+                 not projective: annotate every HEAD and DEPREL of the sentence, or set one of these two HEADs to _"
+            ),
+        ),
+        None => (
+            sent.line_of_word(1),
+            "no projective tree contains the annotated arcs (a word left _ between them could only hang across \
+             one), and training skips such a partial annotation: annotate every HEAD and DEPREL of the sentence, \
+             or leave more HEADs _"
+                .to_string(),
+        ),
+    })
+}
+
+/// The first two annotated words (`a < b`) whose arcs cross, if any: one arc has exactly one
+/// end strictly inside the other's span (arcs from node 0 included).
+fn crossing_arcs(heads: &PartialHeads) -> Option<(usize, usize)> {
+    let span = |w: usize| heads[w - 1].map(|h| (h.min(w), h.max(w)));
+    (1..=heads.len()).filter_map(|a| span(a).map(|s| (a, s))).find_map(|(a, (lo, hi))| {
+        (a + 1..=heads.len())
+            .find(|&b| span(b).is_some_and(|(l, h)| (lo < l && l < hi && hi < h) || (l < lo && lo < h && h < hi)))
+            .map(|b| (a, b))
+    })
 }
 
 /// Whether `sent` is the daemon's placeholder for a malformed input sentence: a
@@ -370,6 +465,82 @@ mod tests {
         );
         assert!(store.rejected.join("low.conllu").exists() && store.rejected.join("low.conllu.error").exists());
         assert_eq!(store.read().expect("read").annotations.len(), 1);
+    }
+
+    #[test]
+    fn annotations_that_training_would_skip_are_rejected_with_what_to_fix() {
+        let (_dir, store) = store();
+        let texts = [
+            // Partial and not projective: 3 -> 1 and 0 -> 2 cross (the tester's 3, 0, _, 1).
+            sentence(Some("p"), &[("a", "3", "dep"), ("b", "0", "root"), ("c", "_", "_"), ("d", "1", "dep")]),
+            // 1 <- 2 and 1 -> 3 do not cross, but word 2 can only hang from node 0, across 1 -> 3.
+            sentence(Some("q"), &[("a", "2", "dep"), ("b", "_", "_"), ("c", "1", "dep")]),
+            // Every HEAD, but a DEPREL left open: partial for training, and not projective.
+            sentence(Some("r"), &[("a", "3", "dep"), ("b", "0", "root"), ("c", "2", "_"), ("d", "1", "dep")]),
+            sentence(Some("s"), &[("a", "2", "dep"), ("b", "0", "nsubj"), ("c", "2", "dep")]),
+            sentence(Some("t"), &[("a", "2", "root"), ("b", "0", "root"), ("c", "2", "dep")]),
+            // Trained on: a whole non-projective tree (lifted), a partial projective annotation
+            // with its root DEPREL open, and one without a root word.
+            sentence(Some("u"), &[("a", "3", "dep"), ("b", "0", "root"), ("c", "2", "dep"), ("d", "1", "dep")]),
+            sentence(Some("v"), &[("a", "_", "_"), ("b", "0", "_"), ("c", "2", "dep")]),
+            sentence(Some("w"), &[("a", "2", "dep"), ("b", "_", "_"), ("c", "2", "dep")]),
+        ];
+        drop_in(&store, "s.conllu", &texts.concat());
+        let r = store.ingest().expect("ingest");
+        assert_eq!(r.sentences, 3, "{r:?}");
+        let expected = [
+            "s.conllu:3: the annotated arcs of words 1 and 2 cross, and training skips a partial annotation",
+            "s.conllu:8: no projective tree contains the annotated arcs",
+            "s.conllu:14: the annotated arcs of words 1 and 2 cross",
+            "s.conllu:20: word 2 has HEAD 0 but DEPREL nsubj, and training skips the sentence: the root word's \
+             DEPREL must be root (or _)",
+            "s.conllu:24: word 1 has DEPREL root but HEAD 2, and training skips the sentence: only the word with \
+             HEAD 0 may have DEPREL root",
+        ];
+        assert_eq!(r.rejected.len(), expected.len(), "{:#?}", r.rejected);
+        for (got, want) in r.rejected.iter().zip(expected) {
+            assert!(got.starts_with(want), "{got}\nshould start with\n{want}");
+        }
+        let ids: Vec<String> = store.read().expect("read").annotations.into_iter().map(|a| a.id).collect();
+        assert_eq!(ids, ["u", "v", "w"]);
+    }
+
+    /// Every sentence of up to 4 words with any HEAD (`_`, 0..=n) and DEPREL (`root`, `dep`,
+    /// `_`): ingest stores exactly those that training (with a pseudo-projective scheme, the
+    /// default, and root label `root`) trains on, rather than skipping or refusing them.
+    #[test]
+    fn ingest_accepts_exactly_what_training_trains_on() {
+        use crate::base::label::LabelSet;
+        use crate::train::TrainingSet;
+        use crate::transition::projective::Scheme;
+        let path = Path::new("a.conllu");
+        let (mut stored, mut trained) = (0, 0);
+        for n in 1..=4usize {
+            let heads: Vec<String> = std::iter::once("_".to_string()).chain((0..=n).map(|h| h.to_string())).collect();
+            let choices = (heads.len() * 3).pow(n as u32);
+            for mut code in 0..choices {
+                let mut words = Vec::new();
+                for i in 0..n {
+                    let (h, d) = (code % heads.len(), code / heads.len() % 3);
+                    code /= heads.len() * 3;
+                    words.push((["a", "b", "c", "d"][i], heads[h].as_str(), ["root", "dep", "_"][d]));
+                }
+                let text = sentence(None, &words);
+                let mut reader = Reader::new(text.as_bytes(), path, Format::Conllu);
+                let Some(Ok(sent)) = reader.next() else { continue };
+                let store_takes = check_sentence(&sent, path, "a.conllu", ROOT_LABEL).is_ok();
+                let mut set = TrainingSet {
+                    labels: Some(LabelSet::new(ROOT_LABEL)),
+                    projective: Some(Scheme::Head),
+                    ..TrainingSet::default()
+                };
+                let training_takes = set.add(&sent, path).is_ok() && set.sentences.len() == 1;
+                assert_eq!(store_takes, training_takes, "{words:?}");
+                stored += usize::from(store_takes);
+                trained += usize::from(training_takes);
+            }
+        }
+        assert!(stored > 1000 && stored == trained, "{stored} stored, {trained} trained");
     }
 
     #[test]

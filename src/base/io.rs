@@ -1,6 +1,7 @@
 //! Opening inputs and outputs by path: `-` is stdin/stdout, a path ending in `.zst` is a zstd
-//! stream, anything else a plain file; and making files durable (fsync, atomic replacement).
-//! This module owns byte streams only; it knows nothing of the formats read from them.
+//! stream, anything else a plain file; making files durable (fsync, atomic replacement); and
+//! numbering a file name that is taken (`x~2.conllu`). This module owns byte streams and file
+//! names only; it knows nothing of the formats read from them.
 
 use std::fs::{self, File};
 use std::io::{self, BufRead, BufReader, BufWriter, Write};
@@ -229,6 +230,29 @@ pub fn visible_files(dir: &Path) -> io::Result<Vec<String>> {
     Ok(names)
 }
 
+/// The `n`th name for a file named `name` when earlier ones are taken: `name` itself for 1,
+/// else `~N` before the format's extension (`x.conllu.zst` → `x~2.conllu.zst`, `a.txt` →
+/// `a~2.txt`), so that the numbered file is still recognised by its extension; a name without
+/// a known extension gets `~N` at its end.
+pub fn numbered_name(name: &str, n: u64) -> String {
+    if n == 1 {
+        return name.to_string();
+    }
+    let (stem, ext) = split_extension(name);
+    format!("{stem}~{n}{ext}")
+}
+
+/// Splits a name before its format's extension (`x.conllu.zst` → `x`, `.conllu.zst`); a name
+/// without a known one keeps its whole self as the stem.
+fn split_extension(name: &str) -> (&str, &str) {
+    const KNOWN: [&str; 4] = [".conllu", ".conllx", ".conll", ".txt"];
+    let unzst = name.strip_suffix(".zst").unwrap_or(name);
+    match KNOWN.iter().find(|k| unzst.ends_with(*k) && unzst.len() > k.len()) {
+        Some(k) => name.split_at(unzst.len() - k.len()),
+        None => (name, ""),
+    }
+}
+
 /// Whether `a` and `b` name one file: the same device and inode (through any links) if both
 /// exist, else the same path once the directory of each is resolved (`x`, `./x`, `d/../x`, or
 /// through a link to the directory); false for stdin/stdout (`-`).
@@ -397,5 +421,16 @@ mod tests {
         assert_eq!(sweep_atomic_temporaries(dir.path()).unwrap(), 1);
         assert_eq!(visible_files(dir.path()).unwrap(), ["c.model", "d.tmpx", "e.model.tmp1"]);
         assert_eq!(sweep_dead_temporaries(&dir.path().join("absent")).unwrap(), 0);
+    }
+
+    #[test]
+    fn a_numbered_name_keeps_the_format_extension() {
+        assert_eq!(numbered_name("c.conllu", 1), "c.conllu");
+        assert_eq!(numbered_name("c.conllu", 2), "c~2.conllu");
+        assert_eq!(numbered_name("x.conllu.zst", 3), "x~3.conllu.zst");
+        assert_eq!(numbered_name("a.b.txt", 2), "a.b~2.txt");
+        // Nothing before the extension, or none known: the number goes at the end.
+        assert_eq!(numbered_name(".conllu", 2), ".conllu~2");
+        assert_eq!(numbered_name("notes.md", 2), "notes.md~2");
     }
 }

@@ -31,7 +31,7 @@ use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use crate::base::io::{rename_durably, write_atomically};
+use crate::base::io::{numbered_name, rename_durably, write_atomically};
 use crate::corpus::Format;
 
 /// The directories of one spool and its outputs.
@@ -114,9 +114,8 @@ impl Spool {
         if !still_named(&from, &lock)? {
             return Ok(None);
         }
-        let (stem, ext) = split_extension(name);
         for n in 1u64.. {
-            let unique = if n == 1 { name.to_string() } else { format!("{stem}~{n}{ext}") };
+            let unique = numbered_name(name, n);
             if self.taken(&unique) {
                 continue;
             }
@@ -236,17 +235,6 @@ impl Spool {
 /// The input names whose outputs are `BASE.conllu.zst` (see [`Spool::outputs`]).
 fn names_with_outputs(base: &str) -> [String; 4] {
     [base.to_string(), format!("{base}.zst"), format!("{base}.conllu"), format!("{base}.conllu.zst")]
-}
-
-/// Splits a name before its format's extension (`x.conllu.zst` → `x`, `.conllu.zst`); a name
-/// without a known one keeps its whole self as the stem.
-fn split_extension(name: &str) -> (&str, &str) {
-    const KNOWN: [&str; 4] = [".conllu", ".conllx", ".conll", ".txt"];
-    let unzst = name.strip_suffix(".zst").unwrap_or(name);
-    match KNOWN.iter().find(|k| unzst.ends_with(*k) && unzst.len() > k.len()) {
-        Some(k) => name.split_at(unzst.len() - k.len()),
-        None => (name, ""),
-    }
 }
 
 /// Renames `from` to `to` unless `to` exists (`AlreadyExists` then), atomically on Linux.

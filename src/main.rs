@@ -515,7 +515,7 @@ fn run_retrain(config_path: &Path, json: bool, force: bool) -> Result<()> {
         // Nothing has served yet: the configured model is the one to improve on.
         registry.serve(&config.paths.model)?;
     }
-    let store = Store::new(&config.paths.annotated());
+    let store = Store::new(&config.paths.annotated()).with_root_label_of(&registry);
     let mut progress = |line: &str| eprintln!("{line}");
     let report = retrain::run_cycle(&config.retrain, &registry, &store, force, &mut progress)?;
     if json {

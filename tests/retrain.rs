@@ -196,6 +196,28 @@ fn a_candidate_is_not_promoted_over_a_model_that_started_serving_during_its_cycl
     assert_ne!(a_name, registry.current_name().unwrap().unwrap());
 }
 
+#[test]
+fn annotations_are_checked_against_the_root_label_of_the_serving_model() {
+    let dir = tempfile::tempdir().unwrap();
+    // A treebank whose root label is TOP (CoNLL-X style), and a model trained on it.
+    let top = dir.path().join("top.conllu");
+    fs::write(&top, fs::read_to_string(common::fixture("special.conllu")).unwrap().replace("\troot\t", "\tTOP\t"))
+        .unwrap();
+    let model = dir.path().join("top.model");
+    let out = common::train(&top, &model, &["--epochs", "1"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let registry = Registry::new(dir.path().join("models"));
+    let store = Store::new(&dir.path().join("annotated"));
+    assert_eq!(store.root_label, "root", "no model serves yet: the UD label");
+    registry.serve(&model).unwrap();
+    let store = store.with_root_label_of(&registry);
+    assert_eq!(store.root_label, "TOP");
+    let with_top = sentence(Some("t"), ["2", "0", "2"]).replace("\troot\t", "\tTOP\t");
+    drop_in(&store.incoming, "a.conllu", &format!("{with_top}{}", sentence(Some("r"), ["2", "0", "2"])));
+    let r = store.ingest().unwrap();
+    assert_eq!((r.sentences, r.rejected.len()), (1, 1), "{:?}", r.rejected);
+}
+
 /// Sentences of an en_ewt file.
 fn sentences(path: &Path) -> Vec<Sentence> {
     Reader::open(path, Format::Conllu).unwrap().map(|s| s.unwrap()).collect()

@@ -55,7 +55,8 @@ fn lower_priority() {
 }
 
 fn tick(config: &Config, metrics: &Metrics) {
-    let store = Store::new(&config.paths.annotated());
+    let registry = Registry::new(config.paths.models());
+    let store = Store::new(&config.paths.annotated()).with_root_label_of(&registry);
     match store.ingest() {
         Ok(r) => {
             Metrics::add(&metrics.annotations_stored, r.sentences as u64);
@@ -75,7 +76,6 @@ fn tick(config: &Config, metrics: &Metrics) {
         Err(e) => error(&format!("taking in annotations: {e}")),
     }
     let settings = &config.retrain;
-    let registry = Registry::new(config.paths.models());
     let state = State::read(registry.dir());
     if !settings.enabled || settings.next_due(state.last_started).is_none_or(|due| unix_time() < due) {
         return;

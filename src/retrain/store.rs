@@ -111,6 +111,18 @@ impl Store {
         }
     }
 
+    /// The same store, checking root arcs against the root label of the model `registry`
+    /// serves (the one training takes from the base treebank, which trained that model too);
+    /// [`ROOT_LABEL`] where no model serves or it cannot be read.
+    pub fn with_root_label_of(mut self, registry: &crate::model::registry::Registry) -> Store {
+        let serving = registry.current_name().ok().flatten();
+        let model = serving.and_then(|name| crate::model::file::ModelFile::open(&registry.dir().join(name)).ok());
+        if let Some(model) = model {
+            self.root_label = model.meta().labels.name(crate::base::label::Label::ROOT).to_string();
+        }
+        self
+    }
+
     /// Creates the directories if missing.
     pub fn create(&self) -> Result<(), StoreError> {
         for d in [&self.incoming, &self.segments, &self.rejected] {

@@ -50,6 +50,13 @@ fn a_written_model_opens_verifies_and_parses_like_the_in_memory_one() {
 }
 
 #[test]
+fn a_directory_is_said_to_be_one_not_a_missing_device() {
+    let dir = tempfile::tempdir().unwrap();
+    let e = ModelFile::open(dir.path()).err().expect("a directory is not a model").to_string();
+    assert!(e.contains("is a directory, not a model file"), "{e}");
+}
+
+#[test]
 fn verify_catches_a_flipped_weight_byte() {
     let mut bytes = fixture_model_bytes(Precision::F32);
     let last = bytes.len() - 3;

@@ -278,6 +278,9 @@ impl Model {
         }
         let mut built = Vec::with_capacity(sentences.len());
         for (s, tokens) in sentences.iter().enumerate() {
+            if tokens.is_empty() {
+                return Err(PyValueError::new_err(format!("sentence {}: no tokens", s + 1)));
+            }
             let mut sent = Sentence::default();
             sent.fill_from_tokens(tokens).map_err(|e| PyValueError::new_err(format!("sentence {}: {e}", s + 1)))?;
             let none = vec!["_".to_string(); tokens.len()];

@@ -92,6 +92,10 @@ def test_bad_tokens_and_tags_raise_value_errors(data: Data) -> None:
         model.parse([["fine"], ["tab\there"]])
     with pytest.raises(ValueError, match="sentence 1: token 2: empty"):
         model.parse([["a", ""]])
+    with pytest.raises(ValueError, match="sentence 1: token 1: contains a NUL byte"):
+        model.parse([["a\0b"]])
+    with pytest.raises(ValueError, match="sentence 2: no tokens"):
+        model.parse([["a"], []])
     with pytest.raises(ValueError, match="1 upos tags for 2 tokens"):
         model.parse([["a", "b"]], upos=[["X"]])
     with pytest.raises(TypeError):

@@ -437,6 +437,9 @@ pub fn check_value(value: &str) -> Result<(), &'static str> {
         Err("empty (write `_` for no value)")
     } else if value.contains(['\t', '\n', '\r']) {
         Err("contains a tab or a line break")
+    } else if value.contains('\0') {
+        // Written out, it would make the file binary data to every reader, ours included.
+        Err("contains a NUL byte")
     } else {
         Ok(())
     }

@@ -466,6 +466,10 @@ impl ModelFile {
         let io_err = |source| ModelError::Io { path: path.to_path_buf(), error: source };
         let fmt_err = |source| ModelError::Format { path: path.to_path_buf(), error: source };
         let file = File::open(path).map_err(io_err)?;
+        // Mapping a directory fails with "No such device": say what it is.
+        if file.metadata().is_ok_and(|m| m.is_dir()) {
+            return Err(io_err(io::Error::new(io::ErrorKind::IsADirectory, "is a directory, not a model file")));
+        }
         // SAFETY: model files are immutable once renamed into place (they are only ever
         // replaced by rename, never written in place), so the mapping does not change under us.
         let map = unsafe { Mmap::map(&file) }.map_err(io_err)?;

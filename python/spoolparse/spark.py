@@ -21,6 +21,12 @@ writes, for input ``NAME`` (shard ``K`` of ``N``):
 - ``DIR/lowconf/NAME``: the others (only with ``--min-confidence``);
 - ``DIR/_tasks/shard-K.json``: the shard's sentence counts, the task's commit record.
 
+No two tasks write one output name: where an input's names (whole file, or every
+``NAME.part-K``) would meet an earlier input's (the same name in another folder, or a file named
+like another's shard: ``a.part-00001.conllu`` beside a split ``a.conllu``), the later input,
+in the order given (a directory's files sorted), becomes ``NAME~2`` (``~3``, ...) in all its
+outputs. The manifest says which input has which.
+
 The parts of a split file, concatenated in order, are what ``spoolparse parse`` writes for the
 whole file (``.zst`` parts too: zstd frames concatenate). Once every task is done the driver
 writes ``DIR/_manifest.json`` (written last, atomically: its presence means the job is
@@ -129,6 +135,13 @@ def _expand(inputs: Sequence[str]) -> list[str]:
     return list(dict.fromkeys(files))
 
 
+def _part_names(stem: str, suffix: str, count: int) -> list[str]:
+    """The output names of an input split into ``count`` shards (its own name if one)."""
+    if count == 1:
+        return [stem + suffix]
+    return [f"{stem}.part-{k:05d}{suffix}" for k in range(count)]
+
+
 def plan(
     files: Sequence[str], *, shard_bytes: int, split: bool, compression: str = "input"
 ) -> list[dict[str, Any]]:
@@ -141,16 +154,18 @@ def plan(
     for index, path in enumerate(files):
         stem, ext, compressed = _output_names(path, compression)
         suffix = ext + (".zst" if compressed else "")
-        # Inputs from different folders may share a name: the later ones get ~2, ~3, ...
-        unique, n = stem, 1
-        while unique + suffix in taken:
-            n += 1
-            unique = f"{stem}~{n}"
-        taken.add(unique + suffix)
         ranges = spoolparse.shard_ranges(path, shard_bytes) if split else None
         parts: list[Optional[tuple[int, int]]] = list(ranges) if ranges and len(ranges) > 1 else [None]
-        for k, byte_range in enumerate(parts):
-            name = unique + (f".part-{k:05d}" if len(parts) > 1 else "") + suffix
+        # Two tasks writing one name lose one's sentences (the later rename wins). Inputs from
+        # different folders may share a name, and a file may be named like another's shard
+        # (a.part-00001.conllu beside a split a.conllu): every name of an input, whole file or
+        # shard, must be free, else the later input gets ~2, ~3, ... (a~2.part-00001.conllu).
+        names, n = _part_names(stem, suffix, len(parts)), 1
+        while any(name in taken for name in names):
+            n += 1
+            names = _part_names(f"{stem}~{n}", suffix, len(parts))
+        taken.update(names)
+        for byte_range, name in zip(parts, names):
             shards.append(
                 {
                     "id": len(shards),

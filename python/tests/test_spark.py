@@ -16,7 +16,7 @@ from typing import Any, Iterator
 
 import pytest
 import spoolparse
-from conftest import Data, decompress
+from conftest import FIXTURES, Data, decompress
 
 pyspark = pytest.importorskip("pyspark", reason="pyspark is not installed (scripts/python-test.sh installs it)")
 
@@ -42,10 +42,13 @@ def sc() -> Iterator[Any]:
     spark.stop()
 
 
-def expected(data: Data, tmp: Path, threshold: float | None) -> dict[str, tuple[bytes, bytes | None, str]]:
-    """What `spoolparse parse` writes for each input: accepted and lowconf text, and stderr."""
+def expected(
+    data: Data, tmp: Path, threshold: float | None, files: list[Path] | None = None
+) -> dict[str, tuple[bytes, bytes | None, str]]:
+    """What `spoolparse parse` writes for each input (``files``, else the data's): accepted and
+    lowconf text, and stderr."""
     out = {}
-    for path in data.files:
+    for path in data.files if files is None else files:
         acc, low, stderr = data.cli(path, tmp / "cli", threshold)
         out[path.name] = (decompress(acc), decompress(low) if low else None, stderr)
     return out
@@ -130,6 +133,51 @@ def test_bad_input_fails_the_job_naming_file_and_line(data: Data, sc: Any, tmp_p
     with pytest.raises(Exception, match=re.escape(f"{bad}:4: expected 10 tab-separated columns")):
         job.run(sc, model=str(data.model), inputs=[str(bad)], output=str(tmp_path / "out"), min_confidence=0.5)
     assert not (tmp_path / "out" / job.MANIFEST).exists()
+
+
+def test_a_file_named_like_a_shard_of_another_keeps_its_own_output(data: Data, sc: Any, tmp_path: Path) -> None:
+    """a.part-00001.conllu beside a.conllu split in shards: both used to write
+    accepted/a.part-00001.conllu, the later rename replaced the other's sentences, and the job
+    reported success. Each now has its own outputs, and each input's are the CLI's."""
+    inputs = tmp_path / "in"
+    inputs.mkdir()
+    shutil.copy(data.inputs / "a.conllu", inputs / "a.conllu")
+    shutil.copy(FIXTURES / "special.conllu", inputs / "a.part-00001.conllu")
+    cli = expected(data, tmp_path, data.threshold, sorted(inputs.iterdir()))
+    out = tmp_path / "out"
+    manifest = job.run(
+        sc, model=str(data.model), inputs=[str(inputs)], output=str(out), min_confidence=data.threshold,
+        shard_mb=(inputs / "a.conllu").stat().st_size / 3 / (1 << 20),
+    )  # fmt: skip
+    whole, lone = manifest["inputs"]
+    assert len(whole["shards"]) >= 2 and whole["shards"][1]["accepted"] == "accepted/a.part-00001.conllu"
+    assert [s["accepted"] for s in lone["shards"]] == ["accepted/a.part-00001~2.conllu"]
+    assert [s["lowconf"] for s in lone["shards"]] == ["lowconf/a.part-00001~2.conllu"]
+    check_against_cli(out, manifest, cli)
+
+
+def test_no_two_shards_are_planned_the_same_output(data: Data, tmp_path: Path) -> None:
+    """Whatever the inputs' names and order, every output name (whole files and shards) is
+    planned once: the later input gets ~2, ~3, ..., skipping names that are taken."""
+    a, small = data.inputs / "a.conllu", FIXTURES / "special.conllu"
+    files = []
+    # A small file named like a shard of a.conllu, two a.conllu to split (in two folders), and a
+    # small a~2.conllu: a name that the parts of the first a~2 leave free.
+    names = ["a.part-00001.conllu", "x/a.conllu", "y/a.conllu", "a~2.conllu"]
+    for name, source in zip(names, (small, a, a, small)):
+        (tmp_path / name).parent.mkdir(exist_ok=True)
+        shutil.copy(source, tmp_path / name)
+        files.append(str(tmp_path / name))
+    shards = job.plan(files, shard_bytes=a.stat().st_size // 3, split=True)
+    by_input = defaultdict(list)
+    for s in shards:
+        by_input[s["input"]].append(s["accepted"])
+    assert by_input[0] == ["accepted/a.part-00001.conllu"]
+    assert len(by_input[1]) >= 2 and by_input[1][1] == "accepted/a~2.part-00001.conllu"
+    assert by_input[2][1] == "accepted/a~3.part-00001.conllu"
+    assert by_input[3] == ["accepted/a~2.conllu"]
+    names = [s[kind] for s in shards for kind in ("accepted", "lowconf")]
+    assert len(set(names)) == len(names), names
 
 
 def test_an_existing_output_directory_is_refused(data: Data, sc: Any, tmp_path: Path) -> None:

@@ -56,12 +56,15 @@ import re
 import sys
 import threading
 import time
-from typing import Any, Optional, Sequence
+from typing import Any, Callable, Optional, Sequence
 
 import spoolparse
 
 #: Files larger than this many MiB are split into shards (``--shard-mb``).
 DEFAULT_SHARD_MB = 256
+
+#: What ``--compression`` takes: like each input, always zstd, or never.
+COMPRESSIONS = ("input", "zstd", "none")
 
 MANIFEST = "_manifest.json"
 TASKS = "_tasks"
@@ -97,6 +100,30 @@ def _model(ref: dict[str, Any]) -> spoolparse.Model:
                 )
             _MODELS[key] = model
     return model
+
+
+def _check_threshold(min_confidence: Optional[float]) -> None:
+    # `not 0 <= x <= 1` is also true for NaN, which compares false with everything.
+    if min_confidence is not None and not 0.0 <= min_confidence <= 1.0:
+        raise ValueError(f"the minimum confidence must be within 0..1 (got {min_confidence})")
+
+
+def _check_shard_mb(shard_mb: float) -> None:
+    # NaN and infinity have no number of bytes, and a negative size used to mean "never split"
+    # by accident (0 says it).
+    if not 0.0 <= shard_mb < float("inf"):
+        raise ValueError(f"the shard size must be 0 (never split) or a number of MiB (got {shard_mb})")
+
+
+def _check_arguments(*, min_confidence: Optional[float], shard_mb: float, compression: str) -> None:
+    """Raises ``ValueError`` for arguments the job cannot run with. The driver checks them
+    before it creates anything: a threshold outside 0..1 would otherwise fail every task, each
+    after the output directory was made, and a bad shard size or compression would be taken
+    for something else."""
+    _check_threshold(min_confidence)
+    _check_shard_mb(shard_mb)
+    if compression not in COMPRESSIONS:
+        raise ValueError(f"compression must be one of {', '.join(COMPRESSIONS)} (got {compression!r})")
 
 
 def _output_names(path: str, compression: str) -> tuple[str, str, bool]:
@@ -282,8 +309,10 @@ def run(
     """Runs the job on the SparkContext ``sc``; returns the manifest (also written to
     ``OUTPUT/_manifest.json``). ``inputs`` are files, directories or glob patterns.
     ``fail_first_attempt`` (tests) makes the first attempt of these shards fail after their
-    outputs were renamed into place."""
+    outputs were renamed into place. Bad arguments raise ``ValueError`` before anything is
+    created."""
     started = time.monotonic()
+    _check_arguments(min_confidence=min_confidence, shard_mb=shard_mb, compression=compression)
     output = os.path.abspath(output)
     if os.path.exists(output) and (not os.path.isdir(output) or os.listdir(output)):
         raise FileExistsError(f"{output} exists and is not an empty directory: outputs are never overwritten")
@@ -377,6 +406,24 @@ def _manifest(
     }
 
 
+def _checked_number(check: Callable[[float], None]) -> Callable[[str], float]:
+    """An argparse type: a number that ``check`` accepts, so that a bad one is refused before
+    Spark starts, in argparse's one-line error."""
+
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+        try:
+            check(value)
+        except ValueError as e:
+            raise argparse.ArgumentTypeError(str(e)) from None
+        return value
+
+    return parse
+
+
 def _arguments(argv: Optional[Sequence[str]]) -> argparse.Namespace:
     p = argparse.ArgumentParser(
         prog="python -m spoolparse.spark",
@@ -390,13 +437,13 @@ def _arguments(argv: Optional[Sequence[str]]) -> argparse.Namespace:
     p.add_argument("--output", required=True, metavar="DIR", help="output directory (must not exist, or be empty)")
     p.add_argument(
         "--min-confidence",
-        type=float,
+        type=_checked_number(_check_threshold),
         metavar="X",
         help="sentences whose confidence is below X go to DIR/lowconf, the others to DIR/accepted",
     )
     p.add_argument(
         "--shard-mb",
-        type=float,
+        type=_checked_number(_check_shard_mb),
         default=DEFAULT_SHARD_MB,
         help=f"split plain files larger than this many MiB into shards (default {DEFAULT_SHARD_MB}; 0: never)",
     )
@@ -405,7 +452,7 @@ def _arguments(argv: Optional[Sequence[str]]) -> argparse.Namespace:
     )
     p.add_argument(
         "--compression",
-        choices=("input", "zstd", "none"),
+        choices=COMPRESSIONS,
         default="input",
         help="compress outputs with zstd: like each input (default), always or never",
     )

@@ -189,6 +189,46 @@ def test_an_existing_output_directory_is_refused(data: Data, sc: Any, tmp_path: 
     assert [p.name for p in out.iterdir()] == ["precious"]
 
 
+@pytest.mark.parametrize(
+    "bad, message",
+    [
+        ({"min_confidence": float("nan")}, "the minimum confidence must be within 0..1 (got nan)"),
+        ({"min_confidence": 1.5}, "the minimum confidence must be within 0..1 (got 1.5)"),
+        ({"min_confidence": -0.1}, "the minimum confidence must be within 0..1 (got -0.1)"),
+        ({"shard_mb": -1.0}, "the shard size must be 0 (never split) or a number of MiB (got -1.0)"),
+        ({"shard_mb": float("inf")}, "the shard size must be 0 (never split) or a number of MiB (got inf)"),
+        ({"compression": "gzip"}, "compression must be one of input, zstd, none (got 'gzip')"),
+    ],
+)
+def test_bad_arguments_are_refused_before_anything_is_created(
+    data: Data, sc: Any, tmp_path: Path, bad: dict[str, Any], message: str
+) -> None:
+    """A threshold outside 0..1 failed every task, buried in Spark's trace, and left an output
+    directory without a manifest that a rerun refused; the driver now refuses it first."""
+    out = tmp_path / "out"
+    with pytest.raises(ValueError, match=re.escape(message)):
+        job.run(sc, model=str(data.model), inputs=[str(data.inputs / "c.conllx")], output=str(out), **bad)
+    assert not out.exists()
+
+
+def test_the_command_line_refuses_bad_arguments_in_one_line(data: Data, tmp_path: Path) -> None:
+    """Before Spark starts: argparse's error, status 2, and no output directory."""
+    out = tmp_path / "out"
+    common = ["--model", str(data.model), "--input", str(data.inputs / "c.conllx"), "--output", str(out)]
+    for option, value, message in [
+        ("--min-confidence", "nan", "the minimum confidence must be within 0..1 (got nan)"),
+        ("--min-confidence", "1.5", "the minimum confidence must be within 0..1 (got 1.5)"),
+        ("--min-confidence", "-0.1", "the minimum confidence must be within 0..1 (got -0.1)"),
+        ("--min-confidence", "high", "not a number: 'high'"),
+        ("--shard-mb", "-1", "the shard size must be 0 (never split) or a number of MiB (got -1.0)"),
+    ]:
+        argv = [sys.executable, "-m", "spoolparse.spark", "--master", "local[1]", *common, f"{option}={value}"]
+        result = subprocess.run(argv, capture_output=True, timeout=300)
+        last = result.stderr.decode().strip().splitlines()[-1]
+        assert (result.returncode, last) == (2, f"python -m spoolparse.spark: error: argument {option}: {message}")
+        assert not out.exists()
+
+
 def run_command(argv: list[str], env: dict[str, str]) -> subprocess.CompletedProcess:
     result = subprocess.run(argv, capture_output=True, env=env, timeout=300)
     assert result.returncode == 0, result.stderr.decode()[-3000:]

@@ -41,6 +41,12 @@ first attempt's. Outputs are only ever replaced inside the job's own output dire
 must not exist (or be empty) when the job starts: nothing outside it is overwritten. The
 driver removes what killed attempts left under temporary names.
 
+Arguments are checked on the driver before anything is created (``ValueError``). A job that
+fails after creating its output directory (a task's error after Spark's retries, an interrupt)
+takes back what it created, and nothing else: the shards' outputs, records and temporaries,
+then the directories it made. The output directory is then as the job found it (absent, or
+empty), so a rerun works; a directory that holds anything else stays (the driver says which).
+
 The model is opened once per executor Python process, however many tasks it runs (a
 module-level cache keyed by path and checked against the driver's fingerprint), not per task.
 """
@@ -292,6 +298,74 @@ def _remove_temporaries(output: str) -> int:
     return removed
 
 
+def _make_directories(output: str, subs: Sequence[str]) -> list[str]:
+    """Creates the output directory (unless it is there, empty) and ``subs`` in it; returns the
+    directories it created, the output first: what a failed job may remove again."""
+    os.makedirs(os.path.dirname(output), exist_ok=True)
+    created: list[str] = []
+    try:
+        for directory in (output, *(os.path.join(output, sub) for sub in subs)):
+            try:
+                os.mkdir(directory)
+            except FileExistsError:
+                # The empty output directory that the user gave: not the job's to remove.
+                continue
+            created.append(directory)
+    except OSError:
+        # Half made (no permission, a full disk): the rerun must not find it.
+        for directory in reversed(created):
+            try:
+                os.rmdir(directory)
+            except OSError:
+                pass  # not empty any more: not only the job's
+        raise
+    return created
+
+
+def _unpublish(output: str, created: Sequence[str], shards: Sequence[dict[str, Any]]) -> list[str]:
+    """After a failed job, removes what it created: the shards' outputs and commit records, what
+    attempts left under temporary names, then the directories it made, so that a rerun finds
+    the output directory as this job did (absent, or empty). Nothing else is removed: a
+    directory that holds anything more stays. Returns the directories that stayed."""
+    if os.path.exists(os.path.join(output, MANIFEST)):
+        return []  # published: the job is complete
+    ours = {os.path.join(output, s[kind]) for s in shards for kind in ("accepted", "lowconf")}
+    ours.update(_record_path(output, s["id"]) for s in shards)
+    left = []
+    for directory in reversed(created):
+        if directory == output:
+            try:
+                os.rmdir(output)
+            except OSError:
+                left.append(output)
+            continue
+        # Spark kills the job's other tasks, but not at once: one may still rename an output
+        # into place or write its record. They write by path, so a directory renamed aside is
+        # out of their reach, and what is listed in it below is all there will be.
+        aside = os.path.join(output, f".{os.path.basename(directory)}.failed{os.getpid()}")
+        try:
+            os.rename(directory, aside)
+        except OSError:
+            left.append(directory)
+            continue
+        for name in os.listdir(aside):
+            if os.path.join(directory, name) in ours or _TEMPORARY.match(name):
+                try:
+                    os.remove(os.path.join(aside, name))
+                except FileNotFoundError:
+                    pass
+        try:
+            os.rmdir(aside)
+        except OSError:
+            # It holds something that the job did not write: back under its name, kept.
+            try:
+                os.rename(aside, directory)
+                left.append(directory)
+            except OSError:
+                left.append(aside)
+    return left
+
+
 def run(
     sc: Any,
     *,
@@ -324,8 +398,6 @@ def run(
         sc.addFile(model_path)
     shard_bytes = int(shard_mb * (1 << 20))
     shards = plan(files, shard_bytes=shard_bytes, split=shard_bytes > 0, compression=compression)
-    for sub in ("accepted", "lowconf", TASKS) if min_confidence is not None else ("accepted", TASKS):
-        os.makedirs(os.path.join(output, sub), exist_ok=True)
     job = {
         "model": {
             "shared": model_on_shared_storage,
@@ -339,6 +411,34 @@ def run(
         "threads": max(1, threads_per_task),
         "fail_first_attempt": frozenset(fail_first_attempt),
     }
+    subs = ("accepted", "lowconf", TASKS) if min_confidence is not None else ("accepted", TASKS)
+    created = _make_directories(output, subs)
+    try:
+        manifest = _run_tasks(sc, files, shards, job, driver_model, started)
+    except BaseException:
+        # Without a manifest the outputs are no result, and a rerun would refuse the directory
+        # that holds them: the job takes back what it created, and only that.
+        try:
+            kept = _unpublish(output, created, shards)
+        except OSError as e:
+            # Said, not raised: the job's own failure, raised below, is the error that matters.
+            print(f"spoolparse.spark: removing what the failed job wrote in {output}: {e}", file=sys.stderr)
+            kept = []
+        if kept:
+            print(f"spoolparse.spark: kept {', '.join(kept)}: they hold files the job did not write", file=sys.stderr)
+        raise
+    return manifest
+
+
+def _run_tasks(
+    sc: Any,
+    files: Sequence[str],
+    shards: Sequence[dict[str, Any]],
+    job: dict[str, Any],
+    driver_model: spoolparse.Model,
+    started: float,
+) -> dict[str, Any]:
+    """Runs a task per shard, then writes the manifest and returns it."""
     # Largest first: the last tasks to start are the short ones.
     order = sorted(shards, key=lambda s: -(s["range"][1] - s["range"][0] if s["range"] else os.path.getsize(s["path"])))
     records = sc.parallelize(order, max(1, len(order))).map(functools.partial(run_shard, job=job)).collect()
@@ -346,9 +446,9 @@ def run(
     missing = [s["id"] for s in shards if s["id"] not in by_shard]
     if missing:
         raise RuntimeError(f"no record for shards {missing}")
-    removed = _remove_temporaries(output)
+    removed = _remove_temporaries(job["output"])
     manifest = _manifest(files, shards, by_shard, job, driver_model, started, removed)
-    _write_json_atomically(os.path.join(output, MANIFEST), manifest)
+    _write_json_atomically(os.path.join(job["output"], MANIFEST), manifest)
     return manifest
 
 

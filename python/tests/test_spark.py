@@ -126,13 +126,65 @@ def test_without_a_threshold_everything_is_accepted(data: Data, sc: Any, tmp_pat
     check_against_cli(out, manifest, cli)
 
 
+BAD_INPUT = "1\tgood\t_\t_\t_\t_\t_\t_\t_\t_\n\n# sent_id = broken\n1\tbroken\n\n"
+
+
 def test_bad_input_fails_the_job_naming_file_and_line(data: Data, sc: Any, tmp_path: Path) -> None:
+    """The job takes back what it created (the good file's outputs, published before the bad
+    one failed, too): the directory used to stay without a manifest, and a rerun refused it."""
     bad = tmp_path / "in" / "bad.conllu"
     bad.parent.mkdir()
-    bad.write_text("1\tgood\t_\t_\t_\t_\t_\t_\t_\t_\n\n# sent_id = broken\n1\tbroken\n\n")
-    with pytest.raises(Exception, match=re.escape(f"{bad}:4: expected 10 tab-separated columns")):
-        job.run(sc, model=str(data.model), inputs=[str(bad)], output=str(tmp_path / "out"), min_confidence=0.5)
-    assert not (tmp_path / "out" / job.MANIFEST).exists()
+    bad.write_text(BAD_INPUT)
+    shutil.copy(data.inputs / "a.conllu", bad.parent / "a.conllu")
+    out = tmp_path / "new" / "out"
+    with pytest.raises(Exception, match=re.escape(f"{bad}:4: expected 10 tab-separated columns, found 2")):
+        job.run(
+            sc, model=str(data.model), inputs=[str(bad.parent)], output=str(out), min_confidence=0.5,
+            shard_mb=(bad.parent / "a.conllu").stat().st_size / 3 / (1 << 20),
+        )  # fmt: skip
+    assert not out.exists() and out.parent.is_dir()
+    # The same output directory, the bad file left out.
+    manifest = job.run(sc, model=str(data.model), inputs=[str(bad.parent / "a.conllu")], output=str(out))
+    assert manifest["sentences"] > 0 and (out / job.MANIFEST).is_file()
+
+
+def test_a_failed_job_leaves_the_empty_output_directory_it_was_given(data: Data, sc: Any, tmp_path: Path) -> None:
+    bad = tmp_path / "bad.conllu"
+    bad.write_text(BAD_INPUT)
+    out = tmp_path / "out"
+    out.mkdir()
+    with pytest.raises(Exception, match=re.escape(f"{bad}:4:")):
+        job.run(sc, model=str(data.model), inputs=[str(bad)], output=str(out), min_confidence=0.5)
+    assert out.is_dir() and not list(out.iterdir())
+
+
+def test_a_failed_job_removes_only_what_it_wrote(data: Data, tmp_path: Path) -> None:
+    """Without Spark: the shards' outputs, records and temporaries go; a file that the job did
+    not write stays, and so do the directories that hold one."""
+    out = tmp_path / "out"
+    a = data.inputs / "a.conllu"
+    shards = job.plan([str(a)], shard_bytes=a.stat().st_size // 2, split=True)
+    created = job._make_directories(str(out), ("accepted", "lowconf", job.TASKS))
+    assert created == [str(out), str(out / "accepted"), str(out / "lowconf"), str(out / job.TASKS)]
+    for s in shards:
+        (out / s["accepted"]).write_text("parsed")
+        (out / s["lowconf"]).write_text("parsed")
+        (out / job.TASKS / f"shard-{s['id']:05d}.json").write_text("{}")
+    (out / "accepted" / ".a.part-00000.conllu.tmp123-4").write_text("half")
+    (out / job.TASKS / ".shard-00001.json.tmp123-4").write_text("half")
+    (out / "lowconf" / "notes.txt").write_text("the user's")
+    kept = job._unpublish(str(out), created, shards)
+    assert kept == [str(out / "lowconf"), str(out)]
+    left = sorted(str(p.relative_to(out)) for p in out.rglob("*"))
+    assert left == ["lowconf", "lowconf/notes.txt"]
+    # An attempt that Spark had not killed yet cannot put anything back: tasks never make the
+    # directories they write in.
+    model = {"shared": True, "path": str(data.model), "name": data.model.name, "verify": True}
+    model["fingerprint"] = spoolparse.Model(data.model).fingerprint
+    spec = {"model": model, "output": str(out), "min_confidence": data.threshold, "threads": 1}
+    with pytest.raises(OSError):
+        job.run_shard(shards[0], spec)
+    assert sorted(str(p.relative_to(out)) for p in out.rglob("*")) == left
 
 
 def test_a_file_named_like_a_shard_of_another_keeps_its_own_output(data: Data, sc: Any, tmp_path: Path) -> None:

@@ -46,6 +46,8 @@ fails after creating its output directory (a task's error after Spark's retries,
 takes back what it created, and nothing else: the shards' outputs, records and temporaries,
 then the directories it made. The output directory is then as the job found it (absent, or
 empty), so a rerun works; a directory that holds anything else stays (the driver says which).
+The error raised is the task's own (``TaskError``: ``FILE:LINE: problem`` for bad input), and
+the command line prints it as its last line, with exit status 1.
 
 The model is opened once per executor Python process, however many tasks it runs (a
 module-level cache keyed by path and checked against the driver's fingerprint), not per task.
@@ -298,6 +300,37 @@ def _remove_temporaries(output: str) -> int:
     return removed
 
 
+class TaskError(RuntimeError):
+    """A task of the job failed (after Spark's retries). ``str(e)`` is the task's own error as
+    it raised it: ``FILE:LINE: problem`` for bad input (prefixed with its class unless it is
+    one of spoolparse's); ``kind`` is that class (``spoolparse.InputError``), and the
+    exception Spark raised on the driver, with the whole traceback, is ``__cause__``."""
+
+    def __init__(self, kind: str, message: str):
+        super().__init__(message if kind.startswith("spoolparse.") else f"{kind}: {message}")
+        self.kind = kind
+
+
+_TRACEBACK = "Traceback (most recent call last):"
+_EXCEPTION_LINE = re.compile(r"([A-Za-z_][\w.]*)(?:: (.*))?$")
+
+
+def _task_error(error: BaseException) -> Optional[TaskError]:
+    """The error that the failed task raised, read from the exception Spark raised on the
+    driver, whose text ends with the task's Python traceback (pyspark 4's PythonException; a
+    Py4JJavaError has Java frames after it): the first line after the last traceback's frames.
+    ``None`` if there is no traceback (the job failed for another reason)."""
+    text = str(error)
+    start = text.rfind(_TRACEBACK)
+    if start < 0:
+        return None
+    for line in text[start:].splitlines()[1:]:
+        if line and not line[0].isspace():
+            match = _EXCEPTION_LINE.match(line)
+            return TaskError(match.group(1), match.group(2) or "") if match else None
+    return None
+
+
 def _make_directories(output: str, subs: Sequence[str]) -> list[str]:
     """Creates the output directory (unless it is there, empty) and ``subs`` in it; returns the
     directories it created, the output first: what a failed job may remove again."""
@@ -438,10 +471,17 @@ def _run_tasks(
     driver_model: spoolparse.Model,
     started: float,
 ) -> dict[str, Any]:
-    """Runs a task per shard, then writes the manifest and returns it."""
+    """Runs a task per shard, then writes the manifest and returns it. A task's failure is a
+    ``TaskError``."""
     # Largest first: the last tasks to start are the short ones.
     order = sorted(shards, key=lambda s: -(s["range"][1] - s["range"][0] if s["range"] else os.path.getsize(s["path"])))
-    records = sc.parallelize(order, max(1, len(order))).map(functools.partial(run_shard, job=job)).collect()
+    try:
+        records = sc.parallelize(order, max(1, len(order))).map(functools.partial(run_shard, job=job)).collect()
+    except Exception as error:
+        task_error = _task_error(error)
+        if task_error is None:
+            raise
+        raise task_error from error
     by_shard = {r["shard"]: r for r in records}
     missing = [s["id"] for s in shards if s["id"] not in by_shard]
     if missing:
@@ -582,6 +622,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     if not under_submit and (args.master or "local").startswith("local"):
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     spark = builder.getOrCreate()
+    failure: Optional[Exception] = None
     try:
         manifest = run(
             spark.sparkContext,
@@ -595,8 +636,16 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             model_on_shared_storage=args.model_on_shared_storage,
             verify=not args.no_verify,
         )
+    except (TaskError, OSError, ValueError) as e:
+        # What the user has to fix (bad input, a model, the output directory): Spark has logged
+        # the traceback; the last line says it as `spoolparse` would, after Spark is stopped.
+        failure = e
     finally:
         spark.stop()
+    if failure is not None:
+        one_line = " ".join(str(failure).splitlines())
+        print(f"spoolparse.spark: error: {one_line}", file=sys.stderr)
+        return 1
     lowconf = ""
     if args.min_confidence is not None:
         lowconf = f", {manifest['lowconf_sentences']} below {args.min_confidence} in lowconf/"

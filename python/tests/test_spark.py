@@ -130,18 +130,21 @@ BAD_INPUT = "1\tgood\t_\t_\t_\t_\t_\t_\t_\t_\n\n# sent_id = broken\n1\tbroken\n\
 
 
 def test_bad_input_fails_the_job_naming_file_and_line(data: Data, sc: Any, tmp_path: Path) -> None:
-    """The job takes back what it created (the good file's outputs, published before the bad
-    one failed, too): the directory used to stay without a manifest, and a rerun refused it."""
+    """The task's own error, not Spark's trace; and the job takes back what it created (the
+    good file's outputs, published before the bad one failed, too): the directory used to stay
+    without a manifest, and a rerun refused it."""
     bad = tmp_path / "in" / "bad.conllu"
     bad.parent.mkdir()
     bad.write_text(BAD_INPUT)
     shutil.copy(data.inputs / "a.conllu", bad.parent / "a.conllu")
     out = tmp_path / "new" / "out"
-    with pytest.raises(Exception, match=re.escape(f"{bad}:4: expected 10 tab-separated columns, found 2")):
+    with pytest.raises(job.TaskError) as failed:
         job.run(
             sc, model=str(data.model), inputs=[str(bad.parent)], output=str(out), min_confidence=0.5,
             shard_mb=(bad.parent / "a.conllu").stat().st_size / 3 / (1 << 20),
         )  # fmt: skip
+    assert str(failed.value) == f"{bad}:4: expected 10 tab-separated columns, found 2"
+    assert failed.value.kind == "spoolparse.InputError"
     assert not out.exists() and out.parent.is_dir()
     # The same output directory, the bad file left out.
     manifest = job.run(sc, model=str(data.model), inputs=[str(bad.parent / "a.conllu")], output=str(out))
@@ -153,7 +156,7 @@ def test_a_failed_job_leaves_the_empty_output_directory_it_was_given(data: Data,
     bad.write_text(BAD_INPUT)
     out = tmp_path / "out"
     out.mkdir()
-    with pytest.raises(Exception, match=re.escape(f"{bad}:4:")):
+    with pytest.raises(job.TaskError, match=re.escape(f"{bad}:4:")):
         job.run(sc, model=str(data.model), inputs=[str(bad)], output=str(out), min_confidence=0.5)
     assert out.is_dir() and not list(out.iterdir())
 
@@ -185,6 +188,24 @@ def test_a_failed_job_removes_only_what_it_wrote(data: Data, tmp_path: Path) -> 
     with pytest.raises(OSError):
         job.run_shard(shards[0], spec)
     assert sorted(str(p.relative_to(out)) for p in out.rglob("*")) == left
+
+
+def test_a_task_error_is_read_from_sparks_exception() -> None:
+    """pyspark 4 raises the task's traceback; pyspark 3's Py4JJavaError wraps it in Java."""
+    frames = "Traceback (most recent call last):\n"
+    frames += '  File "spark.py", line 1, in run_shard\n    stats = model.parse_file(\n'
+    line = "spoolparse.InputError: /in/bad.conllu:4: expected 10 tab-separated columns, found 2"
+    for text in (
+        f"An exception was thrown from the Python worker:\n{frames}{line}",
+        f"An error occurred while calling o1.collect.\n: org.apache.spark.SparkException: Job aborted: "
+        f"org.apache.spark.api.python.PythonException: {frames}{line}\n\n\tat org.apache.spark.Foo(Foo.scala:1)\n",
+    ):
+        error = job._task_error(Exception(text))
+        assert error is not None and error.kind == "spoolparse.InputError"
+        assert str(error) == "/in/bad.conllu:4: expected 10 tab-separated columns, found 2"
+    other = job._task_error(Exception(f"{frames}ZeroDivisionError: division by zero"))
+    assert other is not None and str(other) == "ZeroDivisionError: division by zero"
+    assert job._task_error(Exception("Job aborted: executor lost")) is None
 
 
 def test_a_file_named_like_a_shard_of_another_keeps_its_own_output(data: Data, sc: Any, tmp_path: Path) -> None:
@@ -279,6 +300,23 @@ def test_the_command_line_refuses_bad_arguments_in_one_line(data: Data, tmp_path
         last = result.stderr.decode().strip().splitlines()[-1]
         assert (result.returncode, last) == (2, f"python -m spoolparse.spark: error: argument {option}: {message}")
         assert not out.exists()
+
+
+def test_the_command_line_ends_with_the_tasks_error(data: Data, tmp_path: Path) -> None:
+    """A bad input: status 1, the last line is the task's `FILE:LINE: problem` (the line that
+    `spoolparse parse` prints), not Spark's trace, and no output directory is left."""
+    bad = tmp_path / "bad.conllu"
+    bad.write_text(BAD_INPUT)
+    out = tmp_path / "out"
+    argv = [sys.executable, "-m", "spoolparse.spark", "--master", "local[1]", "--model", str(data.model)]
+    argv += ["--input", str(bad), "--output", str(out), "--min-confidence", "0.5"]
+    env = {**os.environ, "PYSPARK_PYTHON": sys.executable}
+    result = subprocess.run(argv, capture_output=True, env=env, timeout=300)
+    last = result.stderr.decode().strip().splitlines()[-1]
+    problem = f"{bad}:4: expected 10 tab-separated columns, found 2"
+    assert (result.returncode, last) == (1, f"spoolparse.spark: error: {problem}")
+    assert data.run_fails("parse", "--model", data.model, bad).strip() == f"spoolparse: error: {problem}"
+    assert not out.exists()
 
 
 def run_command(argv: list[str], env: dict[str, str]) -> subprocess.CompletedProcess:

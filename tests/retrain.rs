@@ -218,6 +218,26 @@ fn annotations_are_checked_against_the_root_label_of_the_serving_model() {
     assert_eq!((r.sentences, r.rejected.len()), (1, 1), "{:?}", r.rejected);
 }
 
+/// Writes `dir/spoolparse.toml`: spool, output and models under `dir`, `model` configured,
+/// `[retrain]` with `base` and `heldout`, then the lines `extra` (more `[retrain]` keys, or
+/// further tables).
+fn write_config(dir: &Path, model: &Path, base: &Path, heldout: &Path, extra: &str) -> PathBuf {
+    let config = dir.join("spoolparse.toml");
+    let root = dir.display();
+    fs::write(
+        &config,
+        format!(
+            "[paths]\nspool = \"{root}/spool\"\noutput = \"{root}/out\"\nmodel = \"{}\"\n\
+             [retrain]\nbase = [\"{}\"]\nheldout = \"{}\"\n{extra}",
+            model.display(),
+            base.display(),
+            heldout.display()
+        ),
+    )
+    .unwrap();
+    config
+}
+
 /// Sentences of an en_ewt file.
 fn sentences(path: &Path) -> Vec<Sentence> {
     Reader::open(path, Format::Conllu).unwrap().map(|s| s.unwrap()).collect()
@@ -267,20 +287,7 @@ fn en_ewt_setup(
     }
     let out = common::train(&base_path, &model, &args);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let config = dir.join("spoolparse.toml");
-    let root = dir.display();
-    fs::write(
-        &config,
-        format!(
-            "[paths]\nspool = \"{root}/spool\"\noutput = \"{root}/out\"\nmodel = \"{}\"\n\
-             [retrain]\nbase = [\"{}\"]\nheldout = \"{}\"\n{extra}",
-            model.display(),
-            base_path.display(),
-            heldout_path.display()
-        ),
-    )
-    .unwrap();
-    (train, config)
+    (train, write_config(dir, &model, &base_path, &heldout_path, extra))
 }
 
 fn retrain(config: &Path) -> Report {
@@ -332,24 +339,12 @@ fn retraining_promotes_good_annotations_and_the_gate_refuses_corrupted_trees() {
 fn the_daemon_switches_to_a_promoted_or_rolled_back_model_between_files() {
     let dir = tempfile::tempdir().unwrap();
     let model = small_model(dir.path(), 2);
-    let root = dir.path().display();
-    let config = dir.path().join("spoolparse.toml");
     let fixture = common::fixture("special.conllu");
     // A file of its own: the configuration refuses a held-out file that is also in retrain.base.
     let heldout = dir.path().join("heldout.conllu");
     fs::copy(&fixture, &heldout).unwrap();
-    fs::write(
-        &config,
-        format!(
-            "[paths]\nspool = \"{root}/spool\"\noutput = \"{root}/out\"\nmodel = \"{}\"\n\
-             [watch]\nrescan_seconds = 0.2\n\
-             [retrain]\nbase = [\"{}\"]\nheldout = \"{}\"\nmax_las_drop = 100\nepochs = 1\n",
-            model.display(),
-            fixture.display(),
-            heldout.display()
-        ),
-    )
-    .unwrap();
+    let extra = "max_las_drop = 100\nepochs = 1\n[watch]\nrescan_seconds = 0.2\n";
+    let config = write_config(dir.path(), &model, &fixture, &heldout, extra);
     let log = dir.path().join("daemon.log");
     let mut daemon = Command::new(env!("CARGO_BIN_EXE_spoolparse"))
         .args(["daemon", "--config", config.to_str().unwrap()])
@@ -480,22 +475,10 @@ fn kill_9_during_retraining_and_promotion_leaves_a_serving_model_and_every_annot
 fn a_foreground_cycle_removes_temporaries_of_killed_runs_and_keeps_those_of_live_ones() {
     let dir = tempfile::tempdir().unwrap();
     let model = small_model(dir.path(), 2);
-    let root = dir.path().display();
     let fixture = common::fixture("special.conllu");
     let heldout = dir.path().join("heldout.conllu");
     fs::copy(&fixture, &heldout).unwrap();
-    let config = dir.path().join("spoolparse.toml");
-    fs::write(
-        &config,
-        format!(
-            "[paths]\nspool = \"{root}/spool\"\noutput = \"{root}/out\"\nmodel = \"{}\"\n\
-             [retrain]\nbase = [\"{}\"]\nheldout = \"{}\"\nepochs = 1\n",
-            model.display(),
-            fixture.display(),
-            heldout.display()
-        ),
-    )
-    .unwrap();
+    let config = write_config(dir.path(), &model, &fixture, &heldout, "epochs = 1\n");
     let models = dir.path().join("spool/models");
     fs::create_dir_all(&models).unwrap();
     // A pid above the kernel's pid_max is never alive; this test's own process is.

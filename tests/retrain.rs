@@ -150,6 +150,10 @@ fn what_serves_survives_the_loss_of_the_history_and_pruning_spares_files_of_othe
         registry.switch(Event::Promoted, &promoted).unwrap();
     }
     let serving = registry.current_name().unwrap().unwrap();
+    // A directory from before `configured`: the history stands in, and the link is made.
+    fs::remove_file(models.join("configured")).unwrap();
+    assert_eq!(name(&registry.serve(&configured).unwrap()), serving);
+    assert!(models.join("configured").exists());
     // Log rotation, or a clean-up: a restart still serves the promoted model.
     fs::remove_file(models.join("history.jsonl")).unwrap();
     assert_eq!(name(&registry.serve(&configured).unwrap()), serving);

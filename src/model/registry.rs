@@ -171,6 +171,10 @@ impl Registry {
         let installed = self.install(configured)?;
         let name = file_name(installed.path());
         if self.last_configured()?.is_some_and(|last| last == name) {
+            // A directory from before the link: from now on what serves does not need the history.
+            if self.link(CONFIGURED).map_err(io_err(&self.dir))?.is_none() {
+                self.set_link(CONFIGURED, &name)?;
+            }
             if let Some(current) = self.current_name().map_err(io_err(&self.dir))? {
                 if current == name {
                     return Ok(installed);

@@ -759,7 +759,7 @@ fn run_parse(
         inputs.iter().map(|p| Input { path: p.clone(), range: None }).collect()
     };
     let started = Instant::now();
-    let stats = files::parse_to_files(&model, &inputs, output, rejected, opts, Publish::InPlace)?;
+    let stats = files::parse_to_files(&model, &inputs, output, rejected, opts, Publish::InPlace, None)?;
     if let Some(p) = rejected {
         eprintln!("{} of {} sentences below --min-confidence went to {}", stats.rejected, stats.sentences, p.display());
     }

@@ -116,7 +116,7 @@ fn shards_of_a_file_parse_to_the_whole_files_output() {
     let split = |inputs: &[Input]| {
         let (mut acc, mut rej) = (Vec::new(), Vec::new());
         let opts = PipelineOptions { confidence: true, min_confidence: Some(0.9), ..PipelineOptions::default() };
-        let outputs = Outputs { accepted: &mut acc, rejected: Some(&mut rej) };
+        let outputs = Outputs { accepted: &mut acc, rejected: Some(&mut rej), cancel: None };
         parse_inputs_split(&model, inputs, outputs, opts).map(|s| (acc, rej, s.sentences)).map_err(|e| e.to_string())
     };
     let whole = split(&[Input { path: input.clone(), range: None }]).unwrap();
@@ -152,7 +152,7 @@ fn atomic_outputs_never_overwrite_and_leave_nothing_on_failure() {
     std::fs::create_dir(dir.path().join("out")).unwrap();
     let opts = PipelineOptions { confidence: true, min_confidence: Some(0.5), ..PipelineOptions::default() };
     let atomic = Publish::Atomic { replace: false };
-    let stats = parse_to_files(&model, std::slice::from_ref(&input), &acc, Some(&rej), opts, atomic).unwrap();
+    let stats = parse_to_files(&model, std::slice::from_ref(&input), &acc, Some(&rej), opts, atomic, None).unwrap();
     assert_eq!(stats.sentences, 3);
     let first = (std::fs::read(&acc).unwrap(), std::fs::read(&rej).unwrap());
     // Compressed by name, as the command line does.
@@ -161,17 +161,17 @@ fn atomic_outputs_never_overwrite_and_leave_nothing_on_failure() {
     let plain = |b: &[u8]| zstd::decode_all(b).unwrap();
     assert_eq!([plain(&first.0), plain(&first.1)].concat().len(), cli.len());
     std::fs::write(&rej, "keep").unwrap();
-    let err = parse_to_files(&model, std::slice::from_ref(&input), &acc, Some(&rej), opts, atomic).unwrap_err();
+    let err = parse_to_files(&model, std::slice::from_ref(&input), &acc, Some(&rej), opts, atomic, None).unwrap_err();
     assert!(matches!(err, FilesError::Exists { .. }), "{err}");
     assert_eq!(std::fs::read(&rej).unwrap(), b"keep");
     let replace = Publish::Atomic { replace: true };
-    parse_to_files(&model, std::slice::from_ref(&input), &acc, Some(&rej), opts, replace).unwrap();
+    parse_to_files(&model, std::slice::from_ref(&input), &acc, Some(&rej), opts, replace, None).unwrap();
     assert_eq!((std::fs::read(&acc).unwrap(), std::fs::read(&rej).unwrap()), first);
     // Replacing is for files: a directory (or device) in an output's place is refused before
     // the other output is touched.
     let node = dir.path().join("out/node");
     std::fs::create_dir(&node).unwrap();
-    let err = parse_to_files(&model, std::slice::from_ref(&input), &acc, Some(&node), opts, replace).unwrap_err();
+    let err = parse_to_files(&model, std::slice::from_ref(&input), &acc, Some(&node), opts, replace, None).unwrap_err();
     assert!(matches!(err, FilesError::NotAFile { .. }), "{err}");
     assert_eq!(std::fs::read(&acc).unwrap(), first.0);
     std::fs::remove_dir(&node).unwrap();
@@ -179,7 +179,11 @@ fn atomic_outputs_never_overwrite_and_leave_nothing_on_failure() {
     std::fs::write(&bad, "1\tx\n\n").unwrap();
     let (acc2, rej2) = (dir.path().join("out/a2.conllu"), dir.path().join("out/r2.conllu"));
     let bad = Input { path: bad, range: None };
-    assert!(parse_to_files(&model, &[bad], &acc2, Some(&rej2), opts, atomic).is_err());
+    assert!(parse_to_files(&model, &[bad], &acc2, Some(&rej2), opts, atomic, None).is_err());
+    // Cancelled (Ctrl-C in Python): stopped at the next sentence, nothing published.
+    let cancel = std::sync::atomic::AtomicBool::new(true);
+    let err = parse_to_files(&model, std::slice::from_ref(&input), &acc2, Some(&rej2), opts, atomic, Some(&cancel));
+    assert!(matches!(err, Err(FilesError::Pipeline(spoolparse::parse::pipeline::PipelineError::Cancelled))), "{err:?}");
     let mut left: Vec<_> = std::fs::read_dir(dir.path().join("out")).unwrap().map(|e| e.unwrap().file_name()).collect();
     left.sort();
     assert_eq!(left, ["acc.conllu.zst", "rej.conllu.zst"], "a failed run left files");

@@ -6,6 +6,8 @@
 
 use std::io::Cursor;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::RecvTimeoutError;
 use std::sync::Arc;
 
 use pyo3::create_exception;
@@ -71,6 +73,7 @@ fn pipeline_error(py: Python<'_>, e: PipelineError) -> PyErr {
         PipelineError::Write(io) => os_error(io.kind(), e.to_string()),
         PipelineError::Pool(_) => PyRuntimeError::new_err(e.to_string()),
         PipelineError::NoTagger(_) => PyValueError::new_err(e.to_string()),
+        PipelineError::Cancelled => pyo3::exceptions::PyKeyboardInterrupt::new_err(e.to_string()),
     }
 }
 
@@ -322,8 +325,15 @@ impl Model {
         let result = py.detach(move || {
             let mut out = Vec::with_capacity(text.len() + text.len() / 4);
             let input = Box::new(Cursor::new(text.into_bytes()));
-            pipeline::parse_reader(&model, input, &name, format, Outputs { accepted: &mut out, rejected: None }, opts)
-                .map(|_| out)
+            pipeline::parse_reader(
+                &model,
+                input,
+                &name,
+                format,
+                Outputs { accepted: &mut out, rejected: None, cancel: None },
+                opts,
+            )
+            .map(|_| out)
         });
         let out = result.map_err(|e| pipeline_error(py, e))?;
         String::from_utf8(out).map_err(|e| PyRuntimeError::new_err(format!("internal error: output not UTF-8: {e}")))
@@ -338,6 +348,7 @@ impl Model {
     /// Each output is written under a temporary name beside it and renamed once complete, so
     /// that a reader never sees a part of one and a failure leaves nothing; an existing output
     /// raises ``FileExistsError`` before anything is parsed, unless ``overwrite=True``.
+    /// Ctrl-C (``KeyboardInterrupt``) stops it within about 50 ms, and nothing is published.
     /// ``byte_range=(start, end)`` parses only those bytes of a single plain file: a shard
     /// from ``spoolparse.shard_ranges``. ``threads`` parsing threads (input order is kept).
     /// Returns ``{"sentences": …, "words": …, "lowconf": …}``.
@@ -386,8 +397,38 @@ impl Model {
         };
         let model = Arc::clone(&self.model);
         let publish = Publish::Atomic { replace: overwrite };
-        let result =
-            py.detach(move || files::parse_to_files(&model, &inputs, &accepted, lowconf.as_deref(), opts, publish));
+        let cancel = AtomicBool::new(false);
+        let (result, interrupt) = py.detach(|| {
+            std::thread::scope(|scope| {
+                let (done, finished) = std::sync::mpsc::channel();
+                let parse = || {
+                    files::parse_to_files(&model, &inputs, &accepted, lowconf.as_deref(), opts, publish, Some(&cancel))
+                };
+                scope.spawn(move || done.send(parse()));
+                // Python runs signal handlers (Ctrl-C) in the main thread only, and only with the
+                // GIL: look every 50 ms, and on one, stop the parse before anything is published.
+                let mut interrupt = None;
+                loop {
+                    match finished.recv_timeout(std::time::Duration::from_millis(50)) {
+                        Ok(result) => return (result, interrupt),
+                        Err(RecvTimeoutError::Timeout) if interrupt.is_none() => {
+                            if let Err(e) = Python::attach(|py| py.check_signals()) {
+                                interrupt = Some(e);
+                                cancel.store(true, Ordering::Relaxed);
+                            }
+                        }
+                        Err(RecvTimeoutError::Timeout) => {}
+                        Err(RecvTimeoutError::Disconnected) => {
+                            let panicked = PipelineError::Pool("the parsing thread panicked".into());
+                            return (Err(FilesError::Pipeline(panicked)), interrupt);
+                        }
+                    }
+                }
+            })
+        });
+        if let Some(e) = interrupt {
+            return Err(e);
+        }
         let stats = result.map_err(|e| files_error(py, e))?;
         let dict = PyDict::new(py);
         dict.set_item("sentences", stats.sentences)?;

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pickle
 import re
 import shutil
+import signal
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -182,6 +183,24 @@ def test_overwriting_refuses_an_output_that_is_not_a_file_before_writing_either(
     with pytest.raises(ValueError, match="not a regular file"):
         model.parse_file(data.inputs / "a.conllu", acc, low, data.threshold, overwrite=True)
     assert acc.read_text() == "yesterday\n" and low.is_dir()
+
+
+def test_ctrl_c_stops_parse_file_and_publishes_nothing(data: Data, tmp_path: Path) -> None:
+    model = spoolparse.Model(data.model)
+    text = (data.inputs / "a.conllu").read_text()
+    words = sum(1 for line in text.splitlines() if re.match(r"\d+\t", line))
+    big = tmp_path / "big.conllu"
+    # Some seconds of parsing, so that the interrupt comes long before the end.
+    big.write_text(text * max(1, 1_000_000 // words))
+    acc, low = tmp_path / "acc.conllu", tmp_path / "low.conllu"
+    timer = threading.Timer(0.2, signal.raise_signal, (signal.SIGINT,))
+    timer.start()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            model.parse_file(big, acc, low, data.threshold)
+    finally:
+        timer.join()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["big.conllu"], "an output or a temporary was left"
 
 
 def test_an_input_is_never_its_own_output_even_when_overwriting(data: Data, tmp_path: Path) -> None:

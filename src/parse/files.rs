@@ -6,6 +6,7 @@
 
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
 use crate::base::io::{self as base_io, Output, STDIO};
@@ -133,7 +134,8 @@ impl Pending {
 /// Parses `inputs` (files or shards, in order) with `model` into `accepted`, or, with
 /// `rejected` and `opts.min_confidence`, the sentences below it into `rejected`: each sentence
 /// exactly once, in input order. The outputs are compressed if their names end in `.zst`, and
-/// get their names as `publish` says. Stops at the first bad input.
+/// get their names as `publish` says. Stops at the first bad input, or at the next sentence
+/// once `cancel` is set (from another thread; [`PipelineError::Cancelled`]).
 pub fn parse_to_files(
     model: &Arc<ModelFile>,
     inputs: &[Input],
@@ -141,6 +143,7 @@ pub fn parse_to_files(
     rejected: Option<&Path>,
     opts: PipelineOptions,
     publish: Publish,
+    cancel: Option<&AtomicBool>,
 ) -> Result<ParseStats, FilesError> {
     // Before anything is created, as creating an output truncates it: the threshold is a
     // probability, every input can be read, and no output is an input or the other output.
@@ -188,8 +191,11 @@ pub fn parse_to_files(
             return Err(e);
         }
     };
-    let outputs =
-        Outputs { accepted: &mut acc.out, rejected: rej.as_mut().map(|r| &mut r.out as &mut (dyn Write + Send)) };
+    let outputs = Outputs {
+        accepted: &mut acc.out,
+        rejected: rej.as_mut().map(|r| &mut r.out as &mut (dyn Write + Send)),
+        cancel,
+    };
     let stats = match parse_inputs_split(model, inputs, outputs, opts) {
         Ok(stats) => stats,
         Err(e) => {

@@ -299,7 +299,7 @@ pub fn parse_files(
     out: &mut (dyn Write + Send),
     opts: PipelineOptions,
 ) -> Result<ParseStats, PipelineError> {
-    parse_files_split(model, inputs, Outputs { accepted: out, rejected: None }, opts)
+    parse_files_split(model, inputs, Outputs { accepted: out, rejected: None, cancel: None }, opts)
 }
 
 /// [`parse_files`] with every sentence written, in input order, to exactly one of two outputs:
@@ -397,6 +397,7 @@ fn parse_ranges_in_parallel(
     opts: PipelineOptions,
 ) -> Result<ParseStats, PipelineError> {
     let opts = PipelineOptions { threads: 1, ..opts };
+    let cancel = out.cancel;
     let job = |range: &Range<u64>| Input { path: path.to_path_buf(), range: Some(range.clone()) };
     let (first, results) = std::thread::scope(|scope| {
         let handles: Vec<_> = ranges[1..]
@@ -405,7 +406,8 @@ fn parse_ranges_in_parallel(
             .map(|(range, (accepted, rejected))| {
                 let input = [job(range)];
                 scope.spawn(move || {
-                    let out = Outputs { accepted, rejected: rejected.as_mut().map(|r| r as &mut (dyn Write + Send)) };
+                    let rejected = rejected.as_mut().map(|r| r as &mut (dyn Write + Send));
+                    let out = Outputs { accepted, rejected, cancel };
                     parse_inputs_split(model, &input, out, opts)
                 })
             })
@@ -414,6 +416,7 @@ fn parse_ranges_in_parallel(
         let first_out = Outputs {
             accepted: &mut out.accepted,
             rejected: out.rejected.as_mut().map(|r| r as &mut (dyn Write + Send)),
+            cancel,
         };
         let first = parse_inputs_split(model, &[job(&ranges[0])], first_out, opts);
         let results: Vec<_> = handles
@@ -483,6 +486,9 @@ pub fn parse_reader(
 pub struct Outputs<'a> {
     pub accepted: &'a mut (dyn Write + Send),
     pub rejected: Option<&'a mut (dyn Write + Send)>,
+    /// Once set (by another thread), the run stops at the next sentence with
+    /// [`PipelineError::Cancelled`].
+    pub cancel: Option<&'a AtomicBool>,
 }
 
 /// What a run parsed.
@@ -505,6 +511,9 @@ pub enum PipelineError {
     Pool(String),
     #[error(transparent)]
     NoTagger(#[from] NoTagger),
+    /// [`Outputs::cancel`] was set.
+    #[error("interrupted")]
+    Cancelled,
 }
 
 impl From<io::Error> for PipelineError {
@@ -525,6 +534,9 @@ impl Sink for OutputsSink<'_> {
     type Error = PipelineError;
 
     fn sentence(&mut self, _: &Job, sent: &Sentence, confidence: f64) -> Result<(), PipelineError> {
+        if self.out.cancel.is_some_and(|c| c.load(Ordering::Relaxed)) {
+            return Err(PipelineError::Cancelled);
+        }
         self.stats.sentences += 1;
         self.stats.words += sent.len();
         match (self.min_confidence, self.out.rejected.as_deref_mut()) {

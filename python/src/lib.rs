@@ -384,6 +384,17 @@ impl Model {
         if let Some((start, end)) = byte_range.filter(|(s, e)| s > e) {
             return Err(PyValueError::new_err(format!("byte_range ({start}, {end}) ends before it starts")));
         }
+        if let (Some((start, end)), [path]) = (byte_range, paths.as_slice()) {
+            // A shard of a file that has shrunk since it was planned: not silently nothing.
+            if let Ok(len) = std::fs::metadata(path).map(|m| m.len()) {
+                if end > len {
+                    return Err(PyValueError::new_err(format!(
+                        "byte_range ({start}, {end}) goes past the end of {} ({len} bytes)",
+                        path.display()
+                    )));
+                }
+            }
+        }
         let inputs: Vec<Input> =
             paths.into_iter().map(|path| Input { path, range: byte_range.map(|(s, e)| s..e) }).collect();
         let opts = PipelineOptions {

@@ -155,6 +155,10 @@ def test_shards_concatenate_to_the_whole_file(data: Data, tmp_path: Path) -> Non
         total += model.parse_file(
             a, tmp_path / f"acc{k}.conllu", tmp_path / f"low{k}.conllu", data.threshold, byte_range=r
         )["sentences"]
+    size = a.stat().st_size
+    with pytest.raises(ValueError, match=f"goes past the end of .*a.conllu \\({size} bytes\\)"):
+        model.parse_file(a, tmp_path / "past.conllu", byte_range=(size + 10, size + 20))
+    assert not (tmp_path / "past.conllu").exists()
     cli_acc, cli_low, _ = data.cli(a, tmp_path / "cli", data.threshold)
     assert b"".join((tmp_path / f"acc{k}.conllu").read_bytes() for k in range(len(ranges))) == cli_acc.read_bytes()
     assert b"".join((tmp_path / f"low{k}.conllu").read_bytes() for k in range(len(ranges))) == cli_low.read_bytes()

@@ -522,9 +522,16 @@ pub enum ErrorKind {
     MisplacedComment,
     #[error("sentence without any word")]
     NoWords,
-    /// Pseudo-projective lifting refused the tree (a DEPREL with its marks `↑` or `↓`).
+    /// Pseudo-projective lifting refused the tree.
     #[error("cannot projectivize the tree: {0}")]
     Unliftable(String),
+    /// A gold DEPREL holds `↑` or `↓`, which pseudo-projective labels are made of: trained on,
+    /// it would be lowered as a lifted arc at parse time (or refused, if the tree is lifted).
+    #[error(
+        "word {word}'s DEPREL {deprel} contains ↑ or ↓, which spoolparse reserves for its pseudo-projective \
+         labels: write the plain relation (e.g. {base})"
+    )]
+    ReservedMark { word: usize, deprel: String, base: String },
 }
 
 impl ErrorKind {

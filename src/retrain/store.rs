@@ -287,6 +287,7 @@ fn check_sentence(sent: &Sentence, path: &Path, name: &str, root_label: &str) ->
     if is_unparsed(sent) {
         return Err(format!("{name}:{}: an unparsed placeholder ({ERROR_KEY}), not an annotation", sent.first_line));
     }
+    crate::train::check_marks(sent, path).map_err(|e| e.with_name(name))?;
     let heads = partial_heads(sent, path).map_err(|e| e.with_name(name))?;
     if heads.iter().all(Option::is_none) {
         return Err(format!("{name}:{}: no annotated arc (every HEAD is _)", sent.line_of_word(1)));
@@ -491,6 +492,8 @@ mod tests {
             sentence(Some("r"), &[("a", "3", "dep"), ("b", "0", "root"), ("c", "2", "_"), ("d", "1", "dep")]),
             sentence(Some("s"), &[("a", "2", "dep"), ("b", "0", "nsubj"), ("c", "2", "dep")]),
             sentence(Some("t"), &[("a", "2", "root"), ("b", "0", "root"), ("c", "2", "dep")]),
+            // A projective tree, but a DEPREL with a pseudo-projective mark typed in.
+            sentence(Some("x"), &[("a", "2", "nsubj↑obj"), ("b", "0", "root"), ("c", "2", "dep")]),
             // Trained on: a whole non-projective tree (lifted), a partial projective annotation
             // with its root DEPREL open, and one without a root word.
             sentence(Some("u"), &[("a", "3", "dep"), ("b", "0", "root"), ("c", "2", "dep"), ("d", "1", "dep")]),
@@ -508,6 +511,8 @@ mod tests {
              DEPREL must be root (or _)",
             "s.conllu:24: word 1 has DEPREL root but HEAD 2, and training skips the sentence: only the word with \
              HEAD 0 may have DEPREL root",
+            "s.conllu:29: word 1's DEPREL nsubj↑obj contains ↑ or ↓, which spoolparse reserves for its \
+             pseudo-projective labels: write the plain relation (e.g. nsubj)",
         ];
         assert_eq!(r.rejected.len(), expected.len(), "{:#?}", r.rejected);
         for (got, want) in r.rejected.iter().zip(expected) {
@@ -518,7 +523,7 @@ mod tests {
     }
 
     /// Every sentence of up to 4 words with any HEAD (`_`, 0..=n) and DEPREL (`root`, `dep`,
-    /// `_`): ingest stores exactly those that training (with a pseudo-projective scheme, the
+    /// `_`, and `dep↑x`, a pseudo-projective mark typed in): ingest stores exactly those that training (with a pseudo-projective scheme, the
     /// default, and root label `root`) trains on, rather than skipping or refusing them.
     #[test]
     fn ingest_accepts_exactly_what_training_trains_on() {
@@ -529,13 +534,14 @@ mod tests {
         let (mut stored, mut trained) = (0, 0);
         for n in 1..=4usize {
             let heads: Vec<String> = std::iter::once("_".to_string()).chain((0..=n).map(|h| h.to_string())).collect();
-            let choices = (heads.len() * 3).pow(n as u32);
+            const DEPRELS: [&str; 4] = ["root", "dep", "_", "dep↑x"];
+            let choices = (heads.len() * DEPRELS.len()).pow(n as u32);
             for mut code in 0..choices {
                 let mut words = Vec::new();
                 for i in 0..n {
-                    let (h, d) = (code % heads.len(), code / heads.len() % 3);
-                    code /= heads.len() * 3;
-                    words.push((["a", "b", "c", "d"][i], heads[h].as_str(), ["root", "dep", "_"][d]));
+                    let (h, d) = (code % heads.len(), code / heads.len() % DEPRELS.len());
+                    code /= heads.len() * DEPRELS.len();
+                    words.push((["a", "b", "c", "d"][i], heads[h].as_str(), DEPRELS[d]));
                 }
                 let text = sentence(None, &words);
                 let mut reader = Reader::new(text.as_bytes(), path, Format::Conllu);

@@ -50,7 +50,7 @@ use crate::model::tagger::{accuracy, jackknife, load_tagging, train_tagger, TagS
 use crate::model::{Model, TrainingInfo};
 use crate::parse::parser::{Parser, TransitionScores};
 use crate::train::eval::{attachment, Counts, Scores};
-use crate::transition::projective::{lift, parse_mark, Scheme};
+use crate::transition::projective::{lift, parse_mark, Scheme, DOWN, UP};
 use crate::transition::{Configuration, Transition};
 use crate::transition::{Encoding, GoldTree, System, TransitionSystem};
 
@@ -251,6 +251,28 @@ pub struct DevSentence {
 /// The DEPREL of a word whose label is not annotated.
 const UNANNOTATED: &str = "_";
 
+/// Refuses a sentence whose DEPREL column holds `↑` or `↓` anywhere: pseudo-projective
+/// labels are made of them ([`crate::transition::projective`]), so a gold label with one would
+/// be lowered as a lifted arc at parse time, or make lifting refuse the whole training set.
+pub fn check_marks(sent: &Sentence, path: &Path) -> Result<(), CorpusError> {
+    let marked = sent.words().enumerate().find(|(_, w)| w.get(Column::Deprel).contains([UP, DOWN]));
+    match marked {
+        None => Ok(()),
+        Some((i, w)) => {
+            let deprel = w.get(Column::Deprel);
+            Err(CorpusError {
+                path: path.to_path_buf(),
+                line: sent.line_of_word(i + 1),
+                kind: ErrorKind::ReservedMark {
+                    word: i + 1,
+                    deprel: deprel.to_string(),
+                    base: parse_mark(deprel).base.to_string(),
+                },
+            })
+        }
+    }
+}
+
 /// The heads of `sent`, full or partial: a full tree is read by [`gold_heads`] (so a tree with
 /// several root words is no error here), one with a HEAD of `_` by [`partial_heads`].
 fn annotated_heads(sent: &Sentence, path: &Path) -> Result<PartialHeads, CorpusError> {
@@ -388,6 +410,7 @@ impl TrainingSet {
 
     /// [`TrainingSet::add`] without the fingerprint.
     fn add_tree(&mut self, sent: &Sentence, path: &Path) -> Result<(), CorpusError> {
+        check_marks(sent, path)?;
         let heads = annotated_heads(sent, path)?;
         let annotated = heads.iter().filter(|h| h.is_some()).count();
         if annotated == 0 {

@@ -146,6 +146,8 @@ fn bad_input_is_reported_with_file_and_line() {
         (format!("\n{GOOD}"), "bad.conllu:2: the file ends inside a sentence"),
         (format!("{GOOD}2\tb\t_\tX\t_\t_\t_\t_\t_\t_\n\n"), "bad.conllu:2: missing HEAD"),
         (format!("{GOOD}# late\n\n"), "bad.conllu:2: comment line after a token line"),
+        ("# only\n# comments\n".into(), "bad.conllu:2: the file ends with comment lines and no sentence after them"),
+        (format!("{GOOD}\n# trailing\n"), "bad.conllu:3: the file ends with comment lines and no sentence after them"),
     ];
     for (text, expected) in cases {
         let msg = first_error(text.as_bytes());

@@ -518,6 +518,11 @@ pub enum ErrorKind {
     SeveralRoots { first: usize, second: usize },
     #[error("the file ends inside a sentence (no blank line after its last token line)")]
     UnterminatedSentence,
+    /// The file ends after comment lines that no token line follows.
+    #[error(
+        "the file ends with comment lines and no sentence after them (a comment belongs to the sentence it precedes)"
+    )]
+    CommentsAtEnd,
     #[error("comment line after a token line inside a sentence")]
     MisplacedComment,
     #[error("sentence without any word")]
@@ -936,7 +941,8 @@ impl<R: BufRead> Reader<R> {
                 }
             }
             if !self.next_line()? {
-                return Err(self.error(self.line_no, ErrorKind::UnterminatedSentence));
+                let kind = if sent.used == 0 { ErrorKind::CommentsAtEnd } else { ErrorKind::UnterminatedSentence };
+                return Err(self.error(self.line_no, kind));
             }
         }
         if sent.words.is_empty() {
@@ -979,7 +985,9 @@ impl<R: BufRead> Reader<R> {
             Err(e) => {
                 // What it holds of the bad sentence, so that callers can let go of large ones.
                 sent.bytes_read = self.sentence_bytes;
-                if e.kind.is_unreadable() || matches!(e.kind, ErrorKind::UnterminatedSentence) {
+                if e.kind.is_unreadable()
+                    || matches!(e.kind, ErrorKind::UnterminatedSentence | ErrorKind::CommentsAtEnd)
+                {
                     self.done = true;
                     return Some(Err(self.not_this_format().unwrap_or(e)));
                 }

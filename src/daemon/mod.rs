@@ -24,7 +24,7 @@ pub mod sink;
 pub mod spool;
 pub mod systemd;
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -241,6 +241,8 @@ struct Scheduler<'a> {
     registry: Registry,
     /// A `models/current` that could not be opened, not to be tried (and logged) again.
     refused: Option<String>,
+    /// Entries of `incoming/` that are not regular files, already named in the log.
+    not_inputs: HashSet<String>,
 }
 
 /// The wait before the `n`-th retry of a file: 1 s, doubling, at most a minute.
@@ -267,7 +269,17 @@ impl Scheduler<'_> {
                 self.dispatch(claim)?;
             }
             let waiting = self.spool.waiting().map_err(io_error(self.spool.incoming.display().to_string()))?;
-            self.backlog = waiting.into();
+            self.backlog = waiting.files.into();
+            // Each entry that is not an input is named once while it stays, not at every scan.
+            self.not_inputs.retain(|name| waiting.others.iter().any(|(n, _)| n == name));
+            for (name, kind) in waiting.others {
+                if self.not_inputs.insert(name.clone()) {
+                    warn(&format!(
+                        "incoming/{name} is {kind}, not a regular file, and is left alone: move a complete \
+                         file into incoming/ (by rename) to have it parsed"
+                    ));
+                }
+            }
         }
         while self.in_flight < room {
             let Some(name) = self.backlog.pop_front() else { break };
@@ -443,6 +455,7 @@ fn serve(setup: &Setup, requests: &Receiver<Request>, metrics: &Arc<Metrics>) ->
         next_id: 0,
         in_flight: 0,
         backlog: VecDeque::new(),
+        not_inputs: HashSet::new(),
         rescan: true,
         retries: Vec::new(),
         attempts: HashMap::new(),

@@ -45,6 +45,33 @@ pub struct Spool {
     pub lowconf: PathBuf,
 }
 
+/// The entries of `incoming/` ([`Spool::waiting`]).
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Waiting {
+    /// Regular files, in name order: the inputs.
+    pub files: Vec<String>,
+    /// Anything else, with what it is: never claimed.
+    pub others: Vec<(String, &'static str)>,
+}
+
+/// What a directory entry that is not a regular file is, in words.
+fn kind_of(t: fs::FileType) -> &'static str {
+    use std::os::unix::fs::FileTypeExt;
+    if t.is_dir() {
+        "a directory"
+    } else if t.is_symlink() {
+        "a symbolic link"
+    } else if t.is_fifo() {
+        "a FIFO"
+    } else if t.is_socket() {
+        "a socket"
+    } else if t.is_block_device() || t.is_char_device() {
+        "a device"
+    } else {
+        "not a regular file"
+    }
+}
+
 /// An input file this daemon owns, in `processing/`.
 #[derive(Debug)]
 pub struct Claim {
@@ -98,10 +125,25 @@ impl Spool {
         Ok(())
     }
 
-    /// Names of the files waiting in `incoming/`, in name order; dot-files (still being
-    /// written, by convention) and anything but regular files are left alone.
-    pub fn waiting(&self) -> io::Result<Vec<String>> {
-        crate::base::io::visible_files(&self.incoming)
+    /// What is waiting in `incoming/`: the regular files, in name order, to be claimed; and
+    /// the other entries (a directory, a link, a FIFO, …), which are left alone, with what they
+    /// are. Dot-files (still being written, by convention) are neither.
+    pub fn waiting(&self) -> io::Result<Waiting> {
+        let mut waiting = Waiting::default();
+        for entry in fs::read_dir(&self.incoming)? {
+            let entry = entry?;
+            let Ok(name) = entry.file_name().into_string() else { continue };
+            if name.starts_with('.') {
+                continue;
+            }
+            match entry.file_type()? {
+                t if t.is_file() => waiting.files.push(name),
+                t => waiting.others.push((name, kind_of(t))),
+            }
+        }
+        waiting.files.sort();
+        waiting.others.sort();
+        Ok(waiting)
     }
 
     /// Claims `incoming/NAME`: `None` if another daemon has it (or it has gone).
@@ -311,13 +353,38 @@ mod tests {
     use super::*;
 
     #[test]
+    fn only_regular_files_wait_and_other_entries_are_named_with_what_they_are() {
+        let dir = tempfile::tempdir().unwrap();
+        let spool = Spool::new(&dir.path().join("s"), &dir.path().join("o"));
+        spool.create().unwrap();
+        fs::write(spool.incoming.join("a.conllu"), "x").unwrap();
+        fs::create_dir(spool.incoming.join("d.conllu")).unwrap();
+        std::os::unix::fs::symlink(spool.incoming.join("a.conllu"), spool.incoming.join("l.conllu")).unwrap();
+        let fifo =
+            std::ffi::CString::new(spool.incoming.join("p.conllu").into_os_string().into_encoded_bytes()).unwrap();
+        // SAFETY: a valid NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0, "mkfifo");
+        fs::create_dir(spool.incoming.join(".hidden")).unwrap();
+        let waiting = spool.waiting().unwrap();
+        assert_eq!(waiting.files, ["a.conllu"]);
+        assert_eq!(
+            waiting.others,
+            [
+                ("d.conllu".to_string(), "a directory"),
+                ("l.conllu".into(), "a symbolic link"),
+                ("p.conllu".into(), "a FIFO")
+            ]
+        );
+    }
+
+    #[test]
     fn a_file_is_claimed_once_and_a_dead_owner_releases_it() {
         let dir = tempfile::tempdir().unwrap();
         let spool = Spool::new(&dir.path().join("s"), &dir.path().join("o"));
         spool.create().unwrap();
         fs::write(spool.incoming.join("a.conllu"), "x").unwrap();
         fs::write(spool.incoming.join(".b.conllu"), "x").unwrap();
-        assert_eq!(spool.waiting().unwrap(), ["a.conllu"]);
+        assert_eq!(spool.waiting().unwrap().files, ["a.conllu"]);
         let claim = spool.claim("a.conllu").unwrap().expect("claimed");
         assert!(spool.claim("a.conllu").unwrap().is_none(), "claimed twice");
         assert!(spool.orphans().unwrap().is_empty(), "a held file is no orphan");

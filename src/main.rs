@@ -145,7 +145,8 @@ enum Command {
         /// Logistic learner: L1 penalty λ (default 1/(20·training tokens)).
         #[arg(long)]
         rda_lambda: Option<f32>,
-        #[arg(long, default_value_t = 15)]
+        /// Passes over the training data (at least 1).
+        #[arg(long, default_value_t = 15, value_parser = clap::value_parser!(u32).range(1..))]
         epochs: u32,
         /// Exploration starts after this many epochs (default 2 for the perceptron, 1 for the
         /// logistic learner).
@@ -176,8 +177,8 @@ enum Command {
         /// tags).
         #[arg(long, default_value_t = 4)]
         jackknife: usize,
-        /// With --tagger: tagger training epochs.
-        #[arg(long, default_value_t = 10)]
+        /// With --tagger: tagger training epochs (at least 1).
+        #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..))]
         tagger_epochs: u32,
         /// Replace an existing --output (atomically: whoever has the old file open keeps it);
         /// without this an existing output is an error, before any training.
@@ -271,11 +272,12 @@ enum Command {
     Eval {
         gold: PathBuf,
         system: PathBuf,
-        /// Print JSON instead of a table.
+        /// Print one JSON document instead of tables (with --calibration, the calibration's
+        /// tables under `calibration`).
         #[arg(long)]
         json: bool,
         /// Also report the calibration of the system's confidences (reliability tables, ECE,
-        /// coverage).
+        /// coverage); a SYSTEM without any `Conf=` is an error.
         #[arg(long)]
         calibration: bool,
         /// With --calibration: also the calibration of transitions, re-parsing GOLD with this
@@ -488,20 +490,40 @@ fn run(cli: Cli) -> Result<()> {
             }
             let (counts, cal) = evaluate_files_calibrated(&gold, &system)?;
             let s = counts.scores();
+            if !calibration {
+                match json {
+                    true => println!("{}", serde_json::to_string_pretty(&s)?),
+                    false => print_scores(&s),
+                }
+                return Ok(());
+            }
+            // Tables of nothing would read as perfectly calibrated (ECE 0): refused before any
+            // output.
+            if cal.arcs.total() == 0 {
+                bail!(
+                    "{}: no word has a confidence (Conf= in MISC), so there is no calibration to report: \
+                     parse without --no-confidence",
+                    system.display()
+                );
+            }
+            let transitions = match model {
+                Some(model) => Some(train::transition_calibration(&ModelFile::open(&model)?, &gold)?),
+                None => None,
+            };
             if json {
-                println!("{}", serde_json::to_string_pretty(&s)?);
+                // One JSON document: the scores, and the calibration beside them.
+                let mut doc = serde_json::to_value(s)?;
+                doc["calibration"] = calibration_json(&cal, transitions.as_ref());
+                println!("{}", serde_json::to_string_pretty(&doc)?);
             } else {
                 print_scores(&s);
-            }
-            if calibration {
-                if let Some(model) = model {
-                    let model = ModelFile::open(&model)?;
-                    print_reliability("transitions (zero-cost)", &train::transition_calibration(&model, &gold)?);
+                if let Some(t) = &transitions {
+                    print_reliability("transitions (zero-cost)", t);
                 }
                 print_calibration(&cal);
-                if let Some(plot) = plot {
-                    spoolparse::train::plot::calibration_svg(&plot, &cal)?;
-                }
+            }
+            if let Some(plot) = plot {
+                spoolparse::train::plot::calibration_svg(&plot, &cal)?;
             }
             Ok(())
         }
@@ -559,6 +581,12 @@ fn print_reliability(name: &str, r: &Reliability) {
     }
 }
 
+/// Confidence thresholds of the coverage table.
+const COVERAGE_THRESHOLDS: [f64; 8] = [0.0, 0.5, 0.6, 0.7, 0.8, 0.85, 0.9, 0.95];
+
+/// Shares of the most confident sentences in the table of what keeping them buys.
+const TOP_SHARES: [f64; 5] = [0.5, 0.7, 0.8, 0.9, 0.95];
+
 fn print_calibration(cal: &Calibration) {
     print_reliability("arcs (labeled attachment)", &cal.arcs);
     print_reliability("sentences (LAS)", &cal.sentences);
@@ -567,14 +595,34 @@ fn print_calibration(cal: &Calibration) {
         println!("{:.1}-{:.1}   | {:6.2}", b as f64 / 10.0, (b + 1) as f64 / 10.0, share);
     }
     println!("\nCoverage: threshold | % sentences kept | LAS of kept");
-    for c in cal.coverage(&[0.0, 0.5, 0.6, 0.7, 0.8, 0.85, 0.9, 0.95]) {
+    for c in cal.coverage(&COVERAGE_THRESHOLDS) {
         println!("{:9.2} | {:16.2} | {:6.2}", c.threshold, c.kept, c.las);
     }
     println!("\nMost confident sentences kept | % of words | LAS of kept");
-    for share in [0.5, 0.7, 0.8, 0.9, 0.95] {
+    for share in TOP_SHARES {
         let (las, words) = cal.top_sentences(share);
         println!("{:29.0}% | {:10.1} | {:6.2}", share * 100.0, words, las);
     }
+}
+
+/// The tables of [`print_calibration`] (and of transitions, with `--model`) as JSON.
+fn calibration_json(cal: &Calibration, transitions: Option<&Reliability>) -> serde_json::Value {
+    let table = |r: &Reliability| serde_json::json!({ "ece": r.ece(), "bins": r.bins() });
+    let top: Vec<serde_json::Value> = TOP_SHARES
+        .iter()
+        .map(|&share| {
+            let (las, words) = cal.top_sentences(share);
+            serde_json::json!({ "share": share, "words": words, "las": las })
+        })
+        .collect();
+    serde_json::json!({
+        "transitions": transitions.map(table),
+        "arcs": table(&cal.arcs),
+        "sentences": table(&cal.sentences),
+        "sentence_bin_agreement": cal.sentence_bin_agreement(),
+        "coverage": cal.coverage(&COVERAGE_THRESHOLDS),
+        "most_confident": top,
+    })
 }
 
 fn print_scores(s: &Scores) {
@@ -719,10 +767,14 @@ fn run_train(
     let output = output.path;
     let meta = model_file::write_with(&model, output, write, extras)
         .with_context(|| format!("writing the model to {}", output.display()))?;
+    // Without --dev there is no dev LAS: the last epoch is kept.
+    let chosen = match dev {
+        Some(_) => format!("dev LAS {:.2}", model.info.dev_las),
+        None => "the last; no --dev to choose by".to_string(),
+    };
     eprintln!(
-        "kept epoch {} (dev LAS {:.2}); {} non-zero weights over {} features, {} stored; wrote {}",
+        "kept epoch {} ({chosen}); {} non-zero weights over {} features, {} stored; wrote {}",
         model.info.best_epoch,
-        model.info.dev_las,
         model.weights.nonzero(),
         model.weights.features(),
         meta.weights,

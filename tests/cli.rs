@@ -303,9 +303,22 @@ fn calibration_report_and_plot() {
     assert_eq!(counted, 13);
     let svg = std::fs::read_to_string(svg).unwrap();
     assert!(svg.starts_with("<svg") && svg.contains("Reliability") && svg.contains("Coverage"));
+    // With --json, one JSON document holding the same tables (text after the JSON broke it).
+    let (g, p) = (gold.to_str().unwrap(), parsed.to_str().unwrap());
+    let out = ok(spoolparse(&["eval", g, p, "--json", "--calibration", "--model", model.to_str().unwrap()]));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one JSON document");
+    let bins = v["calibration"]["arcs"]["bins"].as_array().expect("arc bins");
+    assert_eq!(bins.iter().map(|b| b["count"].as_u64().unwrap()).sum::<u64>(), 13);
+    assert!(v["las"].is_number() && v["calibration"]["transitions"]["ece"].is_number(), "{v}");
+    assert_eq!(v["calibration"]["coverage"].as_array().map(Vec::len), Some(8));
+    // A system file without confidences has no calibration: an error, not tables of zeros
+    // that read as ECE 0.
+    let out = spoolparse(&["eval", g, g, "--calibration"]);
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    fails(out, "no word has a confidence (Conf= in MISC)");
+    assert!(stdout.is_empty(), "{stdout}");
     // A plot named like an input would replace it: refused, the input untouched.
     let before = std::fs::read(&parsed).unwrap();
-    let (g, p) = (gold.to_str().unwrap(), parsed.to_str().unwrap());
     fails(spoolparse(&["eval", g, p, "--calibration", "--plot", p]), "the plot cannot be written over an input");
     assert_eq!(std::fs::read(&parsed).unwrap(), before);
 }
@@ -378,7 +391,13 @@ fn train_replaces_an_existing_model_only_when_asked_and_never_its_own_input() {
     refused(common::train(&train, &train, &["--epochs", "1", "--overwrite"]), "cannot be written over the input");
     assert_eq!(std::fs::read(&train).unwrap(), treebank);
     refused(common::train(&train, &dir.path().join("no/m.model"), &["--epochs", "1"]), "no directory");
-    ok(common::train(&train, &model, &["--epochs", "1", "--overwrite"]));
+    // No epoch at all would write a model without a weight.
+    fails(common::train(&train, &model, &["--epochs", "0", "--overwrite"]), "'0' for '--epochs <EPOCHS>'");
+    assert_eq!(std::fs::read_to_string(&model).unwrap(), "yesterday's model");
+    let out = ok(common::train(&train, &model, &["--epochs", "1", "--overwrite"]));
+    // Without --dev there is no dev LAS to report (it said "dev LAS 0.00").
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("kept epoch 1 (the last; no --dev to choose by)"), "{stderr}");
     assert!(spoolparse::model::file::ModelFile::open(&model).is_ok());
 }
 

@@ -201,9 +201,14 @@ impl Reliability {
             .collect()
     }
 
+    /// Items added.
+    pub fn total(&self) -> u64 {
+        self.count.iter().sum()
+    }
+
     /// Expected calibration error: the count-weighted mean of |accuracy − confidence|.
     pub fn ece(&self) -> f64 {
-        let total: u64 = self.count.iter().sum();
+        let total = self.total();
         if total == 0 {
             return 0.0;
         }

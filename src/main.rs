@@ -194,9 +194,10 @@ enum Command {
         /// Output file (`-`: stdout; `.zst`: compressed).
         #[arg(long, default_value = "-")]
         output: PathBuf,
-        /// Parsing threads (input order is kept) [default: one per CPU this process may use].
-        #[arg(long)]
-        threads: Option<usize>,
+        /// Parsing threads (input order is kept; at least 1) [default: one per CPU this process
+        /// may use].
+        #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
+        threads: Option<u32>,
         /// Input format for every input (default: from the file name; `.txt` is text).
         #[arg(long, value_enum)]
         format: Option<FormatArg>,
@@ -259,10 +260,11 @@ enum Command {
         #[arg(long)]
         model: PathBuf,
         file: PathBuf,
-        #[arg(long, default_value_t = 1)]
-        threads: usize,
+        /// Parsing threads (at least 1).
+        #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
+        threads: u32,
         /// Measure for at least this long.
-        #[arg(long, default_value_t = 5.0)]
+        #[arg(long, default_value_t = 5.0, value_parser = seconds)]
         seconds: f64,
         /// Time the tagger alone instead of the parser.
         #[arg(long)]
@@ -430,7 +432,7 @@ fn run(cli: Cli) -> Result<()> {
             max_sentence_bytes,
         } => {
             let opts = PipelineOptions {
-                threads: threads.unwrap_or_else(spoolparse::base::available_cpus).max(1),
+                threads: threads.map_or_else(spoolparse::base::available_cpus, |t| t as usize).max(1),
                 format: format.map(Format::from),
                 retag,
                 confidence: !no_confidence,
@@ -445,7 +447,10 @@ fn run(cli: Cli) -> Result<()> {
         Command::Bench { model, file, threads, seconds, tag_only } => {
             let model = ModelFile::open(&model)?;
             let task = if tag_only { bench::BenchTask::Tag } else { bench::BenchTask::Parse };
-            let r = bench::run(&model, &file, task, threads, seconds)?;
+            let r = bench::run(&model, &file, task, threads as usize, seconds)?;
+            if r.words == 0 {
+                bail!("{}: no words to time", file.display());
+            }
             let cpu = r.words_per_cpu_second().map(|w| format!(", {w:.0} words per CPU-second")).unwrap_or_default();
             println!(
                 "{} {:.0} words/s ({} words x {} rounds in {:.2} s, {} thread(s){cpu}, {})",
@@ -578,6 +583,15 @@ fn print_reliability(name: &str, r: &Reliability) {
             b.mean_confidence,
             100.0 * b.accuracy
         );
+    }
+}
+
+/// A duration in seconds: a finite number, not negative (`bench --seconds inf` never ended).
+fn seconds(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(s) if s.is_finite() && s >= 0.0 => Ok(s),
+        Ok(_) => Err("must be a finite number of seconds, 0 or more".to_string()),
+        Err(e) => Err(e.to_string()),
     }
 }
 

@@ -572,3 +572,23 @@ fn a_configuration_syntax_error_is_printed_as_lines_each_with_the_prefix() {
         assert!(err.lines().any(|l| l.trim_end().ends_with('^')), "{command:?}: no caret line: {err}");
     }
 }
+
+/// `bench` times something, for a while that ends: an empty file, an endless or NaN time and
+/// no thread are refused (they spun for five seconds, forever, once, and "0 thread(s)").
+#[test]
+fn bench_refuses_what_it_cannot_time() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = fixture_model(dir.path());
+    let (m, empty) = (model.to_str().unwrap(), dir.path().join("empty.conllu"));
+    std::fs::write(&empty, "").unwrap();
+    let fixture = common::fixture("special.conllu");
+    let f = fixture.to_str().unwrap();
+    fails(spoolparse(&["bench", "--model", m, empty.to_str().unwrap()]), "empty.conllu: no words to time");
+    for seconds in ["inf", "NaN"] {
+        fails(spoolparse(&["bench", "--model", m, f, "--seconds", seconds]), "must be a finite number of seconds");
+    }
+    fails(spoolparse(&["bench", "--model", m, f, "--threads", "0"]), "'0' for '--threads <THREADS>'");
+    fails(spoolparse(&["parse", "--model", m, f, "--threads", "0"]), "'0' for '--threads <THREADS>'");
+    let out = ok(spoolparse(&["bench", "--model", m, f, "--seconds", "0"]));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("1 thread(s)"));
+}

@@ -91,6 +91,10 @@ pub fn run(
     let mut sentences: Vec<Sentence> =
         Reader::open(file, Format::from_path(file))?.collect::<Result<_, CorpusError>>()?;
     let words = sentences.iter().map(Sentence::len).sum();
+    if words == 0 {
+        // Nothing to time: rounds of nothing would spin for `seconds`.
+        return Ok(BenchResult { words, rounds: 0, seconds: 0.0, cpu_seconds: None });
+    }
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(threads.max(1))
         .build()

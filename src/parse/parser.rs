@@ -2,6 +2,17 @@
 //! is terminal; then the tree is completed and, for a pseudo-projective model, lowered. A [`Parser`] owns every buffer it needs and reuses it from sentence to sentence, so
 //! parsing allocates nothing per sentence once the buffers have grown. This module applies a
 //! model; it does not train one.
+//!
+//! Every step scores every feature. Stopping early was measured (issue 17; a throwaway build,
+//! en_ewt dev ×8, whole-process `spoolparse parse --threads 1`, three interleaved runs): the
+//! buffer features and the next K templates were scored first, and the rest only when the two
+//! best legal transitions were less than M apart. Scoring 16 + 20 templates at every step
+//! parsed 1.4–1.5× as fast as all 88 (16 + 5: about 2×), which puts the lookups at about 60% of
+//! a parse and the rest (reading, extraction, the softmax, writing) at 40%. But the model's
+//! weights are trained to be summed whole: with the stored en_ewt model, dev LAS 88.09 became
+//! 81.60 (K 20, M 40), 87.68 (K 20, M 80), 87.80 (K 30, M 80) and 88.09 at M 150, and at M 80
+//! too few steps stop early to gain anything (0.98–1.06×). A model trained for it (each prefix
+//! a classifier of its own, as in Strubell et al. 2015) was not tried.
 
 use std::ops::Range;
 

@@ -67,7 +67,7 @@ PY
       "$sp" train --train "$ud/$tb/train.conllu.zst" --dev "$ud/$tb/dev.conllu.zst" --output "$out/$name.model" --overwrite \
         --system "$sys" --learner "$learner" --epochs "$epochs" $extra 2> "$out/$name.train.log"
       end=$(date +%s.%N)
-      "$sp" parse --model "$out/$name.model" "$ud/$tb/dev.conllu.zst" --output "$out/$name.dev.conllu" 2>/dev/null
+      "$sp" parse --model "$out/$name.model" "$ud/$tb/dev.conllu.zst" --output "$out/$name.dev.conllu" --overwrite 2>/dev/null
       "$sp" eval "$ud/$tb/dev.conllu.zst" "$out/$name.dev.conllu" --json > "$tmp/eval.json"
       "$sp" inspect "$out/$name.model" > "$tmp/inspect.txt"
       python3 - "$tmp/eval.json" "$tmp/inspect.txt" "$out/$name.train.log" "$out/$name.model" \

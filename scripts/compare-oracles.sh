@@ -13,7 +13,7 @@ for tb in en_ewt el_gdt hu_szeged; do
   for oracle in static dynamic; do
     "$sp" train --train "$ud/$tb/train.conllu.zst" --dev "$ud/$tb/dev.conllu.zst" \
       --output "$out/$tb.$oracle.model" --overwrite --oracle "$oracle" --epochs 15 2> "$out/$tb.$oracle.train.log"
-    "$sp" parse --model "$out/$tb.$oracle.model" "$ud/$tb/dev.conllu.zst" --output "$out/$tb.$oracle.dev.conllu" 2>/dev/null
+    "$sp" parse --model "$out/$tb.$oracle.model" "$ud/$tb/dev.conllu.zst" --output "$out/$tb.$oracle.dev.conllu" --overwrite 2>/dev/null
     "$sp" eval "$ud/$tb/dev.conllu.zst" "$out/$tb.$oracle.dev.conllu" --json > "$out/$tb.$oracle.json"
   done
 done

@@ -33,7 +33,7 @@ for tb in $treebanks; do
         "$sp" train --train "$ud/$tb/train.conllu.zst" --dev "$ud/$tb/dev.conllu.zst" --output "$out/$name.model" --overwrite \
           --system "$sys" --pseudo-projective "$scheme" ${lift_min:+--lift-min-count "$lift_min"} --epochs 15 \
           --seed "$seed" 2> "$out/$name.train.log"
-        "$sp" parse --model "$out/$name.model" "$ud/$tb/dev.conllu.zst" --output "$out/$name.dev.conllu" 2>/dev/null
+        "$sp" parse --model "$out/$name.model" "$ud/$tb/dev.conllu.zst" --output "$out/$name.dev.conllu" --overwrite 2>/dev/null
         "$sp" eval "$ud/$tb/dev.conllu.zst" "$out/$name.dev.conllu" --json > "$out/$name.json"
         echo "$name done" >&2
       done

@@ -10,5 +10,5 @@ mkdir -p "$out"
 cargo build --release --manifest-path "$root/Cargo.toml"
 sp="$root/target/release/spoolparse"
 time "$sp" train --train "$ud/train.conllu.zst" --dev "$ud/dev.conllu.zst" --output "$out/en_ewt.model" --overwrite
-"$sp" parse --model "$out/en_ewt.model" "$ud/dev.conllu.zst" --output "$out/dev.parsed.conllu"
+"$sp" parse --model "$out/en_ewt.model" "$ud/dev.conllu.zst" --output "$out/dev.parsed.conllu" --overwrite
 "$sp" eval "$ud/dev.conllu.zst" "$out/dev.parsed.conllu"

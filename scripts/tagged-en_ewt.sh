@@ -15,10 +15,10 @@ for jk in 4 0; do
   /usr/bin/time -f "training: %e s wall, peak RSS %M kB" "$sp" train --train "$ud/train.conllu.zst" --dev "$ud/dev.conllu.zst" \
     --output "$out/jk$jk.model" --overwrite --tagger --jackknife "$jk" 2> "$out/jk$jk.train.log"
   grep -E "tagger:|kept|training:" "$out/jk$jk.train.log"
-  "$sp" parse --model "$out/jk$jk.model" "$out/dev.txt" --output "$out/jk$jk.dev.conllu"
+  "$sp" parse --model "$out/jk$jk.model" "$out/dev.txt" --output "$out/jk$jk.dev.conllu" --overwrite
   echo "== jackknife $jk: en_ewt dev from tokenized text"
   "$sp" eval "$ud/dev.conllu.zst" "$out/jk$jk.dev.conllu"
-  "$sp" parse --model "$out/jk$jk.model" "$ud/dev.conllu.zst" --output "$out/jk$jk.gold.conllu" 2>/dev/null
+  "$sp" parse --model "$out/jk$jk.model" "$ud/dev.conllu.zst" --output "$out/jk$jk.gold.conllu" --overwrite 2>/dev/null
   echo "== jackknife $jk: en_ewt dev with gold tags (the gap to tokenized text)"
   "$sp" eval "$ud/dev.conllu.zst" "$out/jk$jk.gold.conllu"
 done

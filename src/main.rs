@@ -2,11 +2,14 @@
 
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Arc;
 use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
 use clap::{Parser as ClapParser, Subcommand, ValueEnum};
 use indicatif::{ProgressBar, ProgressStyle};
+use signal_hook::consts::{SIGINT, SIGTERM};
 
 use spoolparse::corpus::Format;
 use spoolparse::daemon::config::Config as DaemonConfig;
@@ -18,7 +21,7 @@ use spoolparse::model::registry::{compact_utc, Registry};
 use spoolparse::model::TrainingInfo;
 use spoolparse::parse::bench;
 use spoolparse::parse::files::{self, Publish};
-use spoolparse::parse::pipeline::{Input, PipelineOptions};
+use spoolparse::parse::pipeline::{Input, PipelineError, PipelineOptions};
 use spoolparse::retrain::{self, store::Store, Decision};
 use spoolparse::train::eval::{evaluate_files_calibrated, Calibration, Scores};
 use spoolparse::train::{self, LearnerKind, Lifting, OracleKind, Progress, TaggerOptions, TrainOptions};
@@ -216,6 +219,10 @@ enum Command {
         /// Do not check the model's checksums before parsing (saves a few milliseconds).
         #[arg(long)]
         no_verify: bool,
+        /// Replace an existing output file. Without this an existing output file is an error,
+        /// before any parsing; with it the old file stays whole until the new one is complete.
+        #[arg(long)]
+        overwrite: bool,
         /// Sentences with more words than this are bad input.
         #[arg(long, default_value_t = spoolparse::corpus::Limits::default().max_words)]
         max_sentence_words: usize,
@@ -428,6 +435,7 @@ fn run(cli: Cli) -> Result<()> {
             min_confidence,
             rejected,
             no_verify,
+            overwrite,
             max_sentence_words,
             max_sentence_bytes,
         } => {
@@ -440,7 +448,7 @@ fn run(cli: Cli) -> Result<()> {
                 limits: spoolparse::corpus::Limits { max_words: max_sentence_words, max_bytes: max_sentence_bytes },
                 ..PipelineOptions::default()
             };
-            run_parse(&model, &inputs, &output, rejected.as_deref(), opts, !no_verify)
+            run_parse(&model, &inputs, &output, rejected.as_deref(), opts, !no_verify, overwrite)
         }
         Command::Inspect { model, verify } => run_inspect(&model, verify),
         Command::Daemon { config } => Ok(spoolparse::daemon::run(&config)?),
@@ -815,7 +823,9 @@ fn run_parse(
     rejected: Option<&Path>,
     opts: PipelineOptions,
     verify: bool,
+    overwrite: bool,
 ) -> Result<()> {
+    let publish = publish_for(output, rejected, overwrite)?;
     let loading = Instant::now();
     let model = std::sync::Arc::new(files::open_model(model_path, verify)?);
     let load_secs = loading.elapsed().as_secs_f64();
@@ -824,8 +834,28 @@ fn run_parse(
     } else {
         inputs.iter().map(|p| Input { path: p.clone(), range: None }).collect()
     };
+    // Ctrl-C or SIGTERM stops parsing at the next sentence, and the temporary outputs are
+    // removed; a second one ends the process at once (say, while it waits on a terminal).
+    let interrupted = Arc::new(AtomicBool::new(false));
+    let by = Arc::new(AtomicUsize::new(0));
+    for signal in [SIGINT, SIGTERM] {
+        signal_hook::flag::register_conditional_shutdown(signal, 128 + signal, Arc::clone(&interrupted))?;
+        signal_hook::flag::register(signal, Arc::clone(&interrupted))?;
+        signal_hook::flag::register_usize(signal, Arc::clone(&by), signal as usize)?;
+    }
     let started = Instant::now();
-    let stats = files::parse_to_files(&model, &inputs, output, rejected, opts, Publish::InPlace, None)?;
+    let stats = match files::parse_to_files(&model, &inputs, output, rejected, opts, publish, Some(&interrupted)) {
+        Err(files::FilesError::Pipeline(PipelineError::Cancelled)) => {
+            let left = match publish {
+                Publish::InPlace => "what was written so far stays",
+                Publish::Atomic { .. } => "no output was written",
+            };
+            eprintln!("spoolparse: interrupted; {left}");
+            // As a shell reports a process a signal ended: 128 + the signal.
+            std::process::exit(128 + by.load(Ordering::Relaxed) as i32);
+        }
+        result => result?,
+    };
     if let Some(p) = rejected {
         eprintln!("{} of {} sentences below --min-confidence went to {}", stats.rejected, stats.sentences, p.display());
     }
@@ -840,6 +870,28 @@ fn run_parse(
         load_secs * 1000.0
     );
     Ok(())
+}
+
+/// How `parse` writes its outputs. Files are written under a temporary name and renamed when
+/// complete, so that a failed or interrupted run leaves no part of one and an existing file is
+/// replaced only with `overwrite`. Stdout (`-`), a device or a pipe can only be written in
+/// place; if an output is one of those, both are, and an existing file among them is still
+/// refused without `overwrite`.
+fn publish_for(output: &Path, rejected: Option<&Path>, overwrite: bool) -> Result<Publish> {
+    let outputs: Vec<&Path> = std::iter::once(output).chain(rejected).collect();
+    // Followed through links: a link to /dev/null is a device.
+    let in_place = |p: &Path| p.as_os_str() == "-" || std::fs::metadata(p).is_ok_and(|m| !m.is_file());
+    if !overwrite {
+        for p in outputs.iter().filter(|p| !in_place(p)) {
+            if std::fs::symlink_metadata(p).is_ok() {
+                bail!("{} exists; --overwrite replaces it", p.display());
+            }
+        }
+    }
+    Ok(match outputs.iter().any(|p| in_place(p)) {
+        true => Publish::InPlace,
+        false => Publish::Atomic { replace: overwrite },
+    })
 }
 
 fn run_inspect(path: &Path, verify: bool) -> Result<()> {

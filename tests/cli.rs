@@ -255,6 +255,7 @@ fn confidence_is_written_and_filtering_loses_and_duplicates_nothing() {
                 rejected.to_str().unwrap(),
                 "--threads",
                 threads,
+                "--overwrite",
             ],
         ));
         let (kept, rejected) = (read(&kept), read(&rejected));
@@ -401,6 +402,35 @@ fn train_replaces_an_existing_model_only_when_asked_and_never_its_own_input() {
     assert!(spoolparse::model::file::ModelFile::open(&model).is_ok());
 }
 
+/// An existing output is never replaced silently: refused before parsing without
+/// `--overwrite`; with it, replaced only by a complete parse, so that a run that fails on bad
+/// input leaves yesterday's file whole. Stdout and devices are written as before.
+#[test]
+fn parse_replaces_an_existing_output_only_when_asked_and_only_by_a_complete_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = fixture_model(dir.path());
+    let good = common::fixture("special.conllu");
+    let bad = dir.path().join("bad.conllu");
+    std::fs::write(&bad, format!("{}1\tx\n\n", std::fs::read_to_string(&good).unwrap())).unwrap();
+    let output = dir.path().join("out.conllu");
+    std::fs::write(&output, "yesterday\n").unwrap();
+    let stderr = fails(common::parse(&model, &good, &output, &[]), "out.conllu exists; --overwrite replaces it");
+    assert!(!stderr.contains("parsed"), "refused before parsing: {stderr}");
+    assert_eq!(std::fs::read_to_string(&output).unwrap(), "yesterday\n");
+    // The bad sentence comes last: everything before it was parsed, none of it published.
+    fails(common::parse(&model, &bad, &output, &["--overwrite"]), "bad.conllu:");
+    assert_eq!(std::fs::read_to_string(&output).unwrap(), "yesterday\n");
+    ok(common::parse(&model, &good, &output, &["--overwrite"]));
+    assert_eq!(read(&output).len(), read(&good).len());
+    let mut left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+    left.sort();
+    assert_eq!(left, ["bad.conllu", "m.model", "out.conllu"], "no temporary is left");
+    // Devices and stdout are written in place, existing or not.
+    ok(common::parse(&model, &good, Path::new("/dev/null"), &[]));
+    let out = ok(common::parse(&model, &good, Path::new("-"), &[]));
+    assert_eq!(out.stdout.len(), std::fs::metadata(&output).unwrap().len() as usize);
+}
+
 #[test]
 fn a_missing_or_directory_input_fails_before_an_existing_output_is_truncated() {
     let dir = tempfile::tempdir().unwrap();
@@ -409,7 +439,8 @@ fn a_missing_or_directory_input_fails_before_an_existing_output_is_truncated() {
     std::fs::write(&output, "keep me\n").unwrap();
     let missing = dir.path().join("typo.conllu");
     for input in [&missing, &dir.path().to_path_buf()] {
-        fails(common::parse(&model, input, &output, &[]), &format!("{}: cannot open", input.display()));
+        let refused = common::parse(&model, input, &output, &["--overwrite"]);
+        fails(refused, &format!("{}: cannot open", input.display()));
         assert_eq!(std::fs::read_to_string(&output).unwrap(), "keep me\n");
     }
 }
@@ -426,7 +457,7 @@ fn an_output_that_is_an_input_or_the_other_output_is_refused_before_anything_is_
     // The input as its own output, directly or through a link: it would be truncated unread.
     for (output, named) in [(&input, &input), (&link, &input), (&input, &link)] {
         let expected = format!("{}: an output cannot be the same file as the input", output.display());
-        fails(common::parse(&model, named, output, &[]), &expected);
+        fails(common::parse(&model, named, output, &["--overwrite"]), &expected);
         assert_eq!(std::fs::read(&input).unwrap(), before, "the input is untouched");
     }
     // Both outputs one file, named two ways (through `.`, `..`, a link to the directory):
@@ -591,4 +622,47 @@ fn bench_refuses_what_it_cannot_time() {
     fails(spoolparse(&["parse", "--model", m, f, "--threads", "0"]), "'0' for '--threads <THREADS>'");
     let out = ok(spoolparse(&["bench", "--model", m, f, "--seconds", "0"]));
     assert!(String::from_utf8_lossy(&out.stdout).contains("1 thread(s)"));
+}
+
+/// Ctrl-C stops `parse` with 128 + SIGINT and publishes nothing: the temporary output is
+/// removed (killed outright, it stayed as a hidden file beside the output). Input from a pipe
+/// held open, so that the signal comes while parsing is known to be under way; after it, more
+/// input (seen by the sink) or none (the end of the input is reached, then the signal seen).
+#[test]
+fn an_interrupted_parse_leaves_no_output_and_no_temporary() {
+    use std::io::Write as _;
+    let dir = tempfile::tempdir().unwrap();
+    let model = fixture_model(dir.path());
+    let sentence = std::fs::read(common::fixture("special.conllu")).unwrap();
+    for more_input in [true, false] {
+        let out_dir = dir.path().join(format!("out-{more_input}"));
+        std::fs::create_dir(&out_dir).unwrap();
+        let output = out_dir.join("parsed.conllu");
+        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_spoolparse"))
+            .args(["parse", "--model", model.to_str().unwrap(), "-", "--output", output.to_str().unwrap()])
+            .stdin(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut stdin = child.stdin.take().unwrap();
+        stdin.write_all(&sentence).unwrap();
+        let started = std::time::Instant::now();
+        while std::fs::read_dir(&out_dir).unwrap().next().is_none() {
+            assert!(started.elapsed().as_secs() < 30, "no temporary output appeared");
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        let kill = std::process::Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
+        assert!(kill.success());
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        if more_input {
+            stdin.write_all(&sentence).unwrap();
+        }
+        drop(stdin);
+        let out = child.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(130), "more input {more_input}: {stderr}");
+        assert!(stderr.contains("interrupted; no output was written"), "{stderr}");
+        let left: Vec<_> = std::fs::read_dir(&out_dir).unwrap().map(|e| e.unwrap().file_name()).collect();
+        assert!(left.is_empty(), "more input {more_input}: left behind: {left:?}");
+    }
 }

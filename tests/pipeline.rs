@@ -184,6 +184,12 @@ fn atomic_outputs_never_overwrite_and_leave_nothing_on_failure() {
     let cancel = std::sync::atomic::AtomicBool::new(true);
     let err = parse_to_files(&model, std::slice::from_ref(&input), &acc2, Some(&rej2), opts, atomic, Some(&cancel));
     assert!(matches!(err, Err(FilesError::Pipeline(spoolparse::parse::pipeline::PipelineError::Cancelled))), "{err:?}");
+    // Also when no sentence is left to see it (a signal after the last one): an empty input.
+    let empty = dir.path().join("empty.conllu");
+    std::fs::write(&empty, "").unwrap();
+    let empty = Input { path: empty, range: None };
+    let err = parse_to_files(&model, &[empty], &acc2, Some(&rej2), opts, atomic, Some(&cancel));
+    assert!(matches!(err, Err(FilesError::Pipeline(spoolparse::parse::pipeline::PipelineError::Cancelled))), "{err:?}");
     let mut left: Vec<_> = std::fs::read_dir(dir.path().join("out")).unwrap().map(|e| e.unwrap().file_name()).collect();
     left.sort();
     assert_eq!(left, ["acc.conllu.zst", "rej.conllu.zst"], "a failed run left files");

@@ -196,7 +196,16 @@ pub fn parse_to_files(
         rejected: rej.as_mut().map(|r| &mut r.out as &mut (dyn Write + Send)),
         cancel,
     };
-    let stats = match parse_inputs_split(model, inputs, outputs, opts) {
+    // A cancel that came after the last sentence still publishes nothing.
+    let cancelled = || cancel.is_some_and(|c| c.load(std::sync::atomic::Ordering::Relaxed));
+    let parsed = parse_inputs_split(model, inputs, outputs, opts).and_then(|stats| {
+        if cancelled() {
+            Err(PipelineError::Cancelled)
+        } else {
+            Ok(stats)
+        }
+    });
+    let stats = match parsed {
         Ok(stats) => stats,
         Err(e) => {
             acc.abandon();

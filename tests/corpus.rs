@@ -156,6 +156,21 @@ fn bad_input_is_reported_with_file_and_line() {
     let mut invalid = format!("{GOOD}\n").into_bytes();
     invalid.extend_from_slice(b"1\t\xff\t_\tX\t_\t_\t0\troot\t_\t_\n\n");
     assert_eq!(first_error(&invalid), "bad.conllu:3: invalid UTF-8");
+    // A file compressed with something else than zstd is named for what it is: gzip's, xz's,
+    // bzip2's and zip's magic bytes (with a line feed soon, or none at all).
+    let compressed: [(&[u8], &str); 5] = [
+        (b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\x03\n\x00", "gzip"),
+        (b"\xfd7zXZ\x00\x00\x04\xe6\xd6\xb4\x46", "xz"),
+        (b"BZh91AY&SY\x00\x01\n", "bzip2"),
+        (b"PK\x03\x04\x14\x00\x00\x00\n", "zip"),
+        (&[0x1f, 0x8b, 0, 0, 0, 0, 0, 0], "gzip"),
+    ];
+    for (bytes, what) in compressed {
+        let expected = format!("bad.conllu:1: {what}-compressed data, not CoNLL-U: decompress it first");
+        assert!(first_error(bytes).starts_with(&expected), "{what}: {}", first_error(bytes));
+    }
+    // A text line that merely starts like bzip2's magic is just a bad line.
+    assert!(first_error(b"BZh is no magic\n\n").starts_with("bad.conllu:1: expected 10 tab-separated columns"));
 }
 
 #[test]

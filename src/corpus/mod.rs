@@ -492,6 +492,11 @@ pub enum ErrorKind {
     InvalidUtf8,
     #[error("a NUL byte: this is binary data, not {0}")]
     Binary(Format),
+    /// The file starts like a compressed file in a format other than zstd.
+    #[error(
+        "{what}-compressed data, not {format}: decompress it first (zstd files, named .zst, are read as they are)"
+    )]
+    Compressed { format: Format, what: &'static str },
     #[error("not {format}: no token line has 10 tab-separated columns ({lines} read; line {line}: {first})")]
     NotThisFormat { format: Format, lines: u64, line: u64, first: String },
     #[error("line longer than {limit} bytes (the sentence size limit)")]
@@ -545,7 +550,11 @@ impl ErrorKind {
     pub fn is_unreadable(&self) -> bool {
         matches!(
             self,
-            ErrorKind::Io(_) | ErrorKind::InvalidUtf8 | ErrorKind::Binary(_) | ErrorKind::NotThisFormat { .. }
+            ErrorKind::Io(_)
+                | ErrorKind::InvalidUtf8
+                | ErrorKind::Binary(_)
+                | ErrorKind::Compressed { .. }
+                | ErrorKind::NotThisFormat { .. }
         )
     }
 }
@@ -621,6 +630,20 @@ pub const NOT_THIS_FORMAT_AFTER: u64 = 100;
 
 /// The UTF-8 byte order mark, which some editors write at the start of a file.
 const BOM: &[u8] = b"\xef\xbb\xbf";
+
+/// The compression format a file starting with `head` is in, by its magic bytes, for those
+/// people are likely to hand over instead of zstd: named in the error, where "binary data"
+/// would leave them guessing.
+fn compressed(head: &[u8]) -> Option<&'static str> {
+    const MAGIC: [(&[u8], &str); 4] =
+        [(b"\x1f\x8b", "gzip"), (b"\xfd7zXZ\x00", "xz"), (b"BZh", "bzip2"), (b"PK\x03\x04", "zip")];
+    // bzip2's "BZh" is followed by the block size digit and its block magic (π in BCD).
+    let bzip2 = |h: &[u8]| h.len() >= 10 && (b'1'..=b'9').contains(&h[3]) && h[4..10] == *b"\x31\x41\x59\x26\x53\x59";
+    MAGIC
+        .iter()
+        .find(|(magic, what)| head.starts_with(magic) && (*what != "bzip2" || bzip2(head)))
+        .map(|&(_, what)| what)
+}
 
 /// Streams [`Sentence`]s out of a ten-column file.
 ///
@@ -763,6 +786,7 @@ impl<R: BufRead> Reader<R> {
     fn next_line(&mut self) -> Result<bool, CorpusError> {
         self.buf.clear();
         let (mut any, mut overlong) = (false, false);
+        let (at_start, format) = (self.line_no == 0 && self.start == 0, self.format);
         loop {
             let available = match self.input.fill_buf() {
                 Ok(b) => b,
@@ -786,10 +810,15 @@ impl<R: BufRead> Reader<R> {
                 overlong = true;
                 // Binary data may have no line feed at all (`/dev/zero`): said as it is seen.
                 if memchr::memchr(0, &available[..take]).is_some() {
+                    // Compressed data at the start of a file is named.
+                    let kind = match compressed(&available[..take]).filter(|_| at_start) {
+                        Some(what) => ErrorKind::Compressed { format, what },
+                        None => ErrorKind::Binary(format),
+                    };
                     self.input.consume(take);
                     self.line_no += 1;
                     self.in_sentence = false;
-                    return Err(self.error(self.line_no, ErrorKind::Binary(self.format)));
+                    return Err(self.error(self.line_no, kind));
                 }
             }
             self.input.consume(take);
@@ -819,6 +848,11 @@ impl<R: BufRead> Reader<R> {
             self.buf.clear();
             self.text_truncated = true;
             return Err(self.error(self.line_no, ErrorKind::LineTooLong { limit: self.limits.max_bytes }));
+        }
+        if self.line_no == 1 && self.start == 0 {
+            if let Some(what) = compressed(&self.buf) {
+                return Err(self.error(1, ErrorKind::Compressed { format: self.format, what }));
+            }
         }
         if memchr::memchr(0, &self.buf).is_some() {
             return Err(self.error(self.line_no, ErrorKind::Binary(self.format)));

@@ -175,7 +175,7 @@ fn a_candidate_is_not_promoted_over_a_model_that_started_serving_during_its_cycl
     drop_in(&store.incoming, "a.conllu", &fs::read_to_string(&fixture).unwrap());
     let settings = spoolparse::retrain::Settings {
         base: vec![fixture.clone()],
-        heldout: Some(fixture),
+        heldout: Some(heldout_beside(&fixture, dir.path())),
         max_las_drop: 100.0,
         epochs: Some(1),
         ..Default::default()
@@ -200,6 +200,35 @@ fn a_candidate_is_not_promoted_over_a_model_that_started_serving_during_its_cycl
     assert_ne!(a_name, registry.current_name().unwrap().unwrap());
 }
 
+/// `retrain.heldout` as a copy of a `retrain.base` file under another name (here compressed),
+/// which the configuration's same-file check cannot see: the cycle refuses it before training,
+/// as the gate would measure training data. A held-out file of other sentences passes.
+#[test]
+fn a_held_out_file_whose_sentences_are_in_the_base_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = small_model(dir.path(), 1);
+    let registry = Registry::new(dir.path().join("models"));
+    registry.serve(&model).unwrap();
+    let store = Store::new(&dir.path().join("annotated"));
+    store.create().unwrap();
+    let fixture = common::fixture("special.conllu");
+    let compressed = dir.path().join("base.conllu.zst");
+    fs::write(&compressed, zstd::encode_all(fs::read(&fixture).unwrap().as_slice(), 3).unwrap()).unwrap();
+    let settings = |heldout: PathBuf| spoolparse::retrain::Settings {
+        base: vec![compressed.clone()],
+        heldout: Some(heldout),
+        max_las_drop: 100.0,
+        epochs: Some(1),
+        ..Default::default()
+    };
+    let e = spoolparse::retrain::run_cycle(&settings(fixture.clone()), &registry, &store, true, &mut |_| {})
+        .unwrap_err()
+        .to_string();
+    assert!(e.starts_with("retrain.heldout: 3 of the 3 sentences of ") && e.contains("also in retrain.base"), "{e}");
+    let other = heldout_beside(&fixture, dir.path());
+    spoolparse::retrain::run_cycle(&settings(other), &registry, &store, true, &mut |_| {}).unwrap();
+}
+
 #[test]
 fn annotations_are_checked_against_the_root_label_of_the_serving_model() {
     let dir = tempfile::tempdir().unwrap();
@@ -220,6 +249,26 @@ fn annotations_are_checked_against_the_root_label_of_the_serving_model() {
     drop_in(&store.incoming, "a.conllu", &format!("{with_top}{}", sentence(Some("r"), ["2", "0", "2"])));
     let r = store.ingest().unwrap();
     assert_eq!((r.sentences, r.rejected.len()), (1, 1), "{:?}", r.rejected);
+}
+
+/// Writes the sentences of `fixture` into `dir/heldout.conllu` with every FORM changed: a
+/// held-out file of the same shape whose sentences are not the fixture's, for a `retrain.base`
+/// that is the fixture (a copy would be refused as training data in disguise).
+fn heldout_beside(fixture: &Path, dir: &Path) -> PathBuf {
+    let text: String = fs::read_to_string(fixture)
+        .unwrap()
+        .lines()
+        .map(|line| {
+            let mut cols: Vec<String> = line.split('\t').map(str::to_string).collect();
+            if cols.len() == 10 && cols[1] != "_" {
+                cols[1].push_str("-h");
+            }
+            cols.join("\t") + "\n"
+        })
+        .collect();
+    let path = dir.join("heldout.conllu");
+    fs::write(&path, text).unwrap();
+    path
 }
 
 /// Writes `dir/spoolparse.toml`: spool, output and models under `dir`, `model` configured,
@@ -344,9 +393,8 @@ fn the_daemon_switches_to_a_promoted_or_rolled_back_model_between_files() {
     let dir = tempfile::tempdir().unwrap();
     let model = small_model(dir.path(), 2);
     let fixture = common::fixture("special.conllu");
-    // A file of its own: the configuration refuses a held-out file that is also in retrain.base.
-    let heldout = dir.path().join("heldout.conllu");
-    fs::copy(&fixture, &heldout).unwrap();
+    // A file of its own: a held-out file also in retrain.base is refused.
+    let heldout = heldout_beside(&fixture, dir.path());
     let extra = "max_las_drop = 100\nepochs = 1\n[watch]\nrescan_seconds = 0.2\n";
     let config = write_config(dir.path(), &model, &fixture, &heldout, extra);
     let log = dir.path().join("daemon.log");
@@ -480,8 +528,7 @@ fn a_foreground_cycle_removes_temporaries_of_killed_runs_and_keeps_those_of_live
     let dir = tempfile::tempdir().unwrap();
     let model = small_model(dir.path(), 2);
     let fixture = common::fixture("special.conllu");
-    let heldout = dir.path().join("heldout.conllu");
-    fs::copy(&fixture, &heldout).unwrap();
+    let heldout = heldout_beside(&fixture, dir.path());
     let config = write_config(dir.path(), &model, &fixture, &heldout, "epochs = 1\n");
     let models = dir.path().join("spool/models");
     fs::create_dir_all(&models).unwrap();

@@ -34,6 +34,7 @@
 
 pub mod store;
 
+use std::collections::HashSet;
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -246,6 +247,34 @@ pub enum RetrainError {
     NoModel(PathBuf),
 }
 
+/// Of a held-out file, the share of sentences that may also be in `retrain.base`: treebanks
+/// repeat a few short sentences ("Thank you ."), but a held-out file mostly in the training
+/// data is the same data under another name (`dev.conllu` and `dev.conllu.zst`), and its gate
+/// would measure what was trained on.
+const MAX_HELDOUT_IN_BASE: f64 = 0.5;
+
+/// A sentence's token lines, hashed: what training reads of it.
+fn sentence_hash(sent: &crate::corpus::Sentence) -> u64 {
+    sent.token_lines().iter().fold(0, |h, t| crate::base::hash::combine(h, hash_str(t.text())))
+}
+
+/// Refuses a held-out file whose sentences are mostly among `base` ([`MAX_HELDOUT_IN_BASE`]).
+fn check_heldout_apart(heldout: &Path, base: &HashSet<u64>) -> Result<(), RetrainError> {
+    let (mut total, mut shared) = (0usize, 0usize);
+    for sent in Reader::open(heldout, Format::from_path(heldout))? {
+        total += 1;
+        shared += usize::from(base.contains(&sentence_hash(&sent?)));
+    }
+    if total > 0 && shared as f64 > MAX_HELDOUT_IN_BASE * total as f64 {
+        return Err(RetrainError::Settings(format!(
+            "retrain.heldout: {shared} of the {total} sentences of {} are also in retrain.base: held-out data must \
+             not be trained on (is it a copy of a base file, compressed or renamed?)",
+            heldout.display()
+        )));
+    }
+    Ok(())
+}
+
 /// What a cycle decided.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -453,11 +482,15 @@ pub fn run_cycle(
 
     // Training data: the base treebank, then the annotations that are not held out.
     let mut set = TrainingSet { morphology, projective: current.encoding().projective, ..TrainingSet::default() };
+    let mut base_sentences = HashSet::new();
     for path in &settings.base {
         for sent in Reader::open(path, Format::from_path(path))? {
-            set.add(&sent?, path)?;
+            let sent = sent?;
+            base_sentences.insert(sentence_hash(&sent));
+            set.add(&sent, path)?;
         }
     }
+    check_heldout_apart(&heldout_path, &base_sentences)?;
     let mut heldout_annotations = Vec::new();
     for a in &contents.annotations {
         if held_out(&a.id, settings.annotation_heldout) {

@@ -198,6 +198,8 @@ impl Config {
     }
 
     fn check(&self) -> Result<(), (&'static str, String)> {
+        // Eleven days: longer waits are typos, and `Duration` arithmetic must not overflow.
+        const MAX_SECONDS: f64 = 1e6;
         let at_least_one = |key: &'static str, v: usize| {
             if v == 0 {
                 Err((key, "must be at least 1 (got 0)".to_string()))
@@ -206,10 +208,12 @@ impl Config {
             }
         };
         let positive_seconds = |key: &'static str, v: f64| {
-            if v.is_finite() && v > 0.0 && v < 1e6 {
+            if v.is_finite() && v > 0.0 && v < MAX_SECONDS {
                 Ok(())
             } else {
-                Err((key, format!("must be a number of seconds above 0 (got {v})")))
+                // A huge value is written out in full by `{}`: three hundred digits.
+                let got = if v.abs() < MAX_SECONDS { v.to_string() } else { format!("{v:e}") };
+                Err((key, format!("must be a number of seconds above 0 and below {MAX_SECONDS:e} (got {got})")))
             }
         };
         at_least_one("parse.threads", self.parse.threads)?;
@@ -286,7 +290,10 @@ mod tests {
         let e = parse(&format!("{MINIMAL}[parse]\nthreads = \"two\"\n")).unwrap_err();
         assert!(e.contains("threads") && e.contains("invalid type"), "{e}");
         let e = parse(&format!("{MINIMAL}[watch]\nrescan_seconds = 0\n")).unwrap_err();
-        assert!(e.contains("watch.rescan_seconds"), "{e}");
+        assert!(e.contains("watch.rescan_seconds: must be a number of seconds above 0 and below 1e6 (got 0)"), "{e}");
+        // Too long a wait: said, in a few digits (it was three hundred).
+        let e = parse(&format!("{MINIMAL}[watch]\nrescan_seconds = 1e300\n")).unwrap_err();
+        assert!(e.ends_with("below 1e6 (got 1e300)"), "{e}");
         let e = parse("[paths]\nspool = \"s\"\n").unwrap_err();
         assert!(e.contains("missing field `output`"), "{e}");
         let e = parse("[paths]\nspool = \"s\"\noutput = \"o\"\nmodel = \"\"\n").unwrap_err();

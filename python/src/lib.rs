@@ -262,10 +262,13 @@ impl Model {
     fn parse(
         &self,
         py: Python<'_>,
-        sentences: Vec<Vec<String>>,
-        upos: Option<Vec<Vec<String>>>,
-        xpos: Option<Vec<Vec<String>>>,
+        sentences: &Bound<'_, PyAny>,
+        upos: Option<&Bound<'_, PyAny>>,
+        xpos: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Vec<Parse>> {
+        let sentences = lists_of_strings(sentences, "sentences", "tokens")?;
+        let upos = upos.map(|u| lists_of_strings(u, "upos", "tags")).transpose()?;
+        let xpos = xpos.map(|x| lists_of_strings(x, "xpos", "tags")).transpose()?;
         let tagged = upos.is_some() || xpos.is_some();
         if !tagged && self.model.tagger().is_none() {
             return Err(PyValueError::new_err(format!("{NoTagger}; or pass upos= (and xpos=) tags")));
@@ -372,6 +375,9 @@ impl Model {
         if lowconf.is_some() != min_confidence.is_some() {
             return Err(PyValueError::new_err("lowconf and min_confidence go together: give both or neither"));
         }
+        if threads == 0 {
+            return Err(PyValueError::new_err("threads must be at least 1"));
+        }
         let paths: Vec<PathBuf> = match input.extract::<PathBuf>() {
             Ok(p) => vec![p],
             Err(_) => input
@@ -398,7 +404,7 @@ impl Model {
         let inputs: Vec<Input> =
             paths.into_iter().map(|path| Input { path, range: byte_range.map(|(s, e)| s..e) }).collect();
         let opts = PipelineOptions {
-            threads: threads.max(1),
+            threads,
             format: format.map(format_named).transpose()?,
             retag,
             confidence,
@@ -449,6 +455,21 @@ impl Model {
     }
 }
 
+/// `obj` as a list of lists of strings (sentences of tokens, or of tags), or a `TypeError` that
+/// shows the expected shape: PyO3's own says only "Can't extract `str` to `Vec`", and the
+/// likeliest mistake is one sentence not wrapped in a list (or a string of text).
+fn lists_of_strings(obj: &Bound<'_, PyAny>, name: &str, items: &str) -> PyResult<Vec<Vec<String>>> {
+    let shape = format!("{name} must be a list with one list of {items} per sentence, e.g. [[\"The\", \"dog\"]]");
+    if obj.is_instance_of::<pyo3::types::PyString>() {
+        return Err(pyo3::exceptions::PyTypeError::new_err(format!("{shape}, not a string")));
+    }
+    obj.extract::<Vec<Vec<String>>>().map_err(|_| {
+        let flat = obj.extract::<Vec<String>>().is_ok();
+        let hint = if flat { ", not a list of strings (one sentence? put it in a list)" } else { "" };
+        pyo3::exceptions::PyTypeError::new_err(format!("{shape}{hint}"))
+    })
+}
+
 /// Byte ranges ``(start, end)`` that cover the plain file ``path`` in order, each starting at a
 /// sentence and all but the last about ``max_bytes`` long: shards that
 /// ``Model.parse_file(..., byte_range=…)`` parses one by one into outputs whose concatenation
@@ -463,6 +484,9 @@ fn shard_ranges(
     max_bytes: u64,
     format: Option<&str>,
 ) -> PyResult<Option<Vec<(u64, u64)>>> {
+    if max_bytes == 0 {
+        return Err(PyValueError::new_err("max_bytes must be at least 1"));
+    }
     let format = match format {
         Some(f) => format_named(f)?,
         None => Format::from_path(&path),

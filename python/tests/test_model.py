@@ -99,8 +99,13 @@ def test_bad_tokens_and_tags_raise_value_errors(data: Data) -> None:
         model.parse([["a"], []])
     with pytest.raises(ValueError, match="1 upos tags for 2 tokens"):
         model.parse([["a", "b"]], upos=[["X"]])
-    with pytest.raises(TypeError):
-        model.parse(["not a list of tokens"])  # type: ignore[list-item]
+    # The shape is said, and what was given instead: one sentence unwrapped, or a string.
+    with pytest.raises(TypeError, match=r"one list of tokens per sentence.*not a list of strings \(one sentence\?"):
+        model.parse(["not", "a", "list", "of", "tokens"])  # type: ignore[list-item]
+    with pytest.raises(TypeError, match="sentences must be a list .* not a string"):
+        model.parse("The dog barks .")  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="upos must be a list with one list of tags per sentence"):
+        model.parse([["a"]], upos=["X"])  # type: ignore[list-item]
 
 
 def test_parse_conllu_is_the_command_lines_output(data: Data) -> None:
@@ -139,6 +144,9 @@ def test_parse_file_is_byte_identical_to_the_command_line(data: Data, tmp_path: 
     model.parse_file([a, data.inputs / "b.conllu.zst"], many, threads=2)
     cli = data.run("parse", "--model", data.model, a, data.inputs / "b.conllu.zst").stdout
     assert decompress(many) == cli
+    with pytest.raises(ValueError, match="threads must be at least 1"):
+        model.parse_file(a, tmp_path / "none.conllu", threads=0)
+    assert not (tmp_path / "none.conllu").exists()
     assert not [p.name for p in tmp_path.rglob(".*")], "temporary files left behind"
 
 
@@ -149,6 +157,8 @@ def test_shards_concatenate_to_the_whole_file(data: Data, tmp_path: Path) -> Non
     assert ranges[0][0] == 0 and ranges[-1][1] == a.stat().st_size
     assert all(x[1] == y[0] for x, y in zip(ranges, ranges[1:]))
     assert spoolparse.shard_ranges(data.inputs / "b.conllu.zst", 10) is None
+    with pytest.raises(ValueError, match="max_bytes must be at least 1"):
+        spoolparse.shard_ranges(a, 0)
     model = spoolparse.Model(data.model)
     total = 0
     for k, r in enumerate(ranges):

@@ -352,11 +352,17 @@ fn still_named(path: &Path, lock: &File) -> io::Result<bool> {
 mod tests {
     use super::*;
 
+    /// A spool with its directories under `dir`.
+    fn created(dir: &Path) -> Spool {
+        let spool = Spool::new(&dir.join("s"), &dir.join("o"));
+        spool.create().unwrap();
+        spool
+    }
+
     #[test]
     fn only_regular_files_wait_and_other_entries_are_named_with_what_they_are() {
         let dir = tempfile::tempdir().unwrap();
-        let spool = Spool::new(&dir.path().join("s"), &dir.path().join("o"));
-        spool.create().unwrap();
+        let spool = created(dir.path());
         fs::write(spool.incoming.join("a.conllu"), "x").unwrap();
         fs::create_dir(spool.incoming.join("d.conllu")).unwrap();
         std::os::unix::fs::symlink(spool.incoming.join("a.conllu"), spool.incoming.join("l.conllu")).unwrap();
@@ -380,8 +386,7 @@ mod tests {
     #[test]
     fn a_file_is_claimed_once_and_a_dead_owner_releases_it() {
         let dir = tempfile::tempdir().unwrap();
-        let spool = Spool::new(&dir.path().join("s"), &dir.path().join("o"));
-        spool.create().unwrap();
+        let spool = created(dir.path());
         fs::write(spool.incoming.join("a.conllu"), "x").unwrap();
         fs::write(spool.incoming.join(".b.conllu"), "x").unwrap();
         assert_eq!(spool.waiting().unwrap().files, ["a.conllu"]);

@@ -504,9 +504,10 @@ fn run(cli: Cli) -> Result<()> {
             let (counts, cal) = evaluate_files_calibrated(&gold, &system)?;
             let s = counts.scores();
             if !calibration {
-                match json {
-                    true => println!("{}", serde_json::to_string_pretty(&s)?),
-                    false => print_scores(&s),
+                if json {
+                    println!("{}", serde_json::to_string_pretty(&s)?);
+                } else {
+                    print_scores(&s);
                 }
                 return Ok(());
             }
@@ -827,7 +828,7 @@ fn run_parse(
 ) -> Result<()> {
     let publish = publish_for(output, rejected, overwrite)?;
     let loading = Instant::now();
-    let model = std::sync::Arc::new(files::open_model(model_path, verify)?);
+    let model = Arc::new(files::open_model(model_path, verify)?);
     let load_secs = loading.elapsed().as_secs_f64();
     let inputs: Vec<Input> = if inputs.is_empty() {
         vec![Input { path: PathBuf::from("-"), range: None }]
@@ -888,10 +889,10 @@ fn publish_for(output: &Path, rejected: Option<&Path>, overwrite: bool) -> Resul
             }
         }
     }
-    Ok(match outputs.iter().any(|p| in_place(p)) {
-        true => Publish::InPlace,
-        false => Publish::Atomic { replace: overwrite },
-    })
+    if outputs.iter().any(|p| in_place(p)) {
+        return Ok(Publish::InPlace);
+    }
+    Ok(Publish::Atomic { replace: overwrite })
 }
 
 fn run_inspect(path: &Path, verify: bool) -> Result<()> {

@@ -635,14 +635,14 @@ const BOM: &[u8] = b"\xef\xbb\xbf";
 /// people are likely to hand over instead of zstd: named in the error, where "binary data"
 /// would leave them guessing.
 fn compressed(head: &[u8]) -> Option<&'static str> {
-    const MAGIC: [(&[u8], &str); 4] =
-        [(b"\x1f\x8b", "gzip"), (b"\xfd7zXZ\x00", "xz"), (b"BZh", "bzip2"), (b"PK\x03\x04", "zip")];
-    // bzip2's "BZh" is followed by the block size digit and its block magic (π in BCD).
-    let bzip2 = |h: &[u8]| h.len() >= 10 && (b'1'..=b'9').contains(&h[3]) && h[4..10] == *b"\x31\x41\x59\x26\x53\x59";
-    MAGIC
-        .iter()
-        .find(|(magic, what)| head.starts_with(magic) && (*what != "bzip2" || bzip2(head)))
-        .map(|&(_, what)| what)
+    match head {
+        [0x1f, 0x8b, ..] => Some("gzip"),
+        [0xfd, b'7', b'z', b'X', b'Z', 0, ..] => Some("xz"),
+        // "BZh", the block size digit and the first block's magic (π in BCD): text may start "BZh".
+        [b'B', b'Z', b'h', b'1'..=b'9', 0x31, 0x41, 0x59, 0x26, 0x53, 0x59, ..] => Some("bzip2"),
+        [b'P', b'K', 3, 4, ..] => Some("zip"),
+        _ => None,
+    }
 }
 
 /// Streams [`Sentence`]s out of a ten-column file.

@@ -399,6 +399,27 @@ def _unpublish(output: str, created: Sequence[str], shards: Sequence[dict[str, A
     return left
 
 
+def _driver_checks(
+    *,
+    model: str,
+    inputs: Sequence[str],
+    output: str,
+    min_confidence: Optional[float],
+    shard_mb: float,
+    compression: str,
+    verify: bool,
+) -> tuple[str, list[str], spoolparse.Model]:
+    """What the driver can check alone, before anything is created: the arguments, that the
+    output directory is absent or empty, the inputs (expanded) and the model (opened here, so
+    that a bad one fails once, not in every task). Returns the output's absolute path, the
+    input files and the model."""
+    _check_arguments(min_confidence=min_confidence, shard_mb=shard_mb, compression=compression)
+    output = os.path.abspath(output)
+    if os.path.exists(output) and (not os.path.isdir(output) or os.listdir(output)):
+        raise FileExistsError(f"{output} exists and is not an empty directory: outputs are never overwritten")
+    return output, _expand(inputs), spoolparse.Model(model, verify=verify)
+
+
 def run(
     sc: Any,
     *,
@@ -419,13 +440,15 @@ def run(
     outputs were renamed into place. Bad arguments raise ``ValueError`` before anything is
     created."""
     started = time.monotonic()
-    _check_arguments(min_confidence=min_confidence, shard_mb=shard_mb, compression=compression)
-    output = os.path.abspath(output)
-    if os.path.exists(output) and (not os.path.isdir(output) or os.listdir(output)):
-        raise FileExistsError(f"{output} exists and is not an empty directory: outputs are never overwritten")
-    files = _expand(inputs)
-    # Checked on the driver first: a bad model fails here, not in every task.
-    driver_model = spoolparse.Model(model, verify=verify)
+    output, files, driver_model = _driver_checks(
+        model=model,
+        inputs=inputs,
+        output=output,
+        min_confidence=min_confidence,
+        shard_mb=shard_mb,
+        compression=compression,
+        verify=verify,
+    )
     model_path = os.path.abspath(model)
     if not model_on_shared_storage:
         sc.addFile(model_path)
@@ -607,9 +630,29 @@ def _arguments(argv: Optional[Sequence[str]]) -> argparse.Namespace:
     return p.parse_args(argv)
 
 
+def _failed(error: BaseException) -> int:
+    """Says `error` in one line, as `spoolparse` says its errors; the exit status."""
+    print(f"spoolparse.spark: error: {' '.join(str(error).splitlines())}", file=sys.stderr)
+    return 1
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
     """The command line: starts (or joins, under spark-submit) a Spark session and runs the job."""
     args = _arguments(argv)
+    # A missing input, a bad model or a used output directory is said in a line before Spark
+    # starts (seconds, and pages of its log); `run` checks again, as callers may skip this.
+    try:
+        _driver_checks(
+            model=args.model,
+            inputs=args.input,
+            output=args.output,
+            min_confidence=args.min_confidence,
+            shard_mb=args.shard_mb,
+            compression=args.compression,
+            verify=not args.no_verify,
+        )
+    except (OSError, ValueError) as e:
+        return _failed(e)
     from pyspark.sql import SparkSession
 
     builder = SparkSession.builder.appName(args.app_name)
@@ -643,9 +686,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     finally:
         spark.stop()
     if failure is not None:
-        one_line = " ".join(str(failure).splitlines())
-        print(f"spoolparse.spark: error: {one_line}", file=sys.stderr)
-        return 1
+        return _failed(failure)
     lowconf = ""
     if args.min_confidence is not None:
         lowconf = f", {manifest['lowconf_sentences']} below {args.min_confidence} in lowconf/"

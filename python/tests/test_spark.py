@@ -302,6 +302,29 @@ def test_the_command_line_refuses_bad_arguments_in_one_line(data: Data, tmp_path
         assert not out.exists()
 
 
+def test_the_command_line_refuses_a_missing_input_or_model_or_a_used_output_before_spark_starts(
+    data: Data, tmp_path: Path
+) -> None:
+    """Status 1 and one line, the only one: Spark is not started (its start took seconds and
+    printed its log before the error)."""
+    used = tmp_path / "used"
+    used.mkdir()
+    (used / "x").write_text("x")
+    good = str(data.inputs / "c.conllx")
+    missing = "none-*.conllu: no such file, and no file matches it"
+    for model, inputs, output, message in [
+        (data.model, str(tmp_path / "none-*.conllu"), tmp_path / "o1", missing),
+        (tmp_path / "no.model", good, tmp_path / "o2", "no.model: No such file or directory"),
+        (data.model, good, used, "exists and is not an empty directory: outputs are never overwritten"),
+    ]:
+        argv = [sys.executable, "-m", "spoolparse.spark", "--master", "local[1]", "--model", str(model)]
+        result = subprocess.run([*argv, "--input", inputs, "--output", str(output)], capture_output=True, timeout=300)
+        lines = result.stderr.decode().strip().splitlines()
+        assert result.returncode == 1 and len(lines) == 1, lines
+        assert lines[0].startswith("spoolparse.spark: error: ") and message in lines[0], lines
+        assert output == used or not output.exists()
+
+
 def test_the_command_line_ends_with_the_tasks_error(data: Data, tmp_path: Path) -> None:
     """A bad input: status 1, the last line is the task's `FILE:LINE: problem` (the line that
     `spoolparse parse` prints), not Spark's trace, and no output directory is left."""

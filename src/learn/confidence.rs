@@ -21,7 +21,7 @@ pub fn probability_of(scores: &[f32], best: usize, temperature: f32, allowed: im
 /// [`probability_of`] with the allowed classes given as runs of positions in increasing order,
 /// which is cheaper than asking about every class.
 ///
-/// The exponentials are [`exp_lanes`]'s, summed in [`LANES`] lanes with a select instead
+/// The exponentials are [`exp_lanes`]'s, summed in `LANES` (8) lanes with a select instead
 /// of a branch, so that the loop vectorises: with libm's `expf` one at a time, confidences cost
 /// 14% of a one-thread parse (`perf`, en_ewt dev ×8).
 #[inline]

@@ -23,7 +23,7 @@
 //! hangs from the root, at least one arc is annotated, and training would not skip it: the
 //! root word's DEPREL, where annotated, is the root label and no other word's is, and a
 //! partial annotation can be completed into a projective tree (a whole non-projective tree is
-//! left to training, see [`Store::root_label`] and [`training_skips`]). This module owns these
+//! left to training, see [`Store::root_label`] and `training_skips`). This module owns these
 //! directories; it must not train or decide anything about models.
 
 use std::collections::HashMap;

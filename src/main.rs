@@ -546,6 +546,14 @@ fn run(cli: Cli) -> Result<()> {
 
 fn run_retrain(config_path: &Path, json: bool, force: bool) -> Result<()> {
     let config = DaemonConfig::load(config_path)?;
+    // Before anything is created (a first model served, the models directory).
+    if config.retrain.base.is_empty() || config.retrain.heldout.is_none() {
+        bail!(
+            "{}: a retraining cycle needs [retrain] base (gold training files) and heldout (a gold file never \
+             trained on)",
+            config_path.display()
+        );
+    }
     let registry = Registry::new(config.paths.models());
     if registry.current_name()?.is_none() {
         // Nothing has served yet: the configured model is the one to improve on.

@@ -666,3 +666,21 @@ fn an_interrupted_parse_leaves_no_output_and_no_temporary() {
         assert!(left.is_empty(), "more input {more_input}: left behind: {left:?}");
     }
 }
+
+/// `spoolparse retrain` with a configuration that has no `[retrain]` base and held-out file:
+/// refused, naming the file, before anything is created (it served the configured model first,
+/// making the models directory, and then failed).
+#[test]
+fn retrain_without_base_and_heldout_is_refused_before_anything_is_created() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = fixture_model(dir.path());
+    let config = dir.path().join("c.toml");
+    let root = dir.path().display();
+    let text = format!("[paths]\nspool = \"{root}/spool\"\noutput = \"{root}/out\"\nmodel = \"{}\"\n", model.display());
+    std::fs::write(&config, text).unwrap();
+    let stderr = fails(
+        spoolparse(&["retrain", "--config", config.to_str().unwrap()]),
+        "c.toml: a retraining cycle needs [retrain] base (gold training files) and heldout",
+    );
+    assert!(!dir.path().join("spool").exists(), "{stderr}");
+}

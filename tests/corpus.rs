@@ -155,7 +155,7 @@ fn bad_input_is_reported_with_file_and_line() {
     }
     let mut invalid = format!("{GOOD}\n").into_bytes();
     invalid.extend_from_slice(b"1\t\xff\t_\tX\t_\t_\t0\troot\t_\t_\n\n");
-    assert_eq!(first_error(&invalid), "bad.conllu:3: invalid UTF-8");
+    assert_eq!(first_error(&invalid), "bad.conllu:3: invalid UTF-8: input must be UTF-8 (convert a file in another encoding, such as Latin-1, e.g. with iconv)");
     // A file compressed with something else than zstd is named for what it is: gzip's, xz's,
     // bzip2's and zip's magic bytes (with a line feed soon, or none at all).
     let compressed: [(&[u8], &str); 5] = [

@@ -306,7 +306,7 @@ fn a_mixed_spool_comes_out_whole_in_order_and_split() {
     let why = fs::read_to_string(setup.path("spool/failed/corrupt.conllu.zst.error")).unwrap();
     assert!(why.starts_with("corrupt.conllu.zst: corrupt zstd data after 0 bytes of decompressed text"), "{why}");
     let why = fs::read_to_string(setup.path("spool/failed/latin1.conllu.error")).unwrap();
-    assert_eq!(why, "latin1.conllu:1: invalid UTF-8\n");
+    assert_eq!(why, "latin1.conllu:1: invalid UTF-8: input must be UTF-8 (convert a file in another encoding, such as Latin-1, e.g. with iconv)\n");
     let why = fs::read_to_string(setup.path("spool/failed/notes.json.error")).unwrap();
     assert!(why.contains("unknown extension"), "{why}");
     assert!(setup.path("spool/failed/corrupt.conllu.zst").exists() && setup.path("spool/failed/notes.json").exists());

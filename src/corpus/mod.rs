@@ -488,7 +488,9 @@ pub enum ErrorKind {
     /// Reading failed (the message says how: [`crate::base::io::open_input`] words zstd failures).
     #[error("{0}")]
     Io(io::Error),
-    #[error("invalid UTF-8")]
+    #[error(
+        "invalid UTF-8: input must be UTF-8 (convert a file in another encoding, such as Latin-1, e.g. with iconv)"
+    )]
     InvalidUtf8,
     #[error("a NUL byte: this is binary data, not {0}")]
     Binary(Format),

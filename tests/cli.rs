@@ -474,6 +474,12 @@ fn an_output_that_is_an_input_or_the_other_output_is_refused_before_anything_is_
         fails(common::parse(&model, &input, &accepted, &args), "an output cannot be the same file as the output");
         assert!(!accepted.exists(), "{}", rejected.display());
     }
+    // Both on stdout: the split would be lost in one stream.
+    let args = ["--min-confidence", "0.5", "--rejected", "-"];
+    fails(
+        common::parse(&model, &input, Path::new("-"), &args),
+        "-: an output cannot be the same file as the output: both are stdout",
+    );
 }
 
 #[test]

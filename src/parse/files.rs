@@ -168,8 +168,16 @@ pub fn parse_to_files(
             return Err(FilesError::SameFile { path: out.to_path_buf(), what });
         }
     }
-    if let Some(r) = rejected.filter(|&r| base_io::same_file(accepted, r)) {
-        return Err(FilesError::SameFile { path: r.to_path_buf(), what: format!("the output {}", accepted.display()) });
+    if let Some(r) = rejected {
+        // Both on stdout would interleave the two, losing the split.
+        let what = if r.as_os_str() == STDIO && accepted.as_os_str() == STDIO {
+            Some("the output: both are stdout".to_string())
+        } else {
+            base_io::same_file(accepted, r).then(|| format!("the output {}", accepted.display()))
+        };
+        if let Some(what) = what {
+            return Err(FilesError::SameFile { path: r.to_path_buf(), what });
+        }
     }
     if let Publish::Atomic { replace } = publish {
         // Before any parsing: a run that cannot publish is not worth starting.

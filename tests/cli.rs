@@ -425,6 +425,14 @@ fn parse_replaces_an_existing_output_only_when_asked_and_only_by_a_complete_one(
     let mut left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
     left.sort();
     assert_eq!(left, ["bad.conllu", "m.model", "out.conllu"], "no temporary is left");
+    // Through a link to a file, the file is replaced and the link stays.
+    let link = dir.path().join("link.conllu");
+    std::os::unix::fs::symlink(&output, &link).unwrap();
+    std::fs::write(&output, "yesterday\n").unwrap();
+    ok(common::parse(&model, &good, &link, &["--overwrite"]));
+    assert!(std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink());
+    assert_eq!(read(&output).len(), read(&good).len());
+    std::fs::remove_file(&link).unwrap();
     // Devices and stdout are written in place, existing or not.
     ok(common::parse(&model, &good, Path::new("/dev/null"), &[]));
     let out = ok(common::parse(&model, &good, Path::new("-"), &[]));

@@ -74,6 +74,15 @@ pub enum FilesError {
     NotAFile { path: PathBuf },
 }
 
+/// `path`, or the file it is a link to (through any chain of links); `path` itself if that
+/// cannot be resolved (a dangling link).
+fn through_link(path: &Path) -> PathBuf {
+    match std::fs::symlink_metadata(path) {
+        Ok(m) if m.file_type().is_symlink() => std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf()),
+        _ => path.to_path_buf(),
+    }
+}
+
 /// An output being written: its stream, and for [`Publish::Atomic`] its temporary name.
 struct Pending {
     path: PathBuf,
@@ -95,8 +104,11 @@ impl Pending {
                 if !replace && std::fs::symlink_metadata(path).is_ok() {
                     return Err(FilesError::Exists { path: path.to_path_buf() });
                 }
-                let (out, tmp) = Output::create_temporary(path).map_err(create)?;
-                Ok(Pending { path: path.to_path_buf(), out, tmp: Some(tmp) })
+                // Through a link to a file, the file is the output: renamed over, the link would
+                // be replaced and the file left as it was.
+                let target = through_link(path);
+                let (out, tmp) = Output::create_temporary(&target).map_err(create)?;
+                Ok(Pending { path: target, out, tmp: Some(tmp) })
             }
         }
     }

@@ -639,18 +639,20 @@ def _failed(error: BaseException) -> int:
 def main(argv: Optional[Sequence[str]] = None) -> int:
     """The command line: starts (or joins, under spark-submit) a Spark session and runs the job."""
     args = _arguments(argv)
+    # What both the checks below and the job take.
+    job_args: dict[str, Any] = {
+        "model": args.model,
+        "inputs": args.input,
+        "output": args.output,
+        "min_confidence": args.min_confidence,
+        "shard_mb": args.shard_mb,
+        "compression": args.compression,
+        "verify": not args.no_verify,
+    }
     # A missing input, a bad model or a used output directory is said in a line before Spark
     # starts (seconds, and pages of its log); `run` checks again, as callers may skip this.
     try:
-        _driver_checks(
-            model=args.model,
-            inputs=args.input,
-            output=args.output,
-            min_confidence=args.min_confidence,
-            shard_mb=args.shard_mb,
-            compression=args.compression,
-            verify=not args.no_verify,
-        )
+        _driver_checks(**job_args)
     except (OSError, ValueError) as e:
         return _failed(e)
     from pyspark.sql import SparkSession
@@ -669,15 +671,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     try:
         manifest = run(
             spark.sparkContext,
-            model=args.model,
-            inputs=args.input,
-            output=args.output,
-            min_confidence=args.min_confidence,
-            shard_mb=args.shard_mb,
+            **job_args,
             threads_per_task=args.threads_per_task,
-            compression=args.compression,
             model_on_shared_storage=args.model_on_shared_storage,
-            verify=not args.no_verify,
         )
     except (TaskError, OSError, ValueError) as e:
         # What the user has to fix (bad input, a model, the output directory): Spark has logged

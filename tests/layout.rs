@@ -50,7 +50,9 @@ fn every_module_imports_only_its_own_or_lower_layers() {
     for file in &files {
         let rel = file.strip_prefix(&src).unwrap();
         let top = rel.components().next().unwrap().as_os_str().to_string_lossy().to_string();
-        if top == "main.rs" || top == "lib.rs" {
+        // The binary (main.rs and its subcommands) stands above every layer and names the
+        // library as `spoolparse::`.
+        if top == "main.rs" || top == "lib.rs" || top == "commands" {
             continue;
         }
         let own = layer(&top).unwrap_or_else(|| panic!("src/{top} is in no layer of tests/layout.rs"));
@@ -64,4 +66,31 @@ fn every_module_imports_only_its_own_or_lower_layers() {
     }
     assert!(checked > 100, "only {checked} imports found: is the scan broken?");
     assert!(wrong.is_empty(), "imports against the layering:\n{}", wrong.join("\n"));
+}
+
+/// Each subcommand has a room of its own, `src/commands/NAME.rs` (its arguments, their checks
+/// and its run), and `main.rs` stays a dispatcher.
+#[test]
+fn every_subcommand_has_its_own_file_and_main_only_dispatches() {
+    let help = std::process::Command::new(env!("CARGO_BIN_EXE_spoolparse")).arg("--help").output().unwrap();
+    let help = String::from_utf8(help.stdout).unwrap();
+    let commands: Vec<&str> = help
+        .split("Commands:")
+        .nth(1)
+        .expect("--help lists the commands")
+        .lines()
+        .skip(1)
+        .take_while(|l| !l.trim().is_empty())
+        .filter_map(|l| l.split_whitespace().next())
+        .filter(|&name| name != "help")
+        .collect();
+    assert!(commands.len() >= 8, "too few commands found in --help: {help}");
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    for name in &commands {
+        let file = src.join("commands").join(format!("{name}.rs"));
+        assert!(file.is_file(), "`spoolparse {name}` has no file {}", file.display());
+    }
+    let main = fs::read_to_string(src.join("main.rs")).unwrap();
+    let lines = main.lines().count();
+    assert!(lines < 120, "src/main.rs has {lines} lines: a subcommand's code belongs in src/commands/");
 }

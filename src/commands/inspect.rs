@@ -1,0 +1,47 @@
+//! `spoolparse inspect`: prints a model file's metadata and sections.
+
+use std::path::PathBuf;
+
+use anyhow::Result;
+use clap::Args;
+
+use spoolparse::base::label::Label;
+use spoolparse::model::file::ModelFile;
+
+/// Print a model's metadata and sections.
+#[derive(Args)]
+pub struct InspectArgs {
+    model: PathBuf,
+    /// Also check every section's checksum (reads the whole file).
+    #[arg(long)]
+    verify: bool,
+}
+
+/// Runs `spoolparse inspect`.
+pub fn exec(args: InspectArgs) -> Result<()> {
+    let InspectArgs { model: path, verify } = args;
+    let model = ModelFile::open(&path)?;
+    if verify {
+        model.verify()?;
+    }
+    let m = model.meta();
+    println!("model           {}", path.display());
+    println!("file size       {} bytes", model.file_len());
+    println!("transitions     {}", m.transition_system);
+    println!("feature set     {}", m.feature_set);
+    let labels: Vec<&str> = (0..m.labels.len()).map(|i| m.labels.name(Label::from_index(i))).collect();
+    println!("labels          {} ({})", m.labels.len(), labels.join(" "));
+    println!(
+        "weights         {} in {} features, {:?}, {} table slots, pruned below {}",
+        m.weights, m.features, m.table.precision, m.table.slots, m.pruned_below
+    );
+    println!("temperature     {}", m.temperature);
+    println!("training        {}", serde_json::to_string(&m.info)?);
+    for s in model.sections() {
+        println!("section {:<7} offset {:>10} length {:>10} crc32 {:08x}", s.name(), s.offset, s.len, s.crc);
+    }
+    if verify {
+        println!("checksums       all sections verified");
+    }
+    Ok(())
+}

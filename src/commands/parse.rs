@@ -1,0 +1,181 @@
+//! `spoolparse parse`: parses files (or stdin) with a model, outside the daemon.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Instant;
+
+use anyhow::{bail, Result};
+use clap::{Args, ValueEnum};
+use signal_hook::consts::{SIGINT, SIGTERM};
+
+use spoolparse::corpus::{Format, Limits};
+use spoolparse::parse::files::{self, Publish};
+use spoolparse::parse::pipeline::{Input, PipelineError, PipelineOptions};
+
+/// Parse CoNLL-U/CoNLL-X: HEAD and DEPREL are filled, every other byte is kept.
+#[derive(Args)]
+pub struct ParseArgs {
+    #[arg(long)]
+    model: PathBuf,
+    /// Input files (`-` or none: stdin).
+    inputs: Vec<PathBuf>,
+    /// Output file (`-`: stdout; `.zst`: compressed).
+    #[arg(long, default_value = "-")]
+    output: PathBuf,
+    /// Parsing threads (input order is kept; at least 1) [default: one per CPU this process
+    /// may use].
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
+    threads: Option<u32>,
+    /// Input format for every input (default: from the file name; `.txt` is text).
+    #[arg(long, value_enum)]
+    format: Option<FormatArg>,
+    /// Replace UPOS and XPOS of CoNLL-U/CoNLL-X input with the tagger's before parsing.
+    #[arg(long)]
+    retag: bool,
+    /// Do not write `Conf=` (MISC), `# confidence` and `# tree_prob` into CoNLL-U output.
+    #[arg(long)]
+    no_confidence: bool,
+    /// Sentences whose confidence (mean arc confidence) is below this go to --rejected.
+    #[arg(long, requires = "rejected")]
+    min_confidence: Option<f64>,
+    /// Output for the sentences below --min-confidence (`.zst`: compressed).
+    #[arg(long, requires = "min_confidence")]
+    rejected: Option<PathBuf>,
+    /// Do not check the model's checksums before parsing (saves a few milliseconds).
+    #[arg(long)]
+    no_verify: bool,
+    /// Replace an existing output file. Without this an existing output file is an error,
+    /// before any parsing; with it the old file stays whole until the new one is complete.
+    #[arg(long)]
+    overwrite: bool,
+    /// Sentences with more words than this are bad input.
+    #[arg(long, default_value_t = Limits::default().max_words)]
+    max_sentence_words: usize,
+    /// Sentences (and lines) longer than this many bytes are bad input.
+    #[arg(long, default_value_t = Limits::default().max_bytes)]
+    max_sentence_bytes: usize,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum FormatArg {
+    Conllu,
+    Conllx,
+    /// One sentence per line, tokens separated by whitespace.
+    Text,
+}
+
+impl From<FormatArg> for Format {
+    fn from(f: FormatArg) -> Format {
+        match f {
+            FormatArg::Conllu => Format::Conllu,
+            FormatArg::Conllx => Format::Conllx,
+            FormatArg::Text => Format::Text,
+        }
+    }
+}
+
+/// A parse as the library takes it: inputs, outputs and the pipeline's options.
+struct ParseJob {
+    model: PathBuf,
+    inputs: Vec<Input>,
+    output: PathBuf,
+    rejected: Option<PathBuf>,
+    opts: PipelineOptions,
+    verify: bool,
+    overwrite: bool,
+}
+
+/// Nothing to refuse here: clap bounds the numbers, and the library checks the confidence
+/// threshold (for Python callers too) and the files.
+impl From<ParseArgs> for ParseJob {
+    fn from(a: ParseArgs) -> ParseJob {
+        let opts = PipelineOptions {
+            threads: a.threads.map_or_else(spoolparse::base::available_cpus, |t| t as usize).max(1),
+            format: a.format.map(Format::from),
+            retag: a.retag,
+            confidence: !a.no_confidence,
+            min_confidence: a.min_confidence,
+            limits: Limits { max_words: a.max_sentence_words, max_bytes: a.max_sentence_bytes },
+            ..PipelineOptions::default()
+        };
+        let inputs = if a.inputs.is_empty() { vec![PathBuf::from("-")] } else { a.inputs };
+        ParseJob {
+            model: a.model,
+            inputs: inputs.into_iter().map(|path| Input { path, range: None }).collect(),
+            output: a.output,
+            rejected: a.rejected,
+            opts,
+            verify: !a.no_verify,
+            overwrite: a.overwrite,
+        }
+    }
+}
+
+/// Runs `spoolparse parse`.
+pub fn exec(args: ParseArgs) -> Result<()> {
+    let job = ParseJob::from(args);
+    let (output, rejected, opts) = (job.output.as_path(), job.rejected.as_deref(), job.opts);
+    let publish = publish_for(output, rejected, job.overwrite)?;
+    let loading = Instant::now();
+    let model = Arc::new(files::open_model(&job.model, job.verify)?);
+    let load_secs = loading.elapsed().as_secs_f64();
+    // Ctrl-C or SIGTERM stops parsing at the next sentence, and the temporary outputs are
+    // removed; a second one ends the process at once (say, while it waits on a terminal).
+    let interrupted = Arc::new(AtomicBool::new(false));
+    let by = Arc::new(AtomicUsize::new(0));
+    for signal in [SIGINT, SIGTERM] {
+        signal_hook::flag::register_conditional_shutdown(signal, 128 + signal, Arc::clone(&interrupted))?;
+        signal_hook::flag::register(signal, Arc::clone(&interrupted))?;
+        signal_hook::flag::register_usize(signal, Arc::clone(&by), signal as usize)?;
+    }
+    let started = Instant::now();
+    let stats = match files::parse_to_files(&model, &job.inputs, output, rejected, opts, publish, Some(&interrupted)) {
+        Err(files::FilesError::Pipeline(PipelineError::Cancelled)) => {
+            let left = match publish {
+                Publish::InPlace => "what was written so far stays",
+                Publish::Atomic { .. } => "no output was written",
+            };
+            eprintln!("spoolparse: interrupted; {left}");
+            // As a shell reports a process a signal ended: 128 + the signal.
+            std::process::exit(128 + by.load(Ordering::Relaxed) as i32);
+        }
+        result => result?,
+    };
+    if let Some(p) = rejected {
+        eprintln!("{} of {} sentences below --min-confidence went to {}", stats.rejected, stats.sentences, p.display());
+    }
+    let secs = started.elapsed().as_secs_f64();
+    eprintln!(
+        "parsed {} sentences, {} words in {secs:.2} s ({:.0} words/s, {} thread(s), reading and writing included; \
+         model mapped in {:.1} ms before)",
+        stats.sentences,
+        stats.words,
+        stats.words as f64 / secs.max(1e-9),
+        opts.threads,
+        load_secs * 1000.0
+    );
+    Ok(())
+}
+
+/// How `parse` writes its outputs. Files are written under a temporary name and renamed when
+/// complete, so that a failed or interrupted run leaves no part of one and an existing file is
+/// replaced only with `overwrite`. Stdout (`-`), a device or a pipe can only be written in
+/// place; if an output is one of those, both are, and an existing file among them is still
+/// refused without `overwrite`.
+fn publish_for(output: &Path, rejected: Option<&Path>, overwrite: bool) -> Result<Publish> {
+    let outputs: Vec<&Path> = std::iter::once(output).chain(rejected).collect();
+    // Followed through links: a link to /dev/null is a device.
+    let in_place = |p: &Path| p.as_os_str() == "-" || std::fs::metadata(p).is_ok_and(|m| !m.is_file());
+    if !overwrite {
+        for p in outputs.iter().filter(|p| !in_place(p)) {
+            if std::fs::symlink_metadata(p).is_ok() {
+                bail!("{} exists; --overwrite replaces it", p.display());
+            }
+        }
+    }
+    if outputs.iter().any(|p| in_place(p)) {
+        return Ok(Publish::InPlace);
+    }
+    Ok(Publish::Atomic { replace: overwrite })
+}

@@ -4,6 +4,7 @@
 //!
 //! - [`parser`]: greedy parsing of sentences with a model;
 //! - [`annotate`]: tagging and parsing of one sentence, as a model file says;
+//! - [`constrained`]: what arcs a parse must hold, for re-parsing around corrections;
 //! - [`pipeline`]: streaming, multi-threaded, order-preserving parsing of files;
 //! - [`files`]: parsing files into files, as `spoolparse parse` does (model opening, outputs
 //!   and how they get their names);
@@ -11,6 +12,7 @@
 
 pub mod annotate;
 pub mod bench;
+pub mod constrained;
 pub mod files;
 pub mod parser;
 pub mod pipeline;

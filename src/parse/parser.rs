@@ -35,6 +35,7 @@ use crate::learn::perceptron::argmax;
 use crate::learn::scorer::{ClassOrder, Scorer};
 use crate::model::features::{encode_sentence, Extractor, TokenAttrs, BUFFER_FEATURES};
 use crate::model::file::{ModelFile, TableView};
+use crate::parse::constrained::{impose, Constraints};
 use crate::transition::projective::{parse_mark, Lowerer, Mark, Scheme};
 use crate::transition::{Configuration, Encoding, Legal, System, Transition, TransitionSystem};
 
@@ -294,6 +295,24 @@ impl<'m, S: Scorer> Parser<'m, S> {
     /// Parses a sentence given its token attributes (node 0 first). Heads and labels are then
     /// available from [`Parser::heads`] and [`Parser::labels`].
     pub fn parse_attrs(&mut self, attrs: &[TokenAttrs]) {
+        self.decode(attrs, None);
+    }
+
+    /// Parses a sentence (token attributes, node 0 first) into the best tree the model finds
+    /// among those that hold `constraints` (a sentence of as many words): at each step the
+    /// highest-scoring transition of those that lose the fewest constrained arcs (see
+    /// [`crate::parse::constrained`]). The result holds every constraint; a constrained word's
+    /// arc confidence is 1.
+    pub fn parse_constrained(&mut self, attrs: &[TokenAttrs], constraints: &Constraints) {
+        debug_assert_eq!(attrs.len(), constraints.len() + 1);
+        self.decode(attrs, Some(constraints));
+        impose(&mut self.heads, &mut self.arc_labels, constraints, self.fallback);
+        for arc in constraints.arcs() {
+            self.arc_confidence[arc.word as usize] = 1.0;
+        }
+    }
+
+    fn decode(&mut self, attrs: &[TokenAttrs], constraints: Option<&Constraints>) {
         let n = attrs.len() - 1;
         self.config.reset(n);
         self.arc_confidence.clear();
@@ -305,7 +324,11 @@ impl<'m, S: Scorer> Parser<'m, S> {
             let legal = system.legal(&self.config);
             self.scores.score(&self.weights, feats, &legal);
             // Neither system has a dead end: something is legal.
-            let t = self.scores.best(&legal).unwrap_or(Transition::Shift);
+            let t = match constraints {
+                None => self.scores.best(&legal),
+                Some(c) => self.best_keeping(&legal, c),
+            }
+            .unwrap_or(Transition::Shift);
             if let Some(temperature) = self.temperature {
                 let p = self.scores.probability(&legal, t, temperature);
                 self.log_tree_prob += f64::from(p).ln();
@@ -326,6 +349,20 @@ impl<'m, S: Scorer> Parser<'m, S> {
         if let Some((scheme, marks, lowerer)) = &mut self.lowering {
             lowerer.lower(&mut self.heads, &mut self.arc_labels, |l| marks[l.index()], *scheme);
         }
+    }
+
+    /// The highest-scoring legal transition (the lowest index among equals) of those of the
+    /// least cost against `constraints`.
+    fn best_keeping(&self, legal: &Legal, constraints: &Constraints) -> Option<Transition> {
+        let mut best: Option<(Transition, u32, f32)> = None;
+        for t in legal.transitions(self.labels.len()) {
+            let cost = self.system.cost(&self.config, constraints.gold(), t);
+            let score = self.scores.get(t);
+            if best.is_none_or(|(_, c, s)| cost < c || (cost == c && score > s)) {
+                best = Some((t, cost, score));
+            }
+        }
+        best.map(|(t, _, _)| t)
     }
 
     /// Parses `sent` and writes HEAD and DEPREL of its words.

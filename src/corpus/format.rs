@@ -1,0 +1,115 @@
+//! The ten-column formats: their dialects ([`Format`]), the columns of a token line
+//! ([`Column`]), what an ID says a line is ([`TokenKind`]), and which values a column may hold
+//! ([`check_value`], [`parse_head`]). This module owns names and values; it must not read files
+//! or hold sentences.
+
+use std::fmt;
+use std::path::Path;
+
+use super::error::ErrorKind;
+
+/// Which ten-column dialect a file is in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    /// Universal Dependencies CoNLL-U: comments, multiword tokens, empty nodes.
+    Conllu,
+    /// CoNLL-X (2006): integer IDs only, PHEAD/PDEPREL in the last two columns.
+    Conllx,
+    /// Tokenized text: one sentence per line, tokens separated by whitespace; read into
+    /// CoNLL-U sentences (and so written as CoNLL-U).
+    Text,
+}
+
+impl Format {
+    /// Guesses the format from a file name (`.conllx`, `.conll`, `.txt`, optionally `.zst`);
+    /// CoNLL-U otherwise.
+    pub fn from_path(path: &Path) -> Format {
+        Format::from_extension(path).unwrap_or(Format::Conllu)
+    }
+
+    /// The format a file name's extension names (`.conllu`, `.conllx`, `.conll`, `.txt`,
+    /// each optionally followed by `.zst`), or `None` for any other name.
+    pub fn from_extension(path: &Path) -> Option<Format> {
+        let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+        let name = name.strip_suffix(".zst").unwrap_or(name);
+        if name.ends_with(".conllx") || name.ends_with(".conll") {
+            Some(Format::Conllx)
+        } else if name.ends_with(".txt") {
+            Some(Format::Text)
+        } else if name.ends_with(".conllu") {
+            Some(Format::Conllu)
+        } else {
+            None
+        }
+    }
+}
+
+impl fmt::Display for Format {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Format::Conllu => "CoNLL-U",
+            Format::Conllx => "CoNLL-X",
+            Format::Text => "tokenized text",
+        })
+    }
+}
+
+/// The ten columns, in file order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Column {
+    Id = 0,
+    Form,
+    Lemma,
+    /// UPOS in CoNLL-U, CPOSTAG in CoNLL-X.
+    Upos,
+    /// XPOS in CoNLL-U, POSTAG in CoNLL-X.
+    Xpos,
+    Feats,
+    Head,
+    Deprel,
+    /// DEPS in CoNLL-U, PHEAD in CoNLL-X.
+    Deps,
+    /// MISC in CoNLL-U, PDEPREL in CoNLL-X.
+    Misc,
+}
+
+/// Number of tab-separated columns on a token line.
+pub const COLUMNS: usize = 10;
+
+/// What an ID column says a token line is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TokenKind {
+    /// A syntactic word with an integer ID: the unit of parsing and evaluation.
+    Word,
+    /// A multiword-token range `n-m`: carried through, never parsed.
+    Range,
+    /// An empty node `n.k` of the enhanced graph: carried through, never parsed.
+    Empty,
+}
+
+/// Whether `value` can stand in a column: not empty, and without tabs or line breaks (spaces
+/// are allowed: UD forms may have them). Returns what is wrong otherwise.
+pub fn check_value(value: &str) -> Result<(), &'static str> {
+    if value.is_empty() {
+        Err("empty (write `_` for no value)")
+    } else if value.contains(['\t', '\n', '\r']) {
+        Err("contains a tab or a line break")
+    } else if value.contains('\0') {
+        // Written out, it would make the file binary data to every reader, ours included.
+        Err("contains a NUL byte")
+    } else {
+        Ok(())
+    }
+}
+
+/// Parses a HEAD value: `_` is `None`; otherwise an integer in `0..=len`.
+pub fn parse_head(text: &str, len: usize) -> Result<Option<usize>, ErrorKind> {
+    if text == "_" {
+        return Ok(None);
+    }
+    let h: usize = text.parse().map_err(|_| ErrorKind::BadHead(text.to_string()))?;
+    if h > len {
+        return Err(ErrorKind::HeadOutOfRange { head: h, words: len });
+    }
+    Ok(Some(h))
+}

@@ -1,0 +1,476 @@
+//! Streaming a ten-column file into [`Sentence`]s ([`Reader`]): lines end in LF or CR LF, a
+//! byte order mark at the start is dropped, lines and sentences beyond the [`Limits`] are
+//! refused without being held in memory, and after an error the rest of the bad sentence is
+//! skipped so that reading can go on. Input that is no corpus at all (compressed, binary, in
+//! another format) fails as a whole. This module owns reading; it must not change what it reads.
+
+use std::io::{self, BufRead};
+use std::path::{Path, PathBuf};
+
+use crate::base::io::open_input;
+
+use super::error::{CorpusError, ErrorKind};
+use super::format::{Column, Format, TokenKind, COLUMNS};
+use super::sentence::Sentence;
+use super::{conllu, conllx};
+
+/// How large a sentence may be. Input beyond these is a malformed sentence, skipped without
+/// being held in memory, so that memory stays bounded whatever the input.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// Syntactic words per sentence.
+    pub max_words: usize,
+    /// Bytes per sentence (and so per line), newlines included.
+    pub max_bytes: usize,
+}
+
+impl Limits {
+    /// No limit: for trusted input such as training treebanks.
+    pub const NONE: Limits = Limits { max_words: usize::MAX, max_bytes: usize::MAX };
+}
+
+impl Default for Limits {
+    /// 1,000 words and 1 MiB: far above any treebank sentence (en_ewt's longest has 159
+    /// words), far below what would strain memory or the parser.
+    fn default() -> Self {
+        Limits { max_words: 1000, max_bytes: 1 << 20 }
+    }
+}
+
+/// A CoNLL file in which no sentence could be read and none of the first this many token
+/// lines (all of them, in a shorter file) has 10 columns is taken to be in another format, or
+/// no corpus at all: it fails as a whole instead of becoming malformed sentences.
+pub const NOT_THIS_FORMAT_AFTER: u64 = 100;
+
+/// The UTF-8 byte order mark, which some editors write at the start of a file.
+const BOM: &[u8] = b"\xef\xbb\xbf";
+
+/// The compression format a file starting with `head` is in, by its magic bytes, for those
+/// people are likely to hand over instead of zstd: named in the error, where "binary data"
+/// would leave them guessing.
+fn compressed(head: &[u8]) -> Option<&'static str> {
+    match head {
+        [0x1f, 0x8b, ..] => Some("gzip"),
+        [0xfd, b'7', b'z', b'X', b'Z', 0, ..] => Some("xz"),
+        // "BZh", the block size digit and the first block's magic (π in BCD): text may start "BZh".
+        [b'B', b'Z', b'h', b'1'..=b'9', 0x31, 0x41, 0x59, 0x26, 0x53, 0x59, ..] => Some("bzip2"),
+        [b'P', b'K', 3, 4, ..] => Some("zip"),
+        _ => None,
+    }
+}
+
+/// Streams [`Sentence`]s out of a ten-column file.
+///
+/// After an error inside a sentence the reader skips to the next blank line, so the caller may
+/// report the error and go on with the rest of the file. Lines and sentences beyond
+/// [`Limits`] are errors too, and are skipped without being held in memory.
+pub struct Reader<R> {
+    input: R,
+    path: PathBuf,
+    format: Format,
+    limits: Limits,
+    line_no: u64,
+    buf: Vec<u8>,
+    /// Whether the last line read was part of a sentence (not blank, not the end): after an
+    /// error there, the rest of that sentence must be skipped. An error found only once the
+    /// sentence's closing blank line was read needs no skipping.
+    in_sentence: bool,
+    /// Bytes of the current sentence so far.
+    sentence_bytes: usize,
+    done: bool,
+    /// With [`Reader::keep_text`]: the lines of the current sentence as read, up to
+    /// [`Limits::max_bytes`].
+    text: Option<String>,
+    /// Lines of the current sentence were left out of `text` (it was too long).
+    text_truncated: bool,
+    /// An error met while skipping a bad sentence, reported by the next read.
+    deferred: Option<CorpusError>,
+    /// Sentences read well so far, and the first bad one's line and error.
+    good: u64,
+    first_bad: Option<(u64, String)>,
+    /// Until a sentence was read well: lines that are not blank or comments, and whether one
+    /// had ten columns (the file looks like CoNLL at all).
+    token_lines: u64,
+    looks_right: bool,
+    /// Byte offset in `path` where the input starts (0 but for a shard of a file).
+    start: u64,
+    /// Lines of `path` before `start`, counted the first time an error needs them.
+    lines_before: std::cell::OnceCell<u64>,
+}
+
+impl Reader<Box<dyn BufRead + Send>> {
+    /// Opens `path` (`-`, plain or `.zst`) in `format`.
+    pub fn open(path: &Path, format: Format) -> Result<Self, CorpusError> {
+        let input =
+            open_input(path).map_err(|e| CorpusError { path: path.to_path_buf(), line: 0, kind: ErrorKind::Io(e) })?;
+        Ok(Reader::new(input, path, format))
+    }
+
+    /// Opens bytes `range` of the plain file `path` in `format`: a shard of it that starts at a
+    /// sentence (see [`shard::shard_ranges`](super::shard::shard_ranges)). Errors give line
+    /// numbers in the whole file. Sentences' [`Sentence::first_line`] count from the shard's
+    /// first line.
+    pub fn open_range(path: &Path, format: Format, range: std::ops::Range<u64>) -> Result<Self, CorpusError> {
+        let start = range.start;
+        let input = crate::base::io::open_input_range(path, range).map_err(|e| CorpusError {
+            path: path.to_path_buf(),
+            line: 0,
+            kind: ErrorKind::Io(e),
+        })?;
+        let mut reader = Reader::new(input, path, format);
+        reader.start = start;
+        Ok(reader)
+    }
+}
+
+impl<R: BufRead> Reader<R> {
+    /// Reads `input`, naming it `path` in errors, without size limits.
+    pub fn new(input: R, path: &Path, format: Format) -> Self {
+        Reader {
+            input,
+            path: path.to_path_buf(),
+            format,
+            limits: Limits::NONE,
+            line_no: 0,
+            buf: Vec::new(),
+            in_sentence: false,
+            sentence_bytes: 0,
+            done: false,
+            text: None,
+            text_truncated: false,
+            deferred: None,
+            good: 0,
+            first_bad: None,
+            token_lines: 0,
+            looks_right: false,
+            start: 0,
+            lines_before: std::cell::OnceCell::new(),
+        }
+    }
+
+    /// Keeps the text of each sentence as read, so that a malformed one can be passed on
+    /// unparsed ([`Reader::sentence_text`]).
+    pub fn keep_text(mut self) -> Self {
+        self.text = Some(String::new());
+        self
+    }
+
+    /// Refuses sentences beyond `limits` (as malformed sentences).
+    pub fn with_limits(mut self, limits: Limits) -> Self {
+        self.limits = limits;
+        self
+    }
+
+    /// With [`Reader::keep_text`], the lines (each with its newline) of the sentence last
+    /// read, through the end of the bad part after an error; empty otherwise. At most
+    /// [`Limits::max_bytes`]: see [`Reader::sentence_text_truncated`].
+    pub fn sentence_text(&self) -> &str {
+        self.text.as_deref().unwrap_or_default()
+    }
+
+    /// Whether lines of the sentence last read were left out of [`Reader::sentence_text`]
+    /// because it was longer than the limit.
+    pub fn sentence_text_truncated(&self) -> bool {
+        self.text_truncated
+    }
+
+    /// The file name errors are reported against.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    fn error(&self, line: u64, kind: ErrorKind) -> CorpusError {
+        CorpusError { path: self.path.clone(), line: self.file_line(line), kind }
+    }
+
+    /// Line `line` of the input as a line of its file: they differ for a shard that does not
+    /// start the file. Its lines before are counted only when an error needs them, as reading
+    /// them costs what reading the shard does (if the file cannot be read for that, the line
+    /// stays counted from the shard's start).
+    fn file_line(&self, line: u64) -> u64 {
+        if line == 0 || self.start == 0 {
+            return line;
+        }
+        line + *self
+            .lines_before
+            .get_or_init(|| crate::base::io::count_lines_before(&self.path, self.start).unwrap_or(0))
+    }
+
+    /// Reads the next line into `self.buf` without its newline; `Ok(false)` at end of input.
+    /// A line longer than the limit is consumed to its end but not kept: an error.
+    fn next_line(&mut self) -> Result<bool, CorpusError> {
+        self.buf.clear();
+        let (mut any, mut overlong) = (false, false);
+        let (at_start, format) = (self.line_no == 0 && self.start == 0, self.format);
+        loop {
+            let available = match self.input.fill_buf() {
+                Ok(b) => b,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                // The whole file is unreadable from here: no line to point at (a line number
+                // of decompressed text would only mislead).
+                Err(e) => return Err(self.error(0, e.into())),
+            };
+            if available.is_empty() {
+                break;
+            }
+            any = true;
+            let (take, ends) = match memchr::memchr(b'\n', available) {
+                Some(i) => (i + 1, true),
+                None => (available.len(), false),
+            };
+            let room = self.limits.max_bytes.saturating_sub(self.buf.len());
+            if take <= room {
+                self.buf.extend_from_slice(&available[..take]);
+            } else {
+                overlong = true;
+                // Binary data may have no line feed at all (`/dev/zero`): said as it is seen.
+                if memchr::memchr(0, &available[..take]).is_some() {
+                    // Compressed data at the start of a file is named.
+                    let kind = match compressed(&available[..take]).filter(|_| at_start) {
+                        Some(what) => ErrorKind::Compressed { format, what },
+                        None => ErrorKind::Binary(format),
+                    };
+                    self.input.consume(take);
+                    self.line_no += 1;
+                    self.in_sentence = false;
+                    return Err(self.error(self.line_no, kind));
+                }
+            }
+            self.input.consume(take);
+            if ends {
+                break;
+            }
+        }
+        if !any {
+            self.in_sentence = false;
+            return Ok(false);
+        }
+        self.line_no += 1;
+        if self.buf.last() == Some(&b'\n') {
+            self.buf.pop();
+        }
+        // A byte order mark is no part of the first line (`start` is 0 for all but shards).
+        if self.line_no == 1 && self.start == 0 && self.buf.starts_with(BOM) {
+            self.buf.drain(..BOM.len());
+        }
+        // A line may also end in CR LF (files edited on Windows): the CR is no part of its last
+        // column, and a line of a CR alone is blank. Lines are written back ending in LF.
+        if self.buf.last() == Some(&b'\r') {
+            self.buf.pop();
+        }
+        self.in_sentence = overlong || !self.buf.is_empty();
+        if overlong {
+            self.buf.clear();
+            self.text_truncated = true;
+            return Err(self.error(self.line_no, ErrorKind::LineTooLong { limit: self.limits.max_bytes }));
+        }
+        if self.line_no == 1 && self.start == 0 {
+            if let Some(what) = compressed(&self.buf) {
+                return Err(self.error(1, ErrorKind::Compressed { format: self.format, what }));
+            }
+        }
+        if memchr::memchr(0, &self.buf).is_some() {
+            return Err(self.error(self.line_no, ErrorKind::Binary(self.format)));
+        }
+        let line = std::str::from_utf8(&self.buf).map_err(|_| self.error(self.line_no, ErrorKind::InvalidUtf8))?;
+        if !self.looks_right && self.format != Format::Text && !line.is_empty() && !line.starts_with('#') {
+            self.token_lines += 1;
+            self.looks_right = memchr::memchr_iter(b'\t', line.as_bytes()).count() == COLUMNS - 1;
+        }
+        if self.in_sentence {
+            self.sentence_bytes += line.len() + 1;
+        }
+        if let Some(text) = &mut self.text {
+            if !(text.is_empty() && line.trim().is_empty()) {
+                if text.len() + line.len() < self.limits.max_bytes {
+                    text.push_str(line);
+                    text.push('\n');
+                } else {
+                    self.text_truncated = true;
+                }
+            }
+        }
+        if self.sentence_bytes > self.limits.max_bytes {
+            return Err(self.error(self.line_no, ErrorKind::SentenceTooLong { limit: self.limits.max_bytes }));
+        }
+        Ok(true)
+    }
+
+    /// The line last read by [`Reader::next_line`] (valid UTF-8 by then).
+    fn line(&self) -> &str {
+        std::str::from_utf8(&self.buf).unwrap_or_default()
+    }
+
+    /// Skips to just after the next blank line (or end of input). An error that ends reading
+    /// (I/O, invalid UTF-8) is kept for the next call of [`Reader::read_next`]. Stops early in
+    /// input that is not this format at all ([`NOT_THIS_FORMAT_AFTER`]): a stream without blank
+    /// lines (`yes | spoolparse parse -`) would otherwise be skipped for ever.
+    fn resync(&mut self) {
+        if self.format == Format::Text {
+            // A sentence is one line: the next line starts the next one.
+            return;
+        }
+        while self.in_sentence {
+            if self.good == 0 && !self.looks_right && self.token_lines >= NOT_THIS_FORMAT_AFTER {
+                return;
+            }
+            match self.next_line() {
+                Ok(_) => {}
+                Err(e) if e.kind.is_unreadable() => {
+                    self.deferred = Some(e);
+                    return;
+                }
+                // Too long: skipped all the same.
+                Err(_) => {}
+            }
+        }
+    }
+
+    /// Reads the next sentence into `sent`, reusing its allocations; `Ok(false)` at the end of
+    /// the input. After an error, `sent` holds an unspecified part of the bad sentence.
+    pub fn read_into(&mut self, sent: &mut Sentence) -> Result<bool, CorpusError> {
+        sent.clear();
+        if let Some(text) = &mut self.text {
+            text.clear();
+        }
+        self.text_truncated = false;
+        self.sentence_bytes = 0;
+        // Skip blank lines before the sentence (tolerated, not reproduced).
+        loop {
+            if !self.next_line()? {
+                return Ok(false);
+            }
+            let blank = match self.format {
+                Format::Text => self.line().trim().is_empty(),
+                _ => self.buf.is_empty(),
+            };
+            if !blank {
+                break;
+            }
+        }
+        if self.format == Format::Text {
+            // One line, one sentence: nothing to skip after an error.
+            self.in_sentence = false;
+            if self.line().split_whitespace().nth(self.limits.max_words).is_some() {
+                return Err(self.error(self.line_no, ErrorKind::TooManyWords { limit: self.limits.max_words }));
+            }
+            sent.fill_from_text(self.line(), self.line_no);
+            sent.bytes_read = self.sentence_bytes;
+            return Ok(true);
+        }
+        sent.first_line = self.line_no;
+        loop {
+            if self.buf.is_empty() {
+                sent.blank_lines = 1;
+                break;
+            }
+            let here = self.line_no;
+            let text = self.line();
+            if text.starts_with('#') && self.format == Format::Conllu {
+                if sent.used > 0 {
+                    return Err(self.error(here, ErrorKind::MisplacedComment));
+                }
+                sent.push_comment(text);
+            } else {
+                let kind_of = match self.format {
+                    Format::Conllx => conllx::token_kind,
+                    Format::Conllu | Format::Text => conllu::token_kind,
+                };
+                let expected = sent.words.len() + 1;
+                if expected > self.limits.max_words {
+                    return Err(self.error(here, ErrorKind::TooManyWords { limit: self.limits.max_words }));
+                }
+                let token = sent.push_token(text, kind_of).map_err(|k| self.error(here, k))?;
+                if token.kind == TokenKind::Word {
+                    let id = token.get(Column::Id);
+                    if id.parse::<usize>().ok() != Some(expected) {
+                        let found = id.to_string();
+                        return Err(self.error(here, ErrorKind::IdSequence { expected, found }));
+                    }
+                }
+            }
+            if !self.next_line()? {
+                let kind = if sent.used == 0 { ErrorKind::CommentsAtEnd } else { ErrorKind::UnterminatedSentence };
+                return Err(self.error(self.line_no, kind));
+            }
+        }
+        if sent.words.is_empty() {
+            return Err(self.error(sent.first_line, ErrorKind::NoWords));
+        }
+        // Count further blank lines, so that writing reproduces the input.
+        while self.input.fill_buf().map(|b| b.first() == Some(&b'\n')).unwrap_or(false) {
+            self.input.consume(1);
+            self.line_no += 1;
+            sent.blank_lines += 1;
+        }
+        sent.bytes_read = self.sentence_bytes;
+        // HEAD syntax and range are checked here so that every consumer can rely on them.
+        if let Err((line, kind)) = sent.check_heads() {
+            return Err(self.error(line, kind));
+        }
+        Ok(true)
+    }
+
+    /// Like [`Reader::read_into`], but after an error skips to the next sentence so that the
+    /// caller can report it and go on. A file that does not look like its format at all (see
+    /// [`NOT_THIS_FORMAT_AFTER`]) ends with [`ErrorKind::NotThisFormat`].
+    pub fn read_next(&mut self, sent: &mut Sentence) -> Option<Result<(), CorpusError>> {
+        if self.done {
+            return None;
+        }
+        if let Some(e) = self.deferred.take() {
+            self.done = true;
+            return Some(Err(e));
+        }
+        match self.read_into(sent) {
+            Ok(true) => {
+                self.good += 1;
+                Some(Ok(()))
+            }
+            Ok(false) => {
+                self.done = true;
+                self.not_this_format().map(Err)
+            }
+            Err(e) => {
+                // What it holds of the bad sentence, so that callers can let go of large ones.
+                sent.bytes_read = self.sentence_bytes;
+                if e.kind.is_unreadable()
+                    || matches!(e.kind, ErrorKind::UnterminatedSentence | ErrorKind::CommentsAtEnd)
+                {
+                    self.done = true;
+                    return Some(Err(self.not_this_format().unwrap_or(e)));
+                }
+                self.resync();
+                if self.good == 0 {
+                    self.first_bad.get_or_insert_with(|| (e.line, e.kind.to_string()));
+                    if self.token_lines >= NOT_THIS_FORMAT_AFTER {
+                        if let Some(e) = self.not_this_format() {
+                            self.done = true;
+                            return Some(Err(e));
+                        }
+                    }
+                }
+                Some(Err(e))
+            }
+        }
+    }
+
+    /// The error for a file that is not in this format, if nothing read so far says it is.
+    fn not_this_format(&mut self) -> Option<CorpusError> {
+        if self.good > 0 || self.looks_right || self.format == Format::Text {
+            return None;
+        }
+        let (line, first) = self.first_bad.take()?;
+        let kind = ErrorKind::NotThisFormat { format: self.format, lines: self.token_lines, line, first };
+        Some(self.error(0, kind))
+    }
+}
+
+impl<R: BufRead> Iterator for Reader<R> {
+    type Item = Result<Sentence, CorpusError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let mut sent = Sentence::default();
+        self.read_next(&mut sent).map(|r| r.map(|()| sent))
+    }
+}

@@ -192,10 +192,11 @@ class Cluster:
         """Kills every process of the cluster (its groups, then whatever else carries its mark,
         until none is left); returns the command lines of those still there after 30 s."""
         for proc in self.started:
-            try:
-                os.killpg(proc.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
+            if proc.returncode is None:  # not reaped: its group's id cannot be another's yet
+                try:
+                    os.killpg(proc.pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
         deadline = time.monotonic() + 30
         while True:
             left = [pid for pid in marked(self.mark) if alive(pid) and pid != os.getpid()]

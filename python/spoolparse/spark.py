@@ -25,7 +25,9 @@ No two tasks write one output name: where an input's names (whole file, or every
 ``NAME.part-K``) would meet an earlier input's (the same name in another folder, or a file named
 like another's shard: ``a.part-00001.conllu`` beside a split ``a.conllu``), the later input,
 in the order given (a directory's files sorted), becomes ``NAME~2`` (``~3``, ...) in all its
-outputs. The manifest says which input has which.
+outputs. Names are compared as a case-insensitive file system compares them (case and Unicode
+normalization ignored: ``A.conllu`` and ``a.conllu`` meet), so that the outputs are distinct
+on any storage. The manifest says which input has which.
 
 The parts of a split file, concatenated in order, are what ``spoolparse parse`` writes for the
 whole file (``.zst`` parts too: zstd frames concatenate). Once every task is done the driver
@@ -64,6 +66,7 @@ import re
 import sys
 import threading
 import time
+import unicodedata
 from typing import Any, Callable, Optional, Sequence
 
 import spoolparse
@@ -177,6 +180,14 @@ def _part_names(stem: str, suffix: str, count: int) -> list[str]:
     return [f"{stem}.part-{k:05d}{suffix}" for k in range(count)]
 
 
+def _same_file_key(name: str) -> str:
+    """What output names are compared by for collisions: one key for names that a case- or
+    normalization-insensitive file system takes for one file (``A.conllu``, ``a.conllu``).
+    Unicode's canonical caseless match; where it folds more than a file system would, a name is
+    renamed that need not be, which is harmless."""
+    return unicodedata.normalize("NFD", unicodedata.normalize("NFD", name).casefold())
+
+
 def plan(
     files: Sequence[str], *, shard_bytes: int, split: bool, compression: str = "input"
 ) -> list[dict[str, Any]]:
@@ -195,11 +206,14 @@ def plan(
         # different folders may share a name, and a file may be named like another's shard
         # (a.part-00001.conllu beside a split a.conllu): every name of an input, whole file or
         # shard, must be free, else the later input gets ~2, ~3, ... (a~2.part-00001.conllu).
+        # Free on any storage: names that differ only in case (A.conllu, a.conllu) are one file
+        # on a case-insensitive one (macOS, Windows, SMB shares), and so are names that differ
+        # only in Unicode normalization on macOS; they are compared as such.
         names, n = _part_names(stem, suffix, len(parts)), 1
-        while any(name in taken for name in names):
+        while any(_same_file_key(name) in taken for name in names):
             n += 1
             names = _part_names(f"{stem}~{n}", suffix, len(parts))
-        taken.update(names)
+        taken.update(_same_file_key(name) for name in names)
         for byte_range, name in zip(parts, names):
             shards.append(
                 {

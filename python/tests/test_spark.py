@@ -395,3 +395,28 @@ def test_attempts_of_a_shard_at_once_leave_one_copy(data: Data, tmp_path: Path) 
     left = sorted(str(p.relative_to(out)) for p in out.rglob("*") if p.is_file())
     assert left == sorted([shard["accepted"], shard["lowconf"], f"{job.TASKS}/shard-{shard['id']:05d}.json"])
 
+
+
+def test_names_that_differ_only_in_case_get_distinct_outputs(data: Data, tmp_path: Path) -> None:
+    """A.conllu and a.conllu (two folders) both wrote accepted/A.conllu and accepted/a.conllu:
+    one file on case-insensitive storage (macOS, Windows, SMB), where one input's sentences
+    replaced the other's. The later input now gets ~2, as for an exact match, and its ~2 names
+    are checked the same way; Unicode normalization is ignored too (é in one or two code
+    points)."""
+    small = FIXTURES / "special.conllu"
+    names = ["x/A.conllu", "y/a.conllu", "z/A~2.conllu", "x/caf\u00e9.conllu", "y/cafe\u0301.conllu"]
+    files = []
+    for name in names:
+        (tmp_path / name).parent.mkdir(exist_ok=True)
+        shutil.copy(small, tmp_path / name)
+        files.append(str(tmp_path / name))
+    shards = job.plan(files, shard_bytes=1 << 20, split=True)
+    assert [s["accepted"] for s in shards] == [
+        "accepted/A.conllu",
+        "accepted/a~2.conllu",
+        "accepted/A~2~2.conllu",  # a~2.conllu is taken
+        "accepted/caf\u00e9.conllu",
+        "accepted/cafe\u0301~2.conllu",
+    ]
+    keys = [job._same_file_key(s[kind]) for s in shards for kind in ("accepted", "lowconf")]
+    assert len(set(keys)) == len(keys)

@@ -38,7 +38,8 @@ def words_of(line: str) -> list[dict]:
         words.append({"id": i, "form": form, "upos": upos, "head": int(head), "deprel": deprel,
                       "conf": float(conf.rstrip("!")), "check": flagged})
     for w in words:  # made-up alternatives: nearby heads, the rest of the probability
-        heads = [h for h in (w["id"] - 1, w["id"] + 1, 0, w["id"] - 2) if 0 <= h <= len(words) and h not in (w["id"], w["head"])]
+        near = dict.fromkeys((w["id"] - 1, w["id"] + 1, 0, w["id"] - 2))
+        heads = [h for h in near if 0 <= h <= len(words) and h not in (w["id"], w["head"])]
         rest = round(1 - w["conf"], 2)
         w["alternatives"] = [{"head": h, "deprel": "root" if h == 0 else ("obl", "nmod", "advmod")[k], "conf": round(rest / (2 + k), 2)}
                              for k, h in enumerate(heads[:3])] if w["check"] else []

@@ -637,7 +637,7 @@ function renderTree() {
   const center = (id) => cols[id].x + cols[id].width / 2;
   const arcs = words.filter((w) => w.head > 0).map((w) => ({ w, lo: Math.min(w.id, w.head), hi: Math.max(w.id, w.head) }));
   const top = levels(arcs);
-  const step = top > 12 ? Math.max(16, Math.floor(360 / top)) : 30;
+  const step = Math.max(20, Math.min(30, Math.floor(240 / top))); // tall trees a little flatter
   const base = (top + 2) * step + 8; // room for the root arc's label (and a proposed head) on top
   const width = cols[cols.length - 1].x + cols[cols.length - 1].width;
   const root = svg('svg', { width, height: base + WORD_ROWS, viewBox: `0 0 ${width} ${base + WORD_ROWS}`, role: 'img' });
@@ -645,8 +645,10 @@ function renderTree() {
   Object.assign(box.dataset, dataset);
 
   const arcLayer = svg('g', { class: 'arcs' }, root);
-  for (const arc of arcs) drawArc(arcLayer, arc, center, base, arc.level * step);
-  for (const w of words.filter((x) => x.head === 0)) drawRootArc(arcLayer, w, center(w.id), base, (top + 1) * step);
+  const labelLayer = svg('g', { class: 'labels' }, root); // above every arc: no leg runs over a label
+  const spread = (id, level) => Math.min(cols[id].width / 2 - 4, 2 + level * 3);
+  for (const arc of arcs) drawArc(arcLayer, labelLayer, arc, center, spread, base, arc.level * step);
+  for (const w of words.filter((x) => x.head === 0)) drawRootArc(arcLayer, labelLayer, w, center(w.id), base, (top + 1) * step);
   if (state.proposed !== null && state.current !== null) drawProposed(arcLayer, center, base, (top + 1.6) * step);
   const unknownLayer = svg('g', { class: 'unknowns' }, root);
   for (const arc of state.arcs.values()) {
@@ -662,12 +664,12 @@ function renderTree() {
 
 // An arc from its head to its dependent: up, across at its level, down to an arrowhead. The
 // head end is shifted by level so that arcs leaving one word do not run over each other.
-function drawArc(layer, arc, center, base, height) {
+function drawArc(layer, labels, arc, center, spread, base, height) {
   const { w } = arc;
   const kind = arcClass(w);
   const colour = kind === 'low' ? confidenceColour(w) : null;
   const direction = w.id > w.head ? 1 : -1;
-  const x1 = center(w.head) + direction * Math.min(14, 3 + arc.level * 2);
+  const x1 = center(w.head) + direction * spread(w.head, arc.level);
   const x2 = center(w.id);
   const y = base - height;
   const r = Math.min(8, Math.abs(x2 - x1) / 2, height / 2);
@@ -681,10 +683,10 @@ function drawArc(layer, arc, center, base, height) {
     path.style.stroke = colour;
     head.style.fill = colour;
   }
-  drawLabel(g, w.deprel, (x1 + x2) / 2, y, colour, `${w.deprel} ${Number(w.conf).toFixed(2)}`);
+  drawLabel(labels, g, w.deprel, (x1 + x2) / 2, y, colour, `${w.deprel} ${Number(w.conf).toFixed(2)}`);
 }
 
-function drawRootArc(layer, w, x, base, height) {
+function drawRootArc(layer, labels, w, x, base, height) {
   const kind = arcClass(w);
   const colour = kind === 'low' ? confidenceColour(w) : null;
   const g = svg('g', { class: `arc root ${kind}`, 'data-dep': w.id, 'data-head': 0 }, layer);
@@ -694,7 +696,7 @@ function drawRootArc(layer, w, x, base, height) {
     path.style.stroke = colour;
     head.style.fill = colour;
   }
-  drawLabel(g, w.deprel, x, base - height, colour, `${w.deprel} ${Number(w.conf).toFixed(2)}`);
+  drawLabel(labels, g, w.deprel, x, base - height, colour, `${w.deprel} ${Number(w.conf).toFixed(2)}`);
 }
 
 function drawProposed(layer, center, base, height) {
@@ -706,7 +708,9 @@ function drawProposed(layer, center, base, height) {
   svg('path', { class: 'arrow', d: `M${to - 4},${base - 7} L${to + 4},${base - 7} L${to},${base} Z` }, g);
 }
 
-function drawLabel(g, text, x, y, colour, title) {
+// An arc's label, in the label layer, with the arc's classes (for the stylesheet).
+function drawLabel(layer, arc, text, x, y, colour, title) {
+  const g = svg('g', { class: arc.getAttribute('class'), 'data-dep': arc.dataset.dep }, layer);
   const width = textWidth(text, '12px system-ui, sans-serif') + 8;
   svg('rect', { class: 'label-bg', x: x - width / 2, y: y - 8, width, height: 16, rx: 3 }, g);
   const label = svg('text', { class: 'label', x, y: y + 4 }, g);

@@ -411,3 +411,8 @@ def test_the_models_view(browser) -> None:
     screenshot(driver, "5-models")
     driver.find_element("id", "nav-check").click()
     wait(driver, lambda: driver.find_element("id", "check-view").is_displayed(), "the check view again")
+
+
+def test_the_page_logged_no_script_error(browser) -> None:
+    errors = [e for e in browser.get_log("browser") if e["level"] == "SEVERE" and "/api/" not in e["message"]]
+    assert not errors, f"the page's console: {errors}"

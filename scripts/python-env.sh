@@ -2,14 +2,16 @@
 # the virtual environment with the build and test tools (python/requirements-dev.txt: maturin,
 # pytest, pyspark), builds the `spoolparse` binary and the wheel, and installs the wheel in it.
 # Sets root, target, venv (SPOOLPARSE_VENV, default TARGET/python-venv: made once, then reused),
-# wheel and bin. Needs python3 (3.9+), Java 17+ for Spark and zstd; Java and zstd are installed
-# with apt-get where missing.
+# wheel and bin. Needs python3 (3.9+), Java 17+ for Spark, zstd, and Chromium with its driver for
+# the workbench's browser test; all four are installed with apt-get where missing.
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 target=${CARGO_TARGET_DIR:-$root/target}
 venv=${SPOOLPARSE_VENV:-$target/python-venv}
 missing=()
 command -v java >/dev/null || missing+=(openjdk-17-jre-headless)
 command -v zstd >/dev/null || missing+=(zstd)
+command -v chromium >/dev/null || missing+=(chromium fonts-dejavu-core)  # a font: screenshots need one
+command -v chromedriver >/dev/null || missing+=(chromium-driver)
 if [ ${#missing[@]} -gt 0 ]; then
   echo "installing ${missing[*]}" >&2
   apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

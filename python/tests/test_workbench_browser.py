@@ -1,0 +1,418 @@
+"""The correction workbench (`spoolparse annotate`) in a real browser: headless Chromium driven by
+Selenium loads the page, corrects one arc with the keyboard and one with the mouse, accepts a
+sentence whole, flags one as bad, and reads the correction files the server wrote into
+annotated/. Screenshots go to target/screenshots/ (first load, a keyboard correction, a long
+sentence, a 480px window, the models view).
+
+The server is started on a spool made here: a model trained by conftest's `data` fixture parses
+a few en_ewt dev sentences with `--min-confidence 0.99`, and its `--rejected` output is the
+spool's lowconf/ file. With WORKBENCH_URL set, an already running server is used instead (e.g.
+scripts/workbench-mock.py); WORKBENCH_ANNOTATED then names its annotated/ directory (without it
+the files are not checked) and WORKBENCH_TOKEN the token to enter if the page asks for one.
+
+Needs Debian's chromium and chromium-driver and Python selenium (scripts/python-test.sh installs
+them); skips with a message where they are missing."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+from typing import Callable, Iterator, Optional
+
+import pytest
+from conftest import REPO, UD, Data, decompress, note, sentences
+
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+CHROMEDRIVER = shutil.which("chromedriver") or "/usr/bin/chromedriver"
+SCREENSHOTS = Path(os.environ.get("CARGO_TARGET_DIR", REPO / "target")) / "screenshots"
+TOKEN = os.environ.get("WORKBENCH_TOKEN", "")
+REASON = "broken tokenization (browser test)"
+
+
+class Workbench:
+    """A running server: its URL and, when known, its annotated/ directory."""
+
+    def __init__(self, url: str, annotated: Optional[Path]):
+        self.url = url.rstrip("/")
+        self.annotated = annotated
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_for_http(url: str, process: subprocess.Popen, log: Path, seconds: float = 60) -> None:
+    """Until the server answers anything at all (a 401 counts: it is up)."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise AssertionError(f"spoolparse annotate exited with {process.returncode}:\n{log.read_text()}")
+        try:
+            urllib.request.urlopen(f"{url}/api/stats", timeout=2)
+            return
+        except urllib.error.HTTPError:
+            return
+        except OSError:
+            time.sleep(0.2)
+    raise AssertionError(f"spoolparse annotate did not answer on {url} within {seconds} s:\n{log.read_text()}")
+
+
+def make_spool(data: Data, root: Path, port: int) -> Path:
+    """The spool of a daemon that wrote a lowconf/ file: a config and OUTPUT/lowconf/dev.conllu.zst,
+    the sentences of en_ewt dev that a small model parses below 0.99 (most of them). Among them
+    are short ones (the corrections) and the longest of a few hundred (the long screenshot)."""
+    dev = sentences(decompress(UD / "en_ewt" / "dev.conllu.zst").decode())[700:1000]  # conftest uses 0-700
+    size = lambda s: sum(1 for line in s.splitlines() if line.split("\t")[0].isdigit())
+    short = [s for s in dev if 6 <= size(s) <= 16][:10]
+    longest = max(dev, key=size)
+    picked = short[:3] + [longest] + short[3:]
+    (root / "input.conllu").write_text("".join(picked))
+    spool, output = root / "spool", root / "out"
+    (output / "lowconf").mkdir(parents=True)
+    lowconf = output / "lowconf" / "dev.conllu.zst"
+    data.run("parse", "--model", data.model, root / "input.conllu", "--output", root / "accepted.conllu",
+             "--min-confidence", "0.99", "--rejected", lowconf)
+    found = decompress(lowconf).decode().count("# sent_id")
+    assert found >= 5, f"only {found} of {len(picked)} sentences went below 0.99: too few for the test"
+    config = root / "spoolparse.toml"
+    config.write_text(
+        "[paths]\n"
+        f'spool = "{spool}"\n'
+        f'output = "{output}"\n'
+        f'model = "{data.model}"\n'
+        f'annotated = "{spool / "annotated"}"\n'
+        "\n[annotate]\n"
+        f'listen = "127.0.0.1:{port}"\n'
+    )
+    return config
+
+
+@pytest.fixture(scope="module")
+def workbench(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Workbench]:
+    if os.environ.get("WORKBENCH_URL"):
+        annotated = os.environ.get("WORKBENCH_ANNOTATED")
+        if not annotated:
+            note("WORKBENCH_ANNOTATED is not set: the correction files are not checked")
+        yield Workbench(os.environ["WORKBENCH_URL"], Path(annotated) if annotated else None)
+        return
+    data: Data = request.getfixturevalue("data")
+    if not data.from_treebank:
+        note(f"{UD / 'en_ewt' / 'dev.conllu.zst'} not found: the workbench browser test needs en_ewt dev")
+        pytest.skip("the workbench browser test needs en_ewt dev (../shared/data/ud)")
+    root = tmp_path_factory.mktemp("workbench")
+    port = free_port()
+    config = make_spool(data, root, port)
+    log = root / "annotate.log"
+    url = f"http://127.0.0.1:{port}"
+    with log.open("wb") as out:
+        process = subprocess.Popen([str(data.bin), "annotate", "--config", str(config), "--listen", f"127.0.0.1:{port}"],
+                                   stdout=out, stderr=subprocess.STDOUT)
+    try:
+        wait_for_http(url, process, log)
+        yield Workbench(url, root / "spool" / "annotated")
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+        output = log.read_text(errors="replace")
+        if output.strip():
+            print(f"spoolparse annotate's output:\n{output}")
+
+
+@pytest.fixture(scope="module")
+def browser(workbench: Workbench, tmp_path_factory: pytest.TempPathFactory):
+    missing = [p for p in (CHROMIUM, CHROMEDRIVER) if not Path(p).is_file()]
+    if missing:
+        note(f"{', '.join(missing)} not found: the workbench browser test needs Debian's chromium and chromium-driver")
+        pytest.skip(f"{', '.join(missing)} not found (apt-get install chromium chromium-driver)")
+    try:
+        from selenium import webdriver
+        from selenium.webdriver.chrome.service import Service
+    except ImportError:
+        note("selenium is not installed: pip install -r python/requirements-dev.txt")
+        pytest.skip("selenium is not installed")
+    os.environ.setdefault("SE_OFFLINE", "true")  # Selenium Manager must not look for drivers online
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--no-first-run", "--window-size=1280,900",
+                 f"--user-data-dir={tmp_path_factory.mktemp('chromium-profile')}"):
+        options.add_argument(flag)
+    driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    try:
+        driver.get(workbench.url + "/")
+        authenticate(driver)
+        yield driver
+    finally:
+        driver.quit()
+
+
+# ------------------------------------------------------------------ page helpers
+
+def wait(driver, condition: Callable[[], object], what: str, seconds: float = 20):
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        value = condition()
+        if value:
+            return value
+        time.sleep(0.05)
+    error = driver.execute_script("return document.getElementById('error').hidden ? '' : document.getElementById('error-text').textContent")
+    raise AssertionError(f"timed out waiting for {what}" + (f"; the page shows the error: {error}" if error else ""))
+
+
+def authenticate(driver) -> None:
+    """Enters WORKBENCH_TOKEN if the page asks for a token (the server answered 401)."""
+    time.sleep(0.3)
+    if driver.execute_script("return !document.getElementById('auth').hidden"):
+        assert TOKEN, "the server asks for a token: set WORKBENCH_TOKEN"
+        driver.find_element("id", "auth-token").send_keys(TOKEN + "\n")
+
+
+def settled(driver) -> None:
+    """No request in flight (the page counts them on body[data-pending])."""
+    wait(driver, lambda: driver.execute_script("return document.body.dataset.pending === '0'"), "the API requests to finish")
+
+
+def task(driver) -> dict:
+    """The task on the page: its ids and every word as the data attributes of its SVG group."""
+    return driver.execute_script("""
+        const box = document.getElementById('sentence');
+        if (document.getElementById('task').hidden) return {task: null, words: []};
+        const words = [...box.querySelectorAll('g.word[data-word-id]')].filter((g) => g.dataset.wordId !== '0').map((g) => ({
+            id: Number(g.dataset.wordId), head: Number(g.dataset.head), deprel: g.dataset.deprel,
+            state: g.dataset.state, current: g.classList.contains('current'), picking: g.classList.contains('picking')}));
+        return {task: box.dataset.task, sent_id: box.dataset.sentId, words};
+    """)
+
+
+def word(driver, id: int) -> dict:
+    return next(w for w in task(driver)["words"] if w["id"] == id)
+
+
+ENTER, ESCAPE = "\ue007", "\ue00c"  # selenium's Keys.ENTER and Keys.ESCAPE
+
+
+def proposed(driver) -> int:
+    """The head proposed by moving (h/l), -1 for none."""
+    return int(driver.find_element("id", "sentence").get_attribute("data-proposed") or -1)
+
+
+def propose_other_head(driver, w: dict, n: int) -> int:
+    """Moves the proposed head of the current word `w` with l (right), or h (left) once the right
+    end is reached, to a word that is not its head: that word's id."""
+    key = "l"
+    for _ in range(2 * n + 2):
+        press(driver, key)
+        p = proposed(driver)
+        if p > 0 and p != w["head"]:
+            return p
+        if p in (-1, n) or (p == n - 1 and w["id"] == n):
+            key = "h"
+    raise AssertionError(f"no other head than {w['head']} found for word {w['id']}")
+
+
+def press(driver, *keys: str) -> None:
+    from selenium.webdriver.common.action_chains import ActionChains
+    chain = ActionChains(driver)
+    for key in keys:
+        chain.send_keys(key)
+    chain.perform()
+
+
+def ctrl_enter(driver) -> None:
+    from selenium.webdriver.common.action_chains import ActionChains
+    from selenium.webdriver.common.keys import Keys
+    ActionChains(driver).key_down(Keys.CONTROL).send_keys(Keys.ENTER).key_up(Keys.CONTROL).perform()
+
+
+def click_word(driver, id: int) -> None:
+    element = driver.find_element("css selector", f'#sentence g.word[data-word-id="{id}"] rect.hit')
+    driver.execute_script("arguments[0].scrollIntoView({inline: 'center', block: 'nearest'})", element)
+    element.click()
+
+
+def next_task(driver, before: str) -> None:
+    """Waits for the page to show another task than `before` (or the empty queue)."""
+    wait(driver, lambda: task(driver)["task"] != before, f"the task after {before}")
+    settled(driver)
+
+
+def screenshot(driver, name: str) -> None:
+    path = SCREENSHOTS / f"workbench-{name}.png"
+    assert driver.save_screenshot(str(path)), f"no screenshot {path}"
+
+
+# ------------------------------------------------------------------ correction files
+
+def stored_files(directory: Path) -> list[Path]:
+    return [p for p in directory.rglob("*") if p.is_file() and not p.name.startswith(".")]
+
+
+def stored_tree(annotated: Path, sent_id: str) -> Optional[dict[int, tuple[str, str]]]:
+    """The sentence `sent_id` in a correction file of annotated/ (not rejected/): id -> (HEAD, DEPREL)."""
+    for path in stored_files(annotated):
+        if "rejected" in path.relative_to(annotated).parts or ".conllu" not in path.name:
+            continue
+        for block in sentences(decompress(path).decode()):
+            if f"# sent_id = {sent_id}\n" in block:
+                rows = [line.split("\t") for line in block.splitlines() if line and not line.startswith("#")]
+                return {int(r[0]): (r[6], r[7]) for r in rows if r[0].isdigit()}
+    return None
+
+
+def wait_stored(workbench: Workbench, sent_id: str) -> Optional[dict[int, tuple[str, str]]]:
+    if workbench.annotated is None:
+        return None
+    deadline = time.monotonic() + 15
+    while time.monotonic() < deadline:
+        tree = stored_tree(workbench.annotated, sent_id)
+        if tree is not None:
+            return tree
+        time.sleep(0.1)
+    raise AssertionError(f"no correction file in {workbench.annotated} holds {sent_id}: {stored_files(workbench.annotated)}")
+
+
+# ------------------------------------------------------------------ the tests
+
+def test_corrections_by_keyboard_and_mouse_are_stored(browser, workbench: Workbench) -> None:
+    driver = browser
+    wait(driver, lambda: task(driver)["words"], "the first sentence")
+    settled(driver)
+    screenshot(driver, "1-first-load")
+    first = task(driver)
+
+    # Nothing fixed yet: submitting says so, and sends nothing.
+    ctrl_enter(driver)
+    wait(driver, lambda: driver.find_element("id", "error").is_displayed(), "the error of an empty answer")
+    press(driver, ESCAPE)
+    wait(driver, lambda: not driver.find_element("id", "error").is_displayed(), "Escape to close the error")
+
+    # Keyboard: move the proposed head of the current word off its head (never to ROOT), confirm
+    # it with Enter, then choose a new label with the type-ahead chooser.
+    current = next(w for w in first["words"] if w["current"])
+    head = propose_other_head(driver, current, len(first["words"]))
+    press(driver, ENTER)
+    settled(driver)
+    assert word(driver, current["id"])["head"] == head
+    press(driver, "/")
+    wait(driver, lambda: driver.find_element("id", "label-chooser").is_displayed(), "the label chooser")
+    labels = [li.get_attribute("data-label") for li in driver.find_elements("css selector", "#label-list li[data-label]")]
+    drawn = word(driver, current["id"])["deprel"]
+    label = next((l for l in ("dep", "obl", "nmod") if l in labels and l != drawn), None)
+    assert label, f"the chooser offers none of dep, obl, nmod: {labels}"
+    driver.find_element("id", "label-input").send_keys(label)
+    active = driver.find_element("css selector", "#label-list li.active").get_attribute("data-label")
+    assert active == label, f"typing {label} offers {active} first"
+    driver.find_element("id", "label-input").send_keys(ENTER)
+    settled(driver)
+    fixed = word(driver, current["id"])
+    assert (fixed["head"], fixed["deprel"], fixed["state"]) == (head, label, "corrected"), fixed
+    screenshot(driver, "2-keyboard-correction")
+
+    # Mouse: click another word, then a head for it that is neither its head nor a cycle.
+    other = next(w for w in task(driver)["words"] if w["id"] != current["id"])
+    click_word(driver, other["id"])
+    assert word(driver, other["id"])["picking"], "a clicked word waits for its head"
+    target = next(i for i in range(1, len(first["words"]) + 1)
+                  if i not in (other["id"], other["head"]) and not (i == current["id"] and head == other["id"]))
+    click_word(driver, target)
+    settled(driver)
+    clicked = word(driver, other["id"])
+    assert (clicked["head"], clicked["state"]) == (target, "corrected"), clicked
+    fixed = word(driver, current["id"])
+    assert (fixed["head"], fixed["deprel"]) == (head, label), f"the reparse kept the keyboard's arc: {fixed}"
+
+    ctrl_enter(driver)
+    next_task(driver, first["task"])
+    tree = wait_stored(workbench, first["sent_id"])
+    if tree is not None:
+        assert tree[current["id"]] == (str(head), label), tree
+        assert tree[other["id"]] == (str(target), clicked["deprel"]), tree
+
+
+def test_a_whole_sentence_is_accepted(browser, workbench: Workbench) -> None:
+    driver = browser
+    shown = task(driver)
+    assert shown["task"], "the queue ran out before the whole sentence could be accepted"
+    press(driver, "a")
+    next_task(driver, shown["task"])
+    tree = wait_stored(workbench, shown["sent_id"])
+    if tree is not None:
+        assert tree == {w["id"]: (str(w["head"]), w["deprel"]) for w in shown["words"]}
+
+
+def test_a_long_sentence_scrolls_and_a_narrow_window_fits(browser) -> None:
+    driver = browser
+    for _ in range(8):  # skip to the longest sentence of the spool (it has 30 words or more)
+        shown = task(driver)
+        if not shown["task"] or len(shown["words"]) >= 25:
+            break
+        press(driver, "s")
+        next_task(driver, shown["task"])
+    shown = task(driver)
+    assert len(shown["words"]) >= 25, f"no long sentence in the queue (the last had {len(shown['words'])} words)"
+    press(driver, "j")  # to a flagged word, scrolled into view
+    screenshot(driver, "3-long-sentence")
+    box = driver.find_element("id", "sentence")
+    assert int(box.get_attribute("scrollWidth")) > int(box.get_attribute("clientWidth")), "a long sentence scrolls"
+
+    driver.set_window_size(480, 900)
+    time.sleep(0.3)
+    screenshot(driver, "4-narrow-480px")
+    page_width = driver.execute_script("return document.documentElement.scrollWidth")
+    window_width = driver.execute_script("return window.innerWidth")
+    assert page_width <= window_width, f"the page is {page_width}px wide in a {window_width}px window: only the tree may scroll"
+    driver.set_window_size(1280, 900)
+
+
+def test_a_bad_sentence_is_set_aside_with_its_reason(browser, workbench: Workbench) -> None:
+    driver = browser
+    shown = task(driver)
+    assert shown["task"], "the queue ran out before a sentence could be flagged as bad"
+    press(driver, "b")
+    wait(driver, lambda: driver.find_element("id", "bad-reason").is_displayed(), "the reason form")
+    driver.find_element("id", "bad-reason").send_keys(REASON + "\n")
+    next_task(driver, shown["task"])
+    if workbench.annotated is None:
+        return
+    rejected = workbench.annotated / "rejected"
+    deadline = time.monotonic() + 15
+    while time.monotonic() < deadline:
+        texts = [decompress(p).decode(errors="replace") for p in stored_files(rejected)] if rejected.is_dir() else []
+        if any(shown["sent_id"] in t and REASON in t for t in texts):
+            break
+        time.sleep(0.1)
+    else:
+        raise AssertionError(f"no file in {rejected} holds {shown['sent_id']} with the reason")
+    assert stored_tree(workbench.annotated, shown["sent_id"]) is None, "a bad sentence is never a correction"
+
+
+def test_the_models_view(browser) -> None:
+    driver = browser
+    driver.find_element("id", "nav-models").click()
+    wait(driver, lambda: driver.find_element("id", "models-view").is_displayed(), "the models view")
+    settled(driver)
+    assert driver.find_element("id", "models-stored").text != "–", "the corrections since the last cycle are shown"
+    assert driver.find_elements("css selector", "#las-chart svg") or driver.find_element("id", "las-chart").text
+    driver.find_element("id", "retrain").click()
+    wait(driver, lambda: driver.find_element("id", "retrain-result").text not in ("", "asking…"), "the answer to retrain")
+    screenshot(driver, "5-models")
+    driver.find_element("id", "nav-check").click()
+    wait(driver, lambda: driver.find_element("id", "check-view").is_displayed(), "the check view again")
+
+
+def test_the_page_logged_no_script_error(browser) -> None:
+    errors = [e for e in browser.get_log("browser") if e["level"] == "SEVERE" and "/api/" not in e["message"]]
+    assert not errors, f"the page's console: {errors}"

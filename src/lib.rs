@@ -14,7 +14,8 @@
 //! 5. [`parse`]: parsing sentences and files with a model, and measuring its speed;
 //! 6. [`train`]: training a model, and evaluation;
 //! 7. [`retrain`]: retraining from annotations, with a gated promotion;
-//! 8. [`daemon`]: the long-running spool worker.
+//! 8. [`daemon`]: the long-running spool worker;
+//! 9. [`workbench`]: the correction workbench, a process of its own beside the daemon.
 
 pub mod base;
 pub mod corpus;
@@ -25,3 +26,4 @@ pub mod parse;
 pub mod retrain;
 pub mod train;
 pub mod transition;
+pub mod workbench;

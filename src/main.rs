@@ -5,7 +5,7 @@ mod commands;
 
 use clap::{Parser, Subcommand};
 
-use commands::{bench, daemon, eval, inspect, models, parse, retrain, train};
+use commands::{annotate, bench, daemon, eval, inspect, models, parse, retrain, train};
 
 #[derive(Parser)]
 #[command(name = "spoolparse", version, about = "Fast greedy arc-eager dependency parsing")]
@@ -28,13 +28,14 @@ enum Command {
     },
     Bench(bench::BenchArgs),
     Eval(eval::EvalArgs),
+    Annotate(annotate::AnnotateArgs),
 }
 
 fn main() {
     let cli = Cli::parse();
-    // The daemon logs through `tracing` (journald priorities, timestamps elsewhere); the other
+    // The daemon and the workbench log through `tracing` (journald priorities, timestamps elsewhere); the other
     // commands keep their plain stderr.
-    let daemon = matches!(cli.command, Command::Daemon(_));
+    let daemon = matches!(cli.command, Command::Daemon(_) | Command::Annotate(_));
     if daemon {
         spoolparse::base::logging::init();
     } else {
@@ -49,6 +50,7 @@ fn main() {
         Command::Models { action } => models::exec(action),
         Command::Bench(args) => bench::exec(args),
         Command::Eval(args) => eval::exec(args),
+        Command::Annotate(args) => annotate::exec(args),
     };
     if let Err(e) = result {
         let message = format!("error: {e:#}");

@@ -6,8 +6,17 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 /// Top-level modules, lowest layer first; modules of one layer do not import each other.
-const LAYERS: &[&[&str]] =
-    &[&["base"], &["corpus"], &["transition", "learn"], &["model"], &["parse"], &["train"], &["retrain"], &["daemon"]];
+const LAYERS: &[&[&str]] = &[
+    &["base"],
+    &["corpus"],
+    &["transition", "learn"],
+    &["model"],
+    &["parse"],
+    &["train"],
+    &["retrain"],
+    &["daemon"],
+    &["workbench"],
+];
 
 fn layer(module: &str) -> Option<usize> {
     LAYERS.iter().position(|l| l.contains(&module))

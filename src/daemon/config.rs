@@ -26,6 +26,24 @@ pub struct Config {
     pub limits: Limits,
     #[serde(default)]
     pub retrain: crate::retrain::Settings,
+    #[serde(default)]
+    pub annotate: Annotate,
+}
+
+/// `[annotate]`: the correction workbench (`spoolparse annotate`), a process of its own.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Annotate {
+    /// Where it listens: loopback unless `tokens_file` is set.
+    pub listen: String,
+    /// Annotators, with the SHA-256 of their tokens; without it, loopback only, one annotator.
+    pub tokens_file: Option<PathBuf>,
+}
+
+impl Default for Annotate {
+    fn default() -> Self {
+        Annotate { listen: "127.0.0.1:8040".to_string(), tokens_file: None }
+    }
 }
 
 /// `[paths]`: where everything is.

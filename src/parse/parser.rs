@@ -400,6 +400,12 @@ impl<'m, S: Scorer> Parser<'m, S> {
         (mean, self.log_tree_prob.exp())
     }
 
+    /// The natural logarithm of the last parse's tree probability (which underflows to 0 for
+    /// long sentences where this does not).
+    pub fn log_tree_probability(&self) -> f64 {
+        self.log_tree_prob
+    }
+
     /// Words so far that the transition sequence left without a head and
     /// [`Configuration::complete`] attached.
     pub fn repaired(&self) -> usize {

@@ -1,0 +1,37 @@
+//! `spoolparse annotate`: serves the correction workbench (the library's
+//! [`spoolparse::workbench`]).
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+
+use anyhow::{Context, Result};
+use clap::Args;
+
+use spoolparse::workbench::{self, Options};
+
+use super::ConfigArg;
+
+/// Serve the correction workbench: a page and JSON API that queue the daemon's low-confidence
+/// sentences, re-parse them around corrections and write the answers into `annotated/`.
+#[derive(Args)]
+pub struct AnnotateArgs {
+    #[command(flatten)]
+    config: ConfigArg,
+    /// Listen here instead of `[annotate] listen` (loopback unless tokens are configured).
+    #[arg(long)]
+    listen: Option<SocketAddr>,
+    /// CoNLL-U files to queue besides the daemon's `lowconf/` (words marked `LowConf=Yes`).
+    #[arg(long)]
+    input: Vec<PathBuf>,
+}
+
+/// Runs `spoolparse annotate` until SIGTERM or SIGINT.
+pub fn exec(args: AnnotateArgs) -> Result<()> {
+    let config = args.config.load()?;
+    let stop = Arc::new(AtomicBool::new(false));
+    workbench::stop_on_signals(&stop).context("installing the signal handlers")?;
+    let options = Options { listen: args.listen, inputs: args.input };
+    Ok(workbench::run(&config, &options, &stop)?)
+}

@@ -1,0 +1,256 @@
+//! What the workbench writes, all of it under `annotated/`, and durably before it answers:
+//!
+//! - a correction: `annotated/wb-TIME-TASK.conllu`, written as a dot-file, fsync'd, then given
+//!   its name (never over an existing file) and the directory fsync'd, so the daemon's ingest,
+//!   which ignores dot-files, never sees a part of one; the words the annotator did not answer
+//!   have HEAD and DEPREL `_` (unknown: a partial tree), the answered ones lose the parser's
+//!   `Conf=`/`LowConf=` marks, and a whole sentence says `# reviewed = all`;
+//! - a sentence flagged bad: `annotated/rejected/wb-TIME-TASK.conllu` with a `.error` sidecar
+//!   giving the reason, where ingest never looks for training data;
+//! - the audit log, `annotated/workbench/audit.jsonl`: one JSON line per decision (answer,
+//!   whole, skip, bad) with the annotator, the time, the milliseconds spent and every arc's old
+//!   and new value, appended and fsync'd.
+//!
+//! The correction file is the commit point; its `# workbench_source` comment names the queued
+//! sentence, so [`done_sources`] finds the answered sentences from the audit log and from the
+//! corrections not yet taken in, even if the process died between writing one and logging it.
+//!
+//! This module knows files and formats, not the queue or the model.
+
+use std::collections::HashSet;
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, BufRead, Write};
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use serde::{Deserialize, Serialize};
+
+use crate::base::io::publish;
+use crate::corpus::{Column, Sentence, TokenKind};
+
+/// The comment naming the queued sentence a correction answers.
+pub const SOURCE_COMMENT: &str = "workbench_source";
+
+/// One word's arc before and after a decision.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct ArcChange {
+    pub id: u32,
+    pub old_head: u32,
+    pub old_deprel: String,
+    /// `None`: the head was marked unknown.
+    pub head: Option<u32>,
+    pub deprel: Option<String>,
+}
+
+/// One line of the audit log.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Decision {
+    /// Seconds since the epoch.
+    pub time: u64,
+    pub annotator: String,
+    /// `answer`, `whole`, `skip` or `bad`.
+    pub decision: String,
+    pub task: String,
+    /// `FILE#ORDINAL` of the queued sentence.
+    pub source: String,
+    pub sent_id: String,
+    /// From the task's lease to the decision.
+    pub ms: u64,
+    #[serde(default)]
+    pub arcs: Vec<ArcChange>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// The correction file written, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file: Option<String>,
+}
+
+/// The workbench's files under `annotated/`.
+pub struct Answers {
+    annotated: PathBuf,
+    audit: Mutex<File>,
+}
+
+impl Answers {
+    /// Opens (creating) `annotated/`, `annotated/rejected/` and the audit log.
+    pub fn open(annotated: &Path) -> io::Result<Answers> {
+        fs::create_dir_all(annotated.join("rejected"))?;
+        fs::create_dir_all(annotated.join("workbench"))?;
+        let audit = OpenOptions::new().create(true).append(true).open(audit_path(annotated))?;
+        Ok(Answers { annotated: annotated.to_path_buf(), audit: Mutex::new(audit) })
+    }
+
+    /// Writes a correction of `sent` durably into `annotated/`: `arcs` per word (index 0
+    /// unused; `None`: unanswered, written `_`), `whole` when every arc was checked.
+    pub fn write_correction(
+        &self,
+        sent: &Sentence,
+        arcs: &[Option<(u32, String)>],
+        whole: bool,
+        meta: &Provenance,
+    ) -> io::Result<PathBuf> {
+        let text = correction_text(sent, arcs, whole, meta);
+        self.publish_new(&self.annotated, &meta.task, text.as_bytes())
+    }
+
+    /// Writes a sentence flagged bad into `annotated/rejected/`, with its reason beside it.
+    pub fn write_bad(&self, sent: &Sentence, reason: &str, meta: &Provenance) -> io::Result<PathBuf> {
+        let mut text = Vec::new();
+        sent.write_to(&mut text)?;
+        let dir = self.annotated.join("rejected");
+        let path = self.publish_new(&dir, &meta.task, &text)?;
+        let mut error = path.clone().into_os_string();
+        error.push(".error");
+        let note = format!("flagged bad in the workbench by {} ({}): {reason}\n", meta.annotator, meta.source);
+        crate::base::io::write_atomically(Path::new(&error), note.as_bytes())?;
+        Ok(path)
+    }
+
+    /// `dir/wb-TIME-TASK.conllu`, complete and durable, never over an existing file.
+    fn publish_new(&self, dir: &Path, task: &str, bytes: &[u8]) -> io::Result<PathBuf> {
+        let name =
+            format!("wb-{}-{task}.conllu", crate::model::registry::compact_utc(crate::model::registry::unix_time()));
+        let tmp = dir.join(format!(".{name}.tmp"));
+        let path = dir.join(&name);
+        let result = (|| {
+            let mut f = File::create(&tmp)?;
+            f.write_all(bytes)?;
+            f.sync_all()?;
+            publish(&tmp, &path, false)
+        })();
+        if result.is_err() {
+            let _ = fs::remove_file(&tmp);
+        }
+        result.map(|()| path)
+    }
+
+    /// Appends `decision` to the audit log and makes it durable.
+    pub fn record(&self, decision: &Decision) -> io::Result<()> {
+        let mut line = serde_json::to_string(decision).map_err(io::Error::other)?;
+        line.push('\n');
+        let mut audit = self.audit.lock().unwrap_or_else(|p| p.into_inner());
+        audit.write_all(line.as_bytes())?;
+        audit.sync_data()
+    }
+
+    /// The audit log's decisions, oldest first (lines that do not parse are skipped: a line
+    /// cut by a crash).
+    pub fn decisions(&self) -> io::Result<Vec<Decision>> {
+        read_decisions(&self.annotated)
+    }
+}
+
+/// Who answered what, as a correction file records it.
+#[derive(Debug, Clone)]
+pub struct Provenance {
+    pub task: String,
+    pub source: String,
+    pub annotator: String,
+}
+
+fn audit_path(annotated: &Path) -> PathBuf {
+    annotated.join("workbench").join("audit.jsonl")
+}
+
+fn read_decisions(annotated: &Path) -> io::Result<Vec<Decision>> {
+    let file = match File::open(audit_path(annotated)) {
+        Ok(f) => f,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(e),
+    };
+    let mut out = Vec::new();
+    for line in io::BufReader::new(file).lines() {
+        if let Ok(d) = serde_json::from_str::<Decision>(&line?) {
+            out.push(d);
+        }
+    }
+    Ok(out)
+}
+
+/// The sources never to ask again: answered or flagged bad in the audit log, or named by a
+/// correction in `annotated/` that the log may lack.
+pub fn done_sources(annotated: &Path) -> io::Result<HashSet<String>> {
+    let mut done: HashSet<String> =
+        read_decisions(annotated)?.into_iter().filter(|d| d.decision != "skip").map(|d| d.source).collect();
+    for dir in [annotated.to_path_buf(), annotated.join("rejected")] {
+        let Ok(entries) = fs::read_dir(&dir) else { continue };
+        for entry in entries.flatten() {
+            let name = entry.file_name();
+            let name = name.to_string_lossy();
+            if !(name.starts_with("wb-") && name.ends_with(".conllu")) {
+                continue;
+            }
+            let text = fs::read_to_string(entry.path())?;
+            let prefix = format!("# {SOURCE_COMMENT} = ");
+            done.extend(text.lines().filter_map(|l| l.strip_prefix(&prefix)).map(str::to_string));
+        }
+    }
+    Ok(done)
+}
+
+/// The CoNLL-U of a correction: the sentence's comments (but its confidences) and token lines,
+/// HEAD and DEPREL as answered (`_` where not), `Conf=` and `LowConf=` gone from answered
+/// words, and the workbench's comments.
+fn correction_text(sent: &Sentence, arcs: &[Option<(u32, String)>], whole: bool, meta: &Provenance) -> String {
+    let mut out = String::new();
+    let ours = |c: &str| {
+        ["confidence", "tree_prob", "reviewed", "annotator", SOURCE_COMMENT].iter().any(|k| {
+            c.strip_prefix("# ").and_then(|r| r.strip_prefix(k)).is_some_and(|r| r.trim_start().starts_with('='))
+        })
+    };
+    for c in sent.comments.iter().filter(|c| !ours(c)) {
+        out.push_str(c);
+        out.push('\n');
+    }
+    if whole {
+        out.push_str("# reviewed = all\n");
+    }
+    out.push_str(&format!("# annotator = {}\n# {SOURCE_COMMENT} = {}\n", meta.annotator, meta.source));
+    let mut word = 0usize;
+    for line in sent.token_lines() {
+        if line.kind() != TokenKind::Word {
+            out.push_str(line.text());
+            out.push('\n');
+            continue;
+        }
+        word += 1;
+        let answered = arcs.get(word).and_then(|a| a.as_ref());
+        const ALL: [Column; 10] = [
+            Column::Id,
+            Column::Form,
+            Column::Lemma,
+            Column::Upos,
+            Column::Xpos,
+            Column::Feats,
+            Column::Head,
+            Column::Deprel,
+            Column::Deps,
+            Column::Misc,
+        ];
+        let cols: Vec<String> = ALL
+            .iter()
+            .map(|&col| match (col, answered) {
+                (Column::Head, Some((h, _))) => h.to_string(),
+                (Column::Deprel, Some((_, d))) => d.clone(),
+                (Column::Head | Column::Deprel, None) => "_".to_string(),
+                (Column::Misc, Some(_)) => without_confidence(line.get(Column::Misc)),
+                _ => line.get(col).to_string(),
+            })
+            .collect();
+        out.push_str(&cols.join("\t"));
+        out.push('\n');
+    }
+    out.push('\n');
+    out
+}
+
+/// MISC without the parser's `Conf=` and `LowConf=` entries.
+fn without_confidence(misc: &str) -> String {
+    let kept: Vec<&str> =
+        misc.split('|').filter(|e| !(e.starts_with("Conf=") || e.starts_with("LowConf=") || *e == "_")).collect();
+    if kept.is_empty() {
+        "_".to_string()
+    } else {
+        kept.join("|")
+    }
+}

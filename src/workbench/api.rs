@@ -1,0 +1,481 @@
+//! The workbench's routes: the page's files and the JSON API under `/api/` (documented in
+//! `docs/workbench.md`), over the queue, the serving model and the files of [`super::answers`].
+//!
+//! Every request is checked before anything is written: an unknown or expired task, a cycle, a
+//! head out of range or a label the model does not know is a 4xx with a message, and changes
+//! nothing. An answer gets its 200 only once its correction file and audit line are durable.
+//!
+//! This module owns request handling; ranking is [`super::queue`]'s, files are
+//! [`super::answers`]', re-parsing is [`super::task`]'s.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::Instant;
+
+use serde::Deserialize;
+use serde_json::json;
+
+use super::answers::{Answers, ArcChange, Decision, Provenance};
+use super::auth::{Annotator, Tokens};
+use super::http::{Request, Response};
+use super::queue::{read_sentence, Queue};
+use super::task::{Reparser, WordView};
+use crate::corpus::Sentence;
+use crate::model::file::ModelFile;
+use crate::model::registry::{unix_time, Registry};
+use crate::parse::constrained::{Arc as ArcConstraint, Constraints};
+
+const INDEX_HTML: &str = include_str!("page/index.html");
+const WORKBENCH_CSS: &str = include_str!("page/workbench.css");
+const WORKBENCH_JS: &str = include_str!("page/workbench.js");
+
+/// The name of the one annotator when no tokens file is configured.
+pub const LOCAL: &str = "local";
+
+/// The request file that asks the daemon's own retraining cycle to run now (a dot-file in
+/// `annotated/`, which ingest ignores).
+pub const RETRAIN_REQUEST: &str = ".retrain-requested";
+
+/// A task handed out: the sentence and what was shown of it.
+struct Task {
+    source: String,
+    sent_id: String,
+    sent: Sentence,
+    /// The parse shown by `/api/next`, per word (index 0 unused).
+    shown: Vec<(u32, String)>,
+    check: Vec<u32>,
+}
+
+/// What today's work came to, for `/api/stats`.
+#[derive(Default)]
+struct Today {
+    day: u64,
+    answered: u64,
+    arcs: u64,
+    /// Milliseconds spent on the answered tasks.
+    ms: u64,
+}
+
+/// The workbench: everything a request may need.
+pub struct Workbench {
+    pub queue: Mutex<Queue>,
+    tasks: Mutex<HashMap<String, Task>>,
+    model: RwLock<(Option<String>, Arc<ModelFile>)>,
+    registry: Registry,
+    answers: Answers,
+    annotated: PathBuf,
+    tokens: Option<Tokens>,
+    today: Mutex<Today>,
+}
+
+/// An arc as the API takes it.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ArcIn {
+    id: u32,
+    head: Option<u32>,
+    #[serde(default)]
+    deprel: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ArcsIn {
+    task: String,
+    #[serde(default)]
+    arcs: Vec<ArcIn>,
+    #[serde(default)]
+    whole: bool,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TaskIn {
+    task: String,
+    #[serde(default)]
+    reason: Option<String>,
+}
+
+/// A refused request: the response to send.
+type Refusal = Response;
+
+fn unprocessable(message: impl Into<String>) -> Refusal {
+    Response::error(422, message)
+}
+
+impl Workbench {
+    /// A workbench over `queue`, serving the model `registry` names current (else `model`).
+    pub fn new(
+        queue: Queue,
+        registry: Registry,
+        model: (Option<String>, Arc<ModelFile>),
+        answers: Answers,
+        annotated: PathBuf,
+        tokens: Option<Tokens>,
+    ) -> Workbench {
+        Workbench {
+            queue: Mutex::new(queue),
+            tasks: Mutex::new(HashMap::new()),
+            model: RwLock::new(model),
+            registry,
+            answers,
+            annotated,
+            tokens,
+            today: Mutex::new(Today::default()),
+        }
+    }
+
+    /// Answers one request.
+    pub fn handle(&self, req: Request) -> Response {
+        let page = |body: &'static str, content_type: &'static str| Response {
+            status: 200,
+            content_type,
+            body: body.as_bytes().to_vec(),
+        };
+        match (req.method.as_str(), req.path.as_str()) {
+            ("GET", "/" | "/index.html" | "/models") => return page(INDEX_HTML, "text/html; charset=utf-8"),
+            ("GET", "/workbench.css") => return page(WORKBENCH_CSS, "text/css; charset=utf-8"),
+            ("GET", "/workbench.js") => return page(WORKBENCH_JS, "text/javascript; charset=utf-8"),
+            _ => {}
+        }
+        if !req.path.starts_with("/api/") {
+            return Response::error(404, format!("no page {}", req.path));
+        }
+        let who = match self.annotator(&req) {
+            Ok(who) => who,
+            Err(refusal) => return refusal,
+        };
+        let result = match (req.method.as_str(), req.path.as_str()) {
+            ("GET", "/api/next") => self.next(&who),
+            ("POST", "/api/reparse") => self.reparse(&who, &req.body),
+            ("POST", "/api/answer") => self.answer(&who, &req.body),
+            ("POST", "/api/skip") => self.skip(&who, &req.body),
+            ("POST", "/api/bad") => self.bad(&who, &req.body),
+            ("GET", "/api/labels") => Ok(self.labels()),
+            ("GET", "/api/stats") => Ok(self.stats()),
+            ("GET", "/api/models") => self.models(),
+            ("POST", "/api/retrain") => self.retrain(&who),
+            (_, "/api/next" | "/api/labels" | "/api/stats" | "/api/models") => {
+                Err(Response::error(405, format!("{} takes GET", req.path)))
+            }
+            (_, "/api/reparse" | "/api/answer" | "/api/skip" | "/api/bad" | "/api/retrain") => {
+                Err(Response::error(405, format!("{} takes POST", req.path)))
+            }
+            _ => Err(Response::error(404, format!("no API {}", req.path))),
+        };
+        result.unwrap_or_else(|refusal| refusal)
+    }
+
+    fn annotator(&self, req: &Request) -> Result<Annotator, Refusal> {
+        let Some(tokens) = &self.tokens else { return Ok(Annotator { name: LOCAL.into(), admin: true }) };
+        let token = req.bearer.as_deref().ok_or_else(|| Response::error(401, "send Authorization: Bearer TOKEN"))?;
+        tokens.check(token).cloned().ok_or_else(|| Response::error(401, "unknown token"))
+    }
+
+    /// The serving model, opened again when `models/current` moved.
+    fn serving(&self) -> Arc<ModelFile> {
+        let current = self.registry.current_name().ok().flatten();
+        {
+            let held = self.model.read().unwrap_or_else(|p| p.into_inner());
+            if current.is_none() || held.0 == current {
+                return Arc::clone(&held.1);
+            }
+        }
+        let mut held = self.model.write().unwrap_or_else(|p| p.into_inner());
+        if let Some(name) = &current {
+            if held.0.as_ref() != Some(name) {
+                match self.registry.open(name) {
+                    Ok(model) => *held = (current.clone(), Arc::new(model)),
+                    Err(e) => tracing::warn!("workbench: keeping the model it has; {name} cannot be opened: {e}"),
+                }
+            }
+        }
+        Arc::clone(&held.1)
+    }
+
+    fn next(&self, who: &Annotator) -> Result<Response, Refusal> {
+        let model = self.serving();
+        // A sentence that cannot be read (its file removed) is passed over, and said.
+        for _ in 0..8 {
+            let now = Instant::now();
+            let leased = self.queue.lock().unwrap_or_else(|p| p.into_inner()).lease(&who.name, now);
+            let Some((task_id, index)) = leased else { return Ok(Response::empty()) };
+            let (path, offset, source) = {
+                let q = self.queue.lock().unwrap_or_else(|p| p.into_inner());
+                let c = *q.candidate(index);
+                (q.file(&c).to_path_buf(), c.offset, q.source(index))
+            };
+            let sent = match read_sentence(&path, offset) {
+                Ok(sent) => sent,
+                Err(e) => {
+                    tracing::warn!("workbench: {source} cannot be read, passed over: {e}");
+                    self.queue.lock().unwrap_or_else(|p| p.into_inner()).finish(&task_id);
+                    continue;
+                }
+            };
+            let mut reparser = Reparser::new(&model);
+            let words = reparser.view(&sent, &Constraints::none(sent.len()), &[]);
+            let sent_id = comment(&sent, "sent_id").unwrap_or_else(|| source.clone());
+            let text = comment(&sent, "text")
+                .unwrap_or_else(|| words.iter().map(|w| w.form.as_str()).collect::<Vec<_>>().join(" "));
+            let body = json!({ "task": task_id, "sent_id": sent_id, "text": text, "words": words });
+            let task = Task {
+                source,
+                sent_id,
+                shown: std::iter::once((0, String::new()))
+                    .chain(words.iter().map(|w| (w.head, w.deprel.clone())))
+                    .collect(),
+                check: words.iter().filter(|w| w.check).map(|w| w.id).collect(),
+                sent,
+            };
+            self.tasks.lock().unwrap_or_else(|p| p.into_inner()).insert(task_id, task);
+            return Ok(Response::json(200, &body));
+        }
+        Err(Response::error(503, "the queued sentences could not be read; see the log"))
+    }
+
+    /// The task `id`, if it is `who`'s and current; with `f` applied to it.
+    fn with_task<T>(&self, who: &Annotator, id: &str, f: impl FnOnce(&Task) -> T) -> Result<T, Refusal> {
+        let now = Instant::now();
+        let mine =
+            self.queue.lock().unwrap_or_else(|p| p.into_inner()).get(id, now).is_some_and(|l| l.annotator == who.name);
+        let tasks = self.tasks.lock().unwrap_or_else(|p| p.into_inner());
+        match tasks.get(id) {
+            Some(task) if mine => Ok(f(task)),
+            _ => Err(Response::error(
+                410,
+                format!("task {id:?} is not yours, or expired: get another with GET /api/next"),
+            )),
+        }
+    }
+
+    /// Reads the arcs of a request into constraints on `sent`, with labels the model knows.
+    fn constraints(&self, reparser: &Reparser, sent: &Sentence, arcs: &[ArcIn]) -> Result<Constraints, Refusal> {
+        let mut out = Vec::new();
+        for a in arcs {
+            let Some(head) = a.head else { continue };
+            let label = match a.deprel.as_deref() {
+                None | Some("" | "_") => None,
+                Some(name) => Some(reparser.label(name).ok_or_else(|| {
+                    unprocessable(format!("word {}: the model has no label {name:?} (GET /api/labels)", a.id))
+                })?),
+            };
+            out.push(ArcConstraint { word: a.id, head, label });
+        }
+        Constraints::new(sent.len(), out).map_err(|e| unprocessable(e.to_string()))
+    }
+
+    fn reparse(&self, who: &Annotator, body: &[u8]) -> Result<Response, Refusal> {
+        let req: ArcsIn = parse_json(body)?;
+        let model = self.serving();
+        let (sent, check) = self.with_task(who, &req.task, |t| (t.sent.clone(), t.check.clone()))?;
+        let mut reparser = Reparser::new(&model);
+        let constraints = self.constraints(&reparser, &sent, &req.arcs)?;
+        let words = reparser.view(&sent, &constraints, &check);
+        Ok(Response::json(200, &json!({ "words": words })))
+    }
+
+    fn answer(&self, who: &Annotator, body: &[u8]) -> Result<Response, Refusal> {
+        let req: ArcsIn = parse_json(body)?;
+        let model = self.serving();
+        let (sent, shown, source, sent_id) =
+            self.with_task(who, &req.task, |t| (t.sent.clone(), t.shown.clone(), t.source.clone(), t.sent_id.clone()))?;
+        let mut reparser = Reparser::new(&model);
+        let constraints = self.constraints(&reparser, &sent, &req.arcs)?;
+        let n = sent.len();
+        if req.whole && constraints.arcs().count() != n {
+            return Err(unprocessable(format!(
+                "a whole sentence needs every word's arc: {} of {n} given",
+                constraints.arcs().count()
+            )));
+        }
+        if constraints.arcs().next().is_none() {
+            return Err(unprocessable("no arc to store: give at least one, or skip the task"));
+        }
+        // Arcs given without a label take the one the model gives them around the others.
+        let view: Vec<WordView> = reparser.view(&sent, &constraints, &[]);
+        let mut arcs: Vec<Option<(u32, String)>> = vec![None; n + 1];
+        for a in constraints.arcs() {
+            let w = &view[a.word as usize - 1];
+            arcs[a.word as usize] = Some((w.head, w.deprel.clone()));
+        }
+        let meta = Provenance { task: req.task.clone(), source: source.clone(), annotator: who.name.clone() };
+        let file = self
+            .answers
+            .write_correction(&sent, &arcs, req.whole, &meta)
+            .map_err(|e| Response::error(500, format!("the answer could not be stored: {e}")))?;
+        let changes: Vec<ArcChange> = (1..=n)
+            .filter_map(|w| {
+                arcs[w].as_ref().map(|(h, d)| ArcChange {
+                    id: w as u32,
+                    old_head: shown[w].0,
+                    old_deprel: shown[w].1.clone(),
+                    head: Some(*h),
+                    deprel: Some(d.clone()),
+                })
+            })
+            .collect();
+        let stored = changes.len();
+        let decision = if req.whole { "whole" } else { "answer" };
+        self.finish(who, &req.task, decision, source, sent_id, changes, None, Some(file))?;
+        Ok(Response::json(200, &json!({ "stored": stored })))
+    }
+
+    fn skip(&self, who: &Annotator, body: &[u8]) -> Result<Response, Refusal> {
+        let req: TaskIn = parse_json(body)?;
+        let (source, sent_id) = self.with_task(who, &req.task, |t| (t.source.clone(), t.sent_id.clone()))?;
+        let ms = self.lease_ms(&req.task);
+        self.queue.lock().unwrap_or_else(|p| p.into_inner()).release(&req.task);
+        self.tasks.lock().unwrap_or_else(|p| p.into_inner()).remove(&req.task);
+        let d = decision(who, &req.task, "skip", source, sent_id, ms, Vec::new(), None, None);
+        self.answers
+            .record(&d)
+            .map_err(|e| Response::error(500, format!("the audit log could not be written: {e}")))?;
+        Ok(Response::json(200, &json!({})))
+    }
+
+    fn bad(&self, who: &Annotator, body: &[u8]) -> Result<Response, Refusal> {
+        let req: TaskIn = parse_json(body)?;
+        let reason = req.reason.as_deref().map(str::trim).filter(|r| !r.is_empty()).ok_or_else(|| {
+            unprocessable("say why the sentence is bad (\"reason\"): broken tokenization, not a sentence, ...")
+        })?;
+        let (sent, source, sent_id) =
+            self.with_task(who, &req.task, |t| (t.sent.clone(), t.source.clone(), t.sent_id.clone()))?;
+        let meta = Provenance { task: req.task.clone(), source: source.clone(), annotator: who.name.clone() };
+        let file = self
+            .answers
+            .write_bad(&sent, reason, &meta)
+            .map_err(|e| Response::error(500, format!("the sentence could not be set aside: {e}")))?;
+        self.finish(who, &req.task, "bad", source, sent_id, Vec::new(), Some(reason.to_string()), Some(file))?;
+        Ok(Response::json(200, &json!({})))
+    }
+
+    /// Records a final decision on a task durably, then takes it out of the queue for good.
+    #[allow(clippy::too_many_arguments)]
+    fn finish(
+        &self,
+        who: &Annotator,
+        task: &str,
+        kind: &str,
+        source: String,
+        sent_id: String,
+        arcs: Vec<ArcChange>,
+        reason: Option<String>,
+        file: Option<PathBuf>,
+    ) -> Result<(), Refusal> {
+        let ms = self.lease_ms(task);
+        let arcs_count = arcs.len() as u64;
+        let d = decision(who, task, kind, source, sent_id, ms, arcs, reason, file);
+        self.answers
+            .record(&d)
+            .map_err(|e| Response::error(500, format!("the audit log could not be written: {e}")))?;
+        self.queue.lock().unwrap_or_else(|p| p.into_inner()).finish(task);
+        self.tasks.lock().unwrap_or_else(|p| p.into_inner()).remove(task);
+        let mut today = self.today.lock().unwrap_or_else(|p| p.into_inner());
+        let day = unix_time() / 86_400;
+        if today.day != day {
+            *today = Today { day, ..Today::default() };
+        }
+        today.answered += 1;
+        today.arcs += arcs_count;
+        today.ms += ms;
+        Ok(())
+    }
+
+    fn lease_ms(&self, task: &str) -> u64 {
+        let q = self.queue.lock().unwrap_or_else(|p| p.into_inner());
+        q.get(task, Instant::now()).map_or(0, |l| l.since.elapsed().as_millis() as u64)
+    }
+
+    fn labels(&self) -> Response {
+        let model = self.serving();
+        let names = Reparser::new(&model).label_names();
+        Response::json(200, &json!({ "labels": names }))
+    }
+
+    fn stats(&self) -> Response {
+        let s = self.queue.lock().unwrap_or_else(|p| p.into_inner()).stats();
+        let today = self.today.lock().unwrap_or_else(|p| p.into_inner());
+        let current = today.day == unix_time() / 86_400;
+        let (answered, arcs, ms) = if current { (today.answered, today.arcs, today.ms) } else { (0, 0, 0) };
+        let per_hour = if ms > 0 { arcs as f64 * 3_600_000.0 / ms as f64 } else { 0.0 };
+        Response::json(
+            200,
+            &json!({
+                "answered_today": answered,
+                "arcs_today": arcs,
+                "arcs_per_hour": per_hour,
+                "queue_left": s.left,
+                "queued": s.queued,
+                "leased": s.leased,
+                "duplicates": s.duplicates,
+            }),
+        )
+    }
+
+    fn models(&self) -> Result<Response, Refusal> {
+        let history = self.registry.history().map_err(|e| Response::error(500, e.to_string()))?;
+        let current = self.registry.current_name().ok().flatten();
+        let models: Vec<serde_json::Value> = history
+            .iter()
+            .map(|c| {
+                let mut v = serde_json::to_value(c).unwrap_or_default();
+                v["event"] = json!(c.event.name());
+                v
+            })
+            .collect();
+        Ok(Response::json(200, &json!({ "current": current, "models": models })))
+    }
+
+    fn retrain(&self, who: &Annotator) -> Result<Response, Refusal> {
+        if !who.admin {
+            return Err(Response::error(
+                403,
+                format!("{} is not an admin: only admins may ask for a retraining", who.name),
+            ));
+        }
+        let request = self.annotated.join(RETRAIN_REQUEST);
+        crate::base::io::write_atomically(&request, who.name.as_bytes())
+            .map_err(|e| Response::error(500, format!("the request could not be written: {e}")))?;
+        Ok(Response::json(202, &json!({})))
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn decision(
+    who: &Annotator,
+    task: &str,
+    kind: &str,
+    source: String,
+    sent_id: String,
+    ms: u64,
+    arcs: Vec<ArcChange>,
+    reason: Option<String>,
+    file: Option<PathBuf>,
+) -> Decision {
+    Decision {
+        time: unix_time(),
+        annotator: who.name.clone(),
+        decision: kind.to_string(),
+        task: task.to_string(),
+        source,
+        sent_id,
+        ms,
+        arcs,
+        reason,
+        file: file.map(|f| f.display().to_string()),
+    }
+}
+
+fn parse_json<T: serde::de::DeserializeOwned>(body: &[u8]) -> Result<T, Refusal> {
+    serde_json::from_slice(body).map_err(|e| Response::error(400, format!("malformed JSON: {e}")))
+}
+
+/// The value of comment `# key = value`.
+fn comment(sent: &Sentence, key: &str) -> Option<String> {
+    sent.comments.iter().find_map(|c| {
+        let rest = c.strip_prefix("# ")?.strip_prefix(key)?.trim_start().strip_prefix('=')?;
+        Some(rest.trim().to_string())
+    })
+}

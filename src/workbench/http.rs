@@ -1,0 +1,264 @@
+//! A small HTTP/1.1 server for the workbench: one thread per connection, at most
+//! [`Limits::connections`] at once, one request per connection (`Connection: close`).
+//!
+//! Why not a framework: the workbench serves a handful of JSON endpoints and three embedded
+//! files to a few annotators, from a daemon that is otherwise thread-based, and what matters is
+//! that no client can harm it: a body over [`Limits::max_body`] is refused (413) before it is
+//! read, headers over [`MAX_HEAD`] bytes are refused (431), a client that sends too slowly is
+//! cut off by socket timeouts ([`Limits::timeout`]), and a flood of connections beyond the limit
+//! gets 503 at once instead of threads. `httparse` (a well-kept, dependency-free parser, the one
+//! under hyper) reads the request head; everything else is std.
+//!
+//! This module knows nothing of the workbench: it turns bytes into a [`Request`] and a
+//! [`Response`] into bytes.
+
+use std::io::{self, Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// The most bytes of request line and headers read.
+pub const MAX_HEAD: usize = 16 * 1024;
+
+/// How much one client may ask of the server.
+#[derive(Debug, Clone, Copy)]
+pub struct Limits {
+    /// Largest request body accepted, in bytes.
+    pub max_body: usize,
+    /// Longest wait for a client's next bytes, and for it to take ours.
+    pub timeout: Duration,
+    /// Connections served at once; more are answered 503.
+    pub connections: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits { max_body: 1 << 20, timeout: Duration::from_secs(10), connections: 64 }
+    }
+}
+
+/// A request as the handlers see it.
+#[derive(Debug)]
+pub struct Request {
+    pub method: String,
+    /// The path, without the query string.
+    pub path: String,
+    /// The `Authorization: Bearer` token, if any.
+    pub bearer: Option<String>,
+    pub body: Vec<u8>,
+}
+
+/// A response: a status and a body of some content type.
+#[derive(Debug, Clone)]
+pub struct Response {
+    pub status: u16,
+    pub content_type: &'static str,
+    pub body: Vec<u8>,
+}
+
+impl Response {
+    /// A JSON response.
+    pub fn json(status: u16, value: &serde_json::Value) -> Response {
+        Response { status, content_type: "application/json", body: value.to_string().into_bytes() }
+    }
+
+    /// An error as JSON: `{"error": message}`.
+    pub fn error(status: u16, message: impl Into<String>) -> Response {
+        Response::json(status, &serde_json::json!({ "error": message.into() }))
+    }
+
+    /// 204 No Content.
+    pub fn empty() -> Response {
+        Response { status: 204, content_type: "text/plain", body: Vec::new() }
+    }
+
+    fn write_to(&self, out: &mut impl Write) -> io::Result<()> {
+        let head = format!(
+            "HTTP/1.1 {} {}\r\nContent-Type: {}\r\nContent-Length: {}\r\nConnection: close\r\n\
+             Cache-Control: no-store\r\nX-Content-Type-Options: nosniff\r\n\
+             Content-Security-Policy: default-src 'self'; style-src 'self'; img-src 'self' data:\r\n\r\n",
+            self.status,
+            reason(self.status),
+            self.content_type,
+            self.body.len()
+        );
+        out.write_all(head.as_bytes())?;
+        out.write_all(&self.body)?;
+        out.flush()
+    }
+}
+
+fn reason(status: u16) -> &'static str {
+    match status {
+        200 => "OK",
+        202 => "Accepted",
+        204 => "No Content",
+        400 => "Bad Request",
+        401 => "Unauthorized",
+        403 => "Forbidden",
+        404 => "Not Found",
+        405 => "Method Not Allowed",
+        408 => "Request Timeout",
+        409 => "Conflict",
+        410 => "Gone",
+        411 => "Length Required",
+        413 => "Content Too Large",
+        422 => "Unprocessable Content",
+        431 => "Request Header Fields Too Large",
+        503 => "Service Unavailable",
+        _ => "Error",
+    }
+}
+
+/// Why a connection's request could not be read; answered with the status it carries.
+#[derive(Debug)]
+struct Refused(Response);
+
+/// Serves `handler` on `listener` until `stop` is set (checked between connections; the
+/// listener is non-blocking and polled every 50 ms, which costs nothing measurable idle).
+pub fn serve<H>(listener: TcpListener, limits: Limits, stop: &AtomicBool, handler: Arc<H>) -> io::Result<()>
+where
+    H: Fn(Request) -> Response + Send + Sync + 'static,
+{
+    listener.set_nonblocking(true)?;
+    let open = Arc::new(AtomicUsize::new(0));
+    while !stop.load(Ordering::Relaxed) {
+        let (stream, _) = match listener.accept() {
+            Ok(conn) => conn,
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                std::thread::sleep(Duration::from_millis(50));
+                continue;
+            }
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            // Out of descriptors and the like: wait, do not spin.
+            Err(_) => {
+                std::thread::sleep(Duration::from_millis(200));
+                continue;
+            }
+        };
+        let _ = stream.set_nonblocking(false);
+        let _ = stream.set_read_timeout(Some(limits.timeout));
+        let _ = stream.set_write_timeout(Some(limits.timeout));
+        if open.fetch_add(1, Ordering::AcqRel) >= limits.connections {
+            open.fetch_sub(1, Ordering::AcqRel);
+            let mut stream = stream;
+            let _ = Response::error(503, "too many connections; try again").write_to(&mut stream);
+            continue;
+        }
+        let (counted, handler) = (Arc::clone(&open), Arc::clone(&handler));
+        let spawned = std::thread::Builder::new().name("workbench-http".into()).spawn(move || {
+            handle(stream, limits, &*handler);
+            counted.fetch_sub(1, Ordering::AcqRel);
+        });
+        if spawned.is_err() {
+            // The connection was dropped (closed) with the closure.
+            open.fetch_sub(1, Ordering::AcqRel);
+        }
+    }
+    Ok(())
+}
+
+fn handle<H: Fn(Request) -> Response>(mut stream: TcpStream, limits: Limits, handler: &H) {
+    let response = match read_request(&mut stream, limits) {
+        Ok(request) => handler(request),
+        Err(Refused(response)) => response,
+    };
+    let _ = response.write_to(&mut stream);
+    let _ = stream.shutdown(std::net::Shutdown::Both);
+}
+
+/// Reads one request: the head (at most [`MAX_HEAD`] bytes), then a body of `Content-Length`
+/// bytes (at most `limits.max_body`, refused before it is read). The whole request must arrive
+/// within `limits.timeout`: a client that trickles a byte at a time is cut off too.
+fn read_request(stream: &mut TcpStream, limits: Limits) -> Result<Request, Refused> {
+    let deadline = std::time::Instant::now() + limits.timeout;
+    let mut stream = Deadline { stream, deadline };
+    let timed_out = |e: &io::Error| matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut);
+    let mut buf = vec![0u8; 4096];
+    let mut filled = 0;
+    loop {
+        if filled == buf.len() {
+            if buf.len() >= MAX_HEAD {
+                return Err(Refused(Response::error(431, format!("request head over {MAX_HEAD} bytes"))));
+            }
+            buf.resize((buf.len() * 2).min(MAX_HEAD), 0);
+        }
+        let n = match stream.read(&mut buf[filled..]) {
+            Ok(0) => return Err(Refused(Response::error(400, "the connection closed before a whole request"))),
+            Ok(n) => n,
+            Err(e) if timed_out(&e) => return Err(Refused(Response::error(408, "the request came too slowly"))),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(Refused(Response::error(400, e.to_string()))),
+        };
+        filled += n;
+        let mut headers = [httparse::EMPTY_HEADER; 48];
+        let mut req = httparse::Request::new(&mut headers);
+        let head_len = match req.parse(&buf[..filled]) {
+            Ok(httparse::Status::Complete(len)) => len,
+            Ok(httparse::Status::Partial) => continue,
+            Err(e) => return Err(Refused(Response::error(400, format!("malformed request: {e}")))),
+        };
+        let method = req.method.unwrap_or("").to_string();
+        let path = req.path.unwrap_or("/").split('?').next().unwrap_or("/").to_string();
+        let header = |name: &str| {
+            req.headers.iter().find(|h| h.name.eq_ignore_ascii_case(name)).map(|h| String::from_utf8_lossy(h.value))
+        };
+        let bearer = header("authorization")
+            .and_then(|v| v.strip_prefix("Bearer ").map(|t| t.trim().to_string()))
+            .filter(|t| !t.is_empty());
+        if header("transfer-encoding").is_some() {
+            return Err(Refused(Response::error(411, "send a Content-Length, not a chunked body")));
+        }
+        let length = match header("content-length") {
+            None => 0,
+            Some(v) => v
+                .trim()
+                .parse::<usize>()
+                .map_err(|_| Refused(Response::error(400, format!("bad Content-Length {v:?}"))))?,
+        };
+        if length > limits.max_body {
+            return Err(Refused(Response::error(
+                413,
+                format!("a body of {length} bytes; at most {}", limits.max_body),
+            )));
+        }
+        let mut body = buf[head_len..filled].to_vec();
+        body.truncate(length);
+        let start = body.len();
+        body.resize(length, 0);
+        let mut got = start;
+        while got < length {
+            match stream.read(&mut body[got..]) {
+                Ok(0) => return Err(Refused(Response::error(400, "the body ended before its Content-Length"))),
+                Ok(n) => got += n,
+                Err(e) if timed_out(&e) => return Err(Refused(Response::error(408, "the body came too slowly"))),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(Refused(Response::error(400, e.to_string()))),
+            }
+        }
+        return Ok(Request { method, path, bearer, body });
+    }
+}
+
+/// A stream whose reads time out at a fixed instant, however the bytes trickle in.
+struct Deadline<'a> {
+    stream: &'a mut TcpStream,
+    deadline: std::time::Instant,
+}
+
+impl Read for Deadline<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let left = self.deadline.saturating_duration_since(std::time::Instant::now());
+        if left.is_zero() {
+            return Err(io::ErrorKind::TimedOut.into());
+        }
+        self.stream.set_read_timeout(Some(left))?;
+        self.stream.read(buf)
+    }
+}
+
+/// Binds `addr`; an address that is taken or not local says so.
+pub fn bind(addr: SocketAddr) -> io::Result<TcpListener> {
+    TcpListener::bind(addr)
+}

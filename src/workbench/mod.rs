@@ -1,0 +1,150 @@
+//! `spoolparse annotate`: the correction workbench, a separate process beside the daemon (its
+//! own systemd unit, so that the parsing daemon stays without network access). It serves a page
+//! and a JSON API on `[annotate] listen` that queue the daemon's low-confidence sentences
+//! ([`queue`]), re-parse each around the annotator's corrections ([`task`]), and write the
+//! answers into `annotated/` ([`answers`]), where the daemon's ingest takes them in as it takes
+//! any file, so validation, deduplication and retraining stay the daemon's.
+//!
+//! It reads `lowconf/` (and files given with `--input`), `models/current` and
+//! `models/history.jsonl`; it writes only under `annotated/`. It listens on loopback only,
+//! unless `[annotate] tokens_file` names the annotators ([`auth`]).
+//!
+//! - [`http`]: the small HTTP server, with its limits;
+//! - [`api`]: the routes;
+//! - [`queue`]: ranking and leases;
+//! - [`task`]: a task's words, re-parsed, with alternatives;
+//! - [`answers`]: the corrections, the sentences set aside and the audit log, durably;
+//! - [`auth`]: annotators and their tokens.
+
+pub mod answers;
+pub mod api;
+pub mod auth;
+pub mod http;
+pub mod queue;
+pub mod task;
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use crate::daemon::config::Config;
+use crate::model::registry::Registry;
+
+/// How often `lowconf/` is looked at for new files.
+const RESCAN: Duration = Duration::from_secs(2);
+
+/// Why the workbench could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum WorkbenchError {
+    #[error("{0}")]
+    Config(String),
+    #[error(transparent)]
+    Tokens(#[from] auth::TokensError),
+    #[error(transparent)]
+    Model(#[from] crate::model::registry::RegistryError),
+    #[error("{what}: {error}")]
+    Io { what: String, error: std::io::Error },
+}
+
+/// What `spoolparse annotate` was asked to do.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// Where to listen (overrides `[annotate] listen`).
+    pub listen: Option<SocketAddr>,
+    /// CoNLL-U files queued besides `lowconf/`.
+    pub inputs: Vec<PathBuf>,
+}
+
+/// The address, checked: a non-loopback address needs tokens.
+pub fn listen_address(config: &Config, options: &Options) -> Result<SocketAddr, WorkbenchError> {
+    let addr = match options.listen {
+        Some(a) => a,
+        None => config
+            .annotate
+            .listen
+            .parse()
+            .map_err(|e| WorkbenchError::Config(format!("[annotate] listen {:?}: {e}", config.annotate.listen)))?,
+    };
+    if !addr.ip().is_loopback() && config.annotate.tokens_file.is_none() {
+        return Err(WorkbenchError::Config(format!(
+            "{addr} is not a loopback address: set [annotate] tokens_file (annotators and their tokens) to listen \
+             there, or listen on 127.0.0.1 behind a reverse proxy"
+        )));
+    }
+    Ok(addr)
+}
+
+/// Runs the workbench until `stop` is set.
+pub fn run(config: &Config, options: &Options, stop: &AtomicBool) -> Result<(), WorkbenchError> {
+    let addr = listen_address(config, options)?;
+    let tokens = config.annotate.tokens_file.as_deref().map(auth::Tokens::load).transpose()?;
+    let io = |what: String| move |error| WorkbenchError::Io { what, error };
+    let annotated = config.paths.annotated();
+    let answers = answers::Answers::open(&annotated).map_err(io(format!("opening {}", annotated.display())))?;
+    let done = answers::done_sources(&annotated).map_err(io(format!("reading {}", annotated.display())))?;
+    let registry = Registry::new(config.paths.models());
+    let current = registry.current_name().map_err(io("reading models/current".into()))?;
+    let model = match &current {
+        Some(name) => registry.open(name)?,
+        None => crate::model::file::ModelFile::open(&config.paths.model)
+            .map_err(|e| WorkbenchError::Config(format!("{}: {e}", config.paths.model.display())))?,
+    };
+    let listener = http::bind(addr).map_err(io(format!("listening on {addr}")))?;
+    let bench = Arc::new(api::Workbench::new(
+        queue::Queue::new(done),
+        registry,
+        (current, Arc::new(model)),
+        answers,
+        annotated,
+        tokens,
+    ));
+    let lowconf = config.paths.output.join("lowconf");
+    spawn_scanner(Arc::clone(&bench), lowconf, options.inputs.clone());
+    // The address bound (port 0 picks one), in the form scripts and tests wait for.
+    let bound = listener.local_addr().unwrap_or(addr);
+    tracing::info!("workbench on http://{bound}/");
+    let handler = {
+        let bench = Arc::clone(&bench);
+        Arc::new(move |req| bench.handle(req))
+    };
+    http::serve(listener, http::Limits::default(), stop, handler).map_err(io(format!("serving on {addr}")))
+}
+
+/// Queues the given inputs, then every complete file of `lowconf/` (not dot-files), every
+/// [`RESCAN`]; a file that cannot be read is said once.
+fn spawn_scanner(bench: Arc<api::Workbench>, lowconf: PathBuf, inputs: Vec<PathBuf>) {
+    let said = Mutex::new(std::collections::HashSet::new());
+    let scan = move |path: &Path| {
+        let added = bench.queue.lock().unwrap_or_else(|p| p.into_inner()).add_file(path);
+        match added {
+            Ok(0) => {}
+            Ok(n) => tracing::info!("workbench: queued {n} sentences of {}", path.display()),
+            Err(e) => {
+                if said.lock().unwrap_or_else(|p| p.into_inner()).insert(path.to_path_buf()) {
+                    tracing::warn!("workbench: {e}");
+                }
+            }
+        }
+    };
+    let _ = std::thread::Builder::new().name("workbench-scan".into()).spawn(move || loop {
+        for input in &inputs {
+            scan(input);
+        }
+        if let Ok(names) = crate::base::io::visible_files(&lowconf) {
+            for name in names.iter().filter(|n| n.ends_with(".conllu") || n.ends_with(".conllu.zst")) {
+                scan(&lowconf.join(name));
+            }
+        }
+        std::thread::sleep(RESCAN);
+    });
+}
+
+/// Stops the workbench on SIGTERM or SIGINT.
+pub fn stop_on_signals(stop: &Arc<AtomicBool>) -> std::io::Result<()> {
+    for signal in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        signal_hook::flag::register(signal, Arc::clone(stop))?;
+    }
+    Ok(())
+}

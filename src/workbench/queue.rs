@@ -1,0 +1,388 @@
+//! The queue of sentences to check: every low-confidence sentence of `lowconf/` (and of the
+//! files given with `--input`), ranked by the expected number of wrong arcs among its few most
+//! uncertain words, leased to one annotator at a time.
+//!
+//! Memory is bounded by keeping, per sentence, where it is (file, decompressed byte offset,
+//! ordinal) and what ranks it, not the sentence: [`Candidate`] is 32 bytes, so a million queued
+//! sentences take about 32 MB, plus 16 bytes each in the duplicate index. A task's sentence is
+//! read again from its file when it is handed out.
+//!
+//! Ranking ([`Queue::lease`]): the highest [`Candidate::priority`] first, which is the sum of
+//! (1 − calibrated confidence) over the sentence's [`CHECK_WORDS`] least confident flagged
+//! words, so the expected count of wrong arcs a task shows; then two corrections measured
+//! against it in the terms: diversity (the next task's least confident word is not of
+//! the same UPOS→DEPREL pattern as the annotator's previous one, when one of the next
+//! [`DIVERSITY_WINDOW`] candidates differs), and a [`RANDOM_SHARE`] of tasks drawn at random, so
+//! that the ranking can be checked against chance. Sentences whose words (lowercased) repeat an
+//! earlier candidate's are queued once and counted ([`Stats::duplicates`]), never dropped
+//! silently. Answered and flagged-bad sentences are never asked again: [`Queue::mark_done`] is
+//! fed at start from the audit log in `annotated/` (see [`super::answers`]).
+//!
+//! This module owns ranking and leases; it does not read sentences' words beyond scanning, and
+//! writes nothing.
+
+use std::collections::{BinaryHeap, HashMap, HashSet};
+use std::hash::{Hash, Hasher};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use rand::{Rng, SeedableRng};
+
+use crate::corpus::{Column, CorpusError, ErrorKind, Format, Reader, Sentence};
+
+/// Words flagged for checking in one task, the least confident first.
+pub const CHECK_WORDS: usize = 3;
+
+/// How many of the best candidates diversity may look through.
+pub const DIVERSITY_WINDOW: usize = 8;
+
+/// The share of tasks drawn at random from the whole queue.
+pub const RANDOM_SHARE: f64 = 0.05;
+
+/// How long a task stays with the annotator it was handed to.
+pub const LEASE: Duration = Duration::from_secs(15 * 60);
+
+/// Where a low-confidence sentence is, and how it ranks.
+#[derive(Debug, Clone, Copy)]
+pub struct Candidate {
+    /// Byte offset of the sentence's first line in the decompressed file.
+    pub offset: u64,
+    /// Index into [`Queue::files`].
+    pub file: u32,
+    /// 0-based position of the sentence in its file.
+    pub ordinal: u32,
+    /// Expected wrong arcs among the words a task flags.
+    pub priority: f32,
+    /// Hash of the UPOS and DEPREL of the least confident word, for diversity.
+    pub pattern: u32,
+    state: State,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum State {
+    Queued,
+    Leased,
+    Done,
+}
+
+/// A task handed out: which candidate, to whom, until when.
+#[derive(Debug, Clone)]
+pub struct Lease {
+    pub candidate: usize,
+    pub annotator: String,
+    pub since: Instant,
+    pub until: Instant,
+}
+
+/// Counts for `GET /api/stats`.
+#[derive(Debug, Clone, Copy, Default, serde::Serialize)]
+pub struct Stats {
+    /// Sentences queued in all (duplicates not counted).
+    pub queued: usize,
+    /// Not yet answered nor flagged bad (leased ones included).
+    pub left: usize,
+    /// Leased right now.
+    pub leased: usize,
+    /// Sentences whose words repeat a queued one's: queued once.
+    pub duplicates: usize,
+    /// Low-confidence sentences with no flagged word (unparsed placeholders).
+    pub unflagged: usize,
+}
+
+/// A sentence scanned into the queue: what ranks it.
+fn rank(sent: &Sentence) -> Option<(f32, u32)> {
+    let mut flagged: Vec<(f32, usize)> = Vec::new();
+    for (i, w) in sent.words().enumerate() {
+        let misc = w.get(Column::Misc);
+        if misc.split('|').any(|e| e == "LowConf=Yes") {
+            flagged.push((misc_conf(misc).unwrap_or(0.0), i + 1));
+        }
+    }
+    if flagged.is_empty() {
+        return None;
+    }
+    flagged.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let priority = flagged.iter().take(CHECK_WORDS).map(|(c, _)| 1.0 - c).sum();
+    let least = sent.word(flagged[0].1);
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    (least.get(Column::Upos), least.get(Column::Deprel)).hash(&mut h);
+    Some((priority, h.finish() as u32))
+}
+
+/// The `Conf=` value of a MISC column.
+pub fn misc_conf(misc: &str) -> Option<f32> {
+    misc.split('|').find_map(|e| e.strip_prefix("Conf=")).and_then(|v| v.parse().ok())
+}
+
+/// Hash of a sentence's words, lowercased: equal for sentences that differ only in case.
+fn words_key(sent: &Sentence) -> u64 {
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    for w in sent.words() {
+        w.get(Column::Form).to_lowercase().hash(&mut h);
+    }
+    h.finish()
+}
+
+/// Heap entry: priority, then the lower index first among equals.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Ranked(f32, usize);
+
+impl Eq for Ranked {}
+
+impl PartialOrd for Ranked {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Ranked {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.0.total_cmp(&other.0).then(other.1.cmp(&self.1))
+    }
+}
+
+/// The queue: candidates, their order, and the leases.
+pub struct Queue {
+    files: Vec<PathBuf>,
+    scanned: HashSet<PathBuf>,
+    candidates: Vec<Candidate>,
+    heap: BinaryHeap<Ranked>,
+    seen_words: HashSet<u64>,
+    /// Sources (`FILE#ORDINAL`, see [`Queue::source`]) answered or flagged bad.
+    done: HashSet<String>,
+    leases: HashMap<String, Lease>,
+    /// Each annotator's previous pattern.
+    last_pattern: HashMap<String, u32>,
+    stats: Stats,
+    rng: rand_chacha::ChaCha8Rng,
+}
+
+impl Queue {
+    /// An empty queue; `done` lists the sources never to ask again.
+    pub fn new(done: HashSet<String>) -> Queue {
+        Queue {
+            files: Vec::new(),
+            scanned: HashSet::new(),
+            candidates: Vec::new(),
+            heap: BinaryHeap::new(),
+            seen_words: HashSet::new(),
+            done,
+            leases: HashMap::new(),
+            last_pattern: HashMap::new(),
+            stats: Stats::default(),
+            rng: rand_chacha::ChaCha8Rng::seed_from_u64(0x5ee1),
+        }
+    }
+
+    /// Adds the low-confidence sentences of `path` (once per path; a file is complete when it
+    /// appears, as the daemon renames its outputs in). Returns how many were queued.
+    pub fn add_file(&mut self, path: &Path) -> Result<usize, CorpusError> {
+        use std::io::BufRead;
+        if !self.scanned.insert(path.to_path_buf()) {
+            return Ok(0);
+        }
+        let io_error = |e: std::io::Error| CorpusError { path: path.to_path_buf(), line: 0, kind: ErrorKind::Io(e) };
+        let file = self.files.len() as u32;
+        self.files.push(path.to_path_buf());
+        let mut input = crate::base::io::open_input(path).map_err(io_error)?;
+        // Sentences are cut at blank lines here, so that each one's byte offset is known
+        // exactly; each is then read as the reader reads any sentence.
+        let (mut offset, mut start, mut ordinal, mut added) = (0u64, 0u64, 0u32, 0);
+        let (mut line, mut chunk) = (Vec::new(), Vec::new());
+        loop {
+            line.clear();
+            let n = input.read_until(b'\n', &mut line).map_err(io_error)?;
+            let blank = n == 0 || line.iter().all(|b| b.is_ascii_whitespace());
+            if blank && !chunk.is_empty() {
+                chunk.push(b'\n');
+                if self.add_sentence(path, file, &chunk, start, ordinal) {
+                    added += 1;
+                }
+                ordinal += 1;
+                chunk.clear();
+            }
+            if n == 0 {
+                break;
+            }
+            if !blank {
+                if chunk.is_empty() {
+                    start = offset;
+                }
+                chunk.extend_from_slice(&line);
+            }
+            offset += n as u64;
+        }
+        Ok(added)
+    }
+
+    /// Queues the sentence `text` (at `offset`, the `ordinal`-th of `path`) if it has flagged
+    /// words and is not a duplicate; says whether it was queued.
+    fn add_sentence(&mut self, path: &Path, file: u32, text: &[u8], offset: u64, ordinal: u32) -> bool {
+        let mut reader = Reader::new(text, path, Format::Conllu);
+        let mut sent = Sentence::default();
+        // An unparsed placeholder (a malformed input sentence) has nothing to check.
+        let read = reader.read_into(&mut sent).unwrap_or(false);
+        let Some((priority, pattern)) = rank(&sent).filter(|_| read) else {
+            self.stats.unflagged += 1;
+            return false;
+        };
+        if !self.seen_words.insert(words_key(&sent)) {
+            self.stats.duplicates += 1;
+            return false;
+        }
+        let state = if self.done.contains(&source_key(path, ordinal)) { State::Done } else { State::Queued };
+        let index = self.candidates.len();
+        self.candidates.push(Candidate { offset, file, ordinal, priority, pattern, state });
+        self.stats.queued += 1;
+        if state == State::Queued {
+            self.heap.push(Ranked(priority, index));
+            self.stats.left += 1;
+        }
+        true
+    }
+
+    /// Hands the next task to `annotator`, under a new task id; `None` when nothing is left.
+    pub fn lease(&mut self, annotator: &str, now: Instant) -> Option<(String, usize)> {
+        self.expire(now);
+        let index = if self.rng.gen_bool(RANDOM_SHARE) { self.random_queued() } else { None };
+        let index = index.or_else(|| self.best_for(annotator))?;
+        let c = &mut self.candidates[index];
+        c.state = State::Leased;
+        self.stats.leased += 1;
+        self.last_pattern.insert(annotator.to_string(), c.pattern);
+        let id = format!("{:016x}", self.rng.gen::<u64>());
+        let lease = Lease { candidate: index, annotator: annotator.to_string(), since: now, until: now + LEASE };
+        self.leases.insert(id.clone(), lease);
+        Some((id, index))
+    }
+
+    /// The best queued candidate, preferring one of another pattern than `annotator`'s last.
+    fn best_for(&mut self, annotator: &str) -> Option<usize> {
+        let last = self.last_pattern.get(annotator).copied();
+        let mut looked = Vec::new();
+        let mut chosen = None;
+        while let Some(Ranked(p, i)) = self.heap.pop() {
+            if self.candidates[i].state != State::Queued {
+                continue; // stale entry: leased or done since it was pushed
+            }
+            if last != Some(self.candidates[i].pattern) || looked.len() + 1 >= DIVERSITY_WINDOW {
+                chosen = Some(i);
+                break;
+            }
+            looked.push(Ranked(p, i));
+        }
+        // None of another pattern: the best one after all.
+        if chosen.is_none() && !looked.is_empty() {
+            chosen = Some(looked.remove(0).1);
+        }
+        self.heap.extend(looked);
+        chosen
+    }
+
+    /// A queued candidate drawn uniformly (a few tries; `None` when the queue is mostly done).
+    fn random_queued(&mut self) -> Option<usize> {
+        if self.candidates.is_empty() {
+            return None;
+        }
+        (0..16)
+            .map(|_| self.rng.gen_range(0..self.candidates.len()))
+            .find(|&i| self.candidates[i].state == State::Queued)
+    }
+
+    /// Puts the candidates of expired leases back in the queue.
+    pub fn expire(&mut self, now: Instant) {
+        let expired: Vec<String> =
+            self.leases.iter().filter(|(_, l)| l.until <= now).map(|(id, _)| id.clone()).collect();
+        for id in expired {
+            self.release(&id);
+        }
+    }
+
+    /// The lease of task `id`, if it is current.
+    pub fn get(&self, id: &str, now: Instant) -> Option<&Lease> {
+        self.leases.get(id).filter(|l| l.until > now)
+    }
+
+    /// Gives task `id` back to the queue (skipped or expired), a little lower than it was so
+    /// that a skipped sentence does not come straight back.
+    pub fn release(&mut self, id: &str) -> Option<Lease> {
+        let lease = self.leases.remove(id)?;
+        let c = &mut self.candidates[lease.candidate];
+        if c.state == State::Leased {
+            c.state = State::Queued;
+            c.priority *= 0.9;
+            self.heap.push(Ranked(c.priority, lease.candidate));
+            self.stats.leased -= 1;
+        }
+        Some(lease)
+    }
+
+    /// Task `id` was answered or flagged bad: never asked again.
+    pub fn finish(&mut self, id: &str) -> Option<Lease> {
+        let lease = self.leases.remove(id)?;
+        let key = self.source(lease.candidate);
+        let c = &mut self.candidates[lease.candidate];
+        if c.state == State::Leased {
+            self.stats.leased -= 1;
+        }
+        if c.state != State::Done {
+            self.stats.left -= 1;
+        }
+        c.state = State::Done;
+        self.done.insert(key);
+        Some(lease)
+    }
+
+    /// Marks a source done (as the audit log says, or another process answered it).
+    pub fn mark_done(&mut self, source: String) {
+        self.done.insert(source);
+    }
+
+    /// A candidate.
+    pub fn candidate(&self, index: usize) -> &Candidate {
+        &self.candidates[index]
+    }
+
+    /// The file a candidate is in.
+    pub fn file(&self, c: &Candidate) -> &Path {
+        &self.files[c.file as usize]
+    }
+
+    /// Where candidate `index` comes from, as the audit log records it: `FILE#ORDINAL`.
+    pub fn source(&self, index: usize) -> String {
+        let c = &self.candidates[index];
+        source_key(self.file(c), c.ordinal)
+    }
+
+    /// The counts.
+    pub fn stats(&self) -> Stats {
+        self.stats
+    }
+}
+
+/// `FILE#ORDINAL` with the file's name only: stable across restarts and moves of the folder.
+pub fn source_key(path: &Path, ordinal: u32) -> String {
+    let name = path.file_name().map(|n| n.to_string_lossy()).unwrap_or_default();
+    format!("{name}#{ordinal}")
+}
+
+/// Reads the sentence at decompressed byte `offset` of `path`: the stream before it is
+/// decompressed and skipped (a few milliseconds for a lowconf file of ten thousand sentences).
+pub fn read_sentence(path: &Path, offset: u64) -> Result<Sentence, CorpusError> {
+    use std::io::Read;
+    let io_error = |e: std::io::Error| CorpusError { path: path.to_path_buf(), line: 0, kind: ErrorKind::Io(e) };
+    let mut input = crate::base::io::open_input(path).map_err(io_error)?;
+    let skipped = std::io::copy(&mut (&mut input).take(offset), &mut std::io::sink()).map_err(io_error)?;
+    if skipped < offset {
+        return Err(io_error(std::io::Error::new(
+            std::io::ErrorKind::UnexpectedEof,
+            "the file shrank since it was queued",
+        )));
+    }
+    let mut reader = Reader::new(input, path, Format::from_path(path));
+    let mut sent = Sentence::default();
+    match reader.read_into(&mut sent)? {
+        true => Ok(sent),
+        false => Err(io_error(std::io::Error::new(std::io::ErrorKind::UnexpectedEof, "no sentence at its offset"))),
+    }
+}

@@ -1,0 +1,165 @@
+//! A task as the page shows it: a sentence re-parsed by the serving model around the arcs the
+//! annotator has set ([`crate::parse::constrained`]), each word with its arc, its calibrated
+//! confidence, whether to check it, and for those to check the next-best heads.
+//!
+//! Next-best heads ([`Reparser::view`]): for a word to check, every head within
+//! [`ALTERNATIVE_REACH`] words (and the root) is tried as one more constraint, and the tree the
+//! model then finds is scored by its probability (the product of its transitions'). An
+//! alternative's `conf` is its tree's share of the probability of all the trees tried, the
+//! current one included: how much the model would rather have the word there, everything else
+//! re-derived. About 13 constrained parses per checked word.
+//!
+//! This module reads a model; it keeps no state between requests and writes nothing.
+
+use serde::Serialize;
+
+use crate::base::label::{Label, LabelSet};
+use crate::corpus::{Column, Sentence};
+use crate::model::features::{encode_sentence, TokenAttrs};
+use crate::model::file::{ModelFile, TableView};
+use crate::parse::constrained::{Arc, ConstraintError, Constraints};
+use crate::parse::parser::Parser;
+
+/// Heads tried as alternatives: this many words on each side, and the root.
+pub const ALTERNATIVE_REACH: u32 = 6;
+
+/// Alternatives offered per checked word.
+pub const ALTERNATIVES: usize = 3;
+
+/// One word of a task, as `/api/next` and `/api/reparse` give it.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct WordView {
+    pub id: u32,
+    pub form: String,
+    pub upos: String,
+    pub head: u32,
+    pub deprel: String,
+    pub conf: f32,
+    pub check: bool,
+    /// Set by the annotator (a constraint of this parse).
+    pub fixed: bool,
+    pub alternatives: Vec<Alternative>,
+}
+
+/// A next-best head for a word.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Alternative {
+    pub head: u32,
+    pub deprel: String,
+    pub conf: f32,
+}
+
+/// Re-parses sentences of one model with constraints; one per request (it owns the parser's
+/// buffers).
+pub struct Reparser<'m> {
+    parser: Parser<'m, TableView<'m>>,
+    labels: &'m LabelSet,
+    morphology: bool,
+    attrs: Vec<TokenAttrs>,
+}
+
+impl<'m> Reparser<'m> {
+    /// A re-parser for `model`, with its calibrated confidences.
+    pub fn new(model: &'m ModelFile) -> Reparser<'m> {
+        let meta = model.meta();
+        let parser =
+            Parser::new(model).with_confidence(meta.temperature).with_calibration(meta.arc_calibration.as_ref());
+        Reparser { parser, labels: &meta.labels, morphology: meta.morphology, attrs: Vec::new() }
+    }
+
+    /// The model's label for `name`, if it has one (and it is a plain UD label, not one of
+    /// the pseudo-projective encoding's).
+    pub fn label(&self, name: &str) -> Option<Label> {
+        self.labels.get(name).filter(|_| !name.contains(['↑', '↓']))
+    }
+
+    /// The labels an annotator may choose, sorted.
+    pub fn label_names(&self) -> Vec<String> {
+        let mut names: Vec<String> = (0..self.labels.len())
+            .map(|i| self.labels.name(Label::from_index(i)).to_string())
+            .filter(|n| !n.contains(['↑', '↓']))
+            .collect();
+        names.sort();
+        names
+    }
+
+    /// Parses `sent` with `constraints` and shows it: the `check` words (or, when empty, the
+    /// [`super::queue::CHECK_WORDS`] least confident unconstrained words) flagged, with their
+    /// alternatives.
+    pub fn view(&mut self, sent: &Sentence, constraints: &Constraints, check: &[u32]) -> Vec<WordView> {
+        encode_sentence(sent, self.morphology, &mut self.attrs);
+        self.parser.parse_constrained(&self.attrs, constraints);
+        let heads = self.parser.heads().to_vec();
+        let labels = self.parser.labels().to_vec();
+        let conf = self.parser.arc_confidence().to_vec();
+        let best_log = self.parser.log_tree_probability();
+        let check: Vec<u32> = if check.is_empty() { least_confident(&conf, constraints) } else { check.to_vec() };
+        let mut words: Vec<WordView> = sent
+            .words()
+            .enumerate()
+            .map(|(i, w)| {
+                let id = i as u32 + 1;
+                WordView {
+                    id,
+                    form: w.get(Column::Form).to_string(),
+                    upos: w.get(Column::Upos).to_string(),
+                    head: heads[id as usize],
+                    deprel: self.labels.name(labels[id as usize]).to_string(),
+                    conf: conf[id as usize],
+                    check: check.contains(&id) && constraints.head(id).is_none(),
+                    fixed: constraints.head(id).is_some(),
+                    alternatives: Vec::new(),
+                }
+            })
+            .collect();
+        for w in words.iter_mut().filter(|w| w.check) {
+            w.alternatives = self.alternatives(constraints, w.id, w.head, best_log);
+        }
+        words
+    }
+
+    /// The next-best heads of `word` (now on `current`), given `constraints`.
+    fn alternatives(
+        &mut self,
+        constraints: &Constraints,
+        word: u32,
+        current: u32,
+        current_log: f64,
+    ) -> Vec<Alternative> {
+        let n = constraints.len() as u32;
+        let lo = word.saturating_sub(ALTERNATIVE_REACH).max(1);
+        let hi = (word + ALTERNATIVE_REACH).min(n);
+        let mut tried: Vec<(f64, u32, Label)> = Vec::new();
+        for head in std::iter::once(0).chain(lo..=hi).filter(|&h| h != word && h != current) {
+            let Ok(with) = with_arc(constraints, Arc { word, head, label: None }) else { continue };
+            self.parser.parse_constrained(&self.attrs, &with);
+            tried.push((self.parser.log_tree_probability(), head, self.parser.labels()[word as usize]));
+        }
+        // Shares of the probability of every tree tried, the current one included.
+        let max = tried.iter().map(|t| t.0).fold(current_log, f64::max);
+        let total: f64 = tried.iter().map(|t| (t.0 - max).exp()).sum::<f64>() + (current_log - max).exp();
+        tried.sort_by(|a, b| b.0.total_cmp(&a.0));
+        tried
+            .into_iter()
+            .take(ALTERNATIVES)
+            .map(|(log, head, label)| Alternative {
+                head,
+                deprel: self.labels.name(label).to_string(),
+                conf: ((log - max).exp() / total) as f32,
+            })
+            .collect()
+    }
+}
+
+/// `constraints` and one more arc.
+pub fn with_arc(constraints: &Constraints, arc: Arc) -> Result<Constraints, ConstraintError> {
+    Constraints::new(constraints.len(), constraints.arcs().chain(std::iter::once(arc)))
+}
+
+/// The [`super::queue::CHECK_WORDS`] least confident words without a constraint.
+fn least_confident(conf: &[f32], constraints: &Constraints) -> Vec<u32> {
+    let mut words: Vec<u32> = (1..conf.len() as u32).filter(|&w| constraints.head(w).is_none()).collect();
+    words.sort_by(|&a, &b| conf[a as usize].total_cmp(&conf[b as usize]));
+    words.truncate(super::queue::CHECK_WORDS);
+    words
+}

@@ -326,7 +326,7 @@ impl Workbench {
         let req: TaskIn = parse_json(body)?;
         let (source, sent_id) = self.with_task(who, &req.task, |t| (t.source.clone(), t.sent_id.clone()))?;
         let ms = self.lease_ms(&req.task);
-        self.queue.lock().unwrap_or_else(|p| p.into_inner()).release(&req.task);
+        self.queue.lock().unwrap_or_else(|p| p.into_inner()).skip(&req.task);
         self.tasks.lock().unwrap_or_else(|p| p.into_inner()).remove(&req.task);
         let d = decision(who, &req.task, "skip", source, sent_id, ms, Vec::new(), None, None);
         self.answers

@@ -165,7 +165,11 @@ fn handle<H: Fn(Request) -> Response>(mut stream: TcpStream, limits: Limits, han
         Err(Refused(response)) => response,
     };
     let _ = response.write_to(&mut stream);
-    let _ = stream.shutdown(std::net::Shutdown::Both);
+    // Closing with unread bytes (a refused body) would reset the connection, and the client
+    // could lose the response: say we are done, then read what is left, within bounds.
+    let _ = stream.shutdown(std::net::Shutdown::Write);
+    let mut rest = Deadline { stream: &mut stream, deadline: std::time::Instant::now() + Duration::from_secs(2) };
+    let _ = io::copy(&mut (&mut rest).take(2 * limits.max_body as u64), &mut io::sink());
 }
 
 /// Reads one request: the head (at most [`MAX_HEAD`] bytes), then a body of `Content-Length`

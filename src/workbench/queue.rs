@@ -153,6 +153,8 @@ pub struct Queue {
     leases: HashMap<String, Lease>,
     /// Each annotator's previous pattern.
     last_pattern: HashMap<String, u32>,
+    /// The candidates each annotator skipped.
+    skipped: HashMap<String, HashSet<usize>>,
     stats: Stats,
     rng: rand_chacha::ChaCha8Rng,
 }
@@ -169,6 +171,7 @@ impl Queue {
             done,
             leases: HashMap::new(),
             last_pattern: HashMap::new(),
+            skipped: HashMap::new(),
             stats: Stats::default(),
             rng: rand_chacha::ChaCha8Rng::seed_from_u64(0x5ee1),
         }
@@ -250,32 +253,36 @@ impl Queue {
         c.state = State::Leased;
         self.stats.leased += 1;
         self.last_pattern.insert(annotator.to_string(), c.pattern);
-        let id = format!("{:016x}", self.rng.gen::<u64>());
+        // Unique across restarts too: a correction file is named after its task.
+        let id = format!("{:016x}", rand::random::<u64>());
         let lease = Lease { candidate: index, annotator: annotator.to_string(), since: now, until: now + LEASE };
         self.leases.insert(id.clone(), lease);
         Some((id, index))
     }
 
-    /// The best queued candidate, preferring one of another pattern than `annotator`'s last.
+    /// The best queued candidate for `annotator`: not one they skipped, and of another pattern
+    /// than their last one if one of the next [`DIVERSITY_WINDOW`] is; failing that, the best
+    /// of another pattern's, then the best they skipped.
     fn best_for(&mut self, annotator: &str) -> Option<usize> {
         let last = self.last_pattern.get(annotator).copied();
-        let mut looked = Vec::new();
+        let skipped = self.skipped.get(annotator);
+        let (mut same, mut aside) = (Vec::new(), Vec::new());
         let mut chosen = None;
         while let Some(Ranked(p, i)) = self.heap.pop() {
             if self.candidates[i].state != State::Queued {
                 continue; // stale entry: leased or done since it was pushed
             }
-            if last != Some(self.candidates[i].pattern) || looked.len() + 1 >= DIVERSITY_WINDOW {
+            if skipped.is_some_and(|s| s.contains(&i)) {
+                aside.push(Ranked(p, i));
+            } else if last == Some(self.candidates[i].pattern) && same.len() + 1 < DIVERSITY_WINDOW {
+                same.push(Ranked(p, i));
+            } else {
                 chosen = Some(i);
                 break;
             }
-            looked.push(Ranked(p, i));
         }
-        // None of another pattern: the best one after all.
-        if chosen.is_none() && !looked.is_empty() {
-            chosen = Some(looked.remove(0).1);
-        }
-        self.heap.extend(looked);
+        let chosen = chosen.or_else(|| same.first().map(|r| r.1)).or_else(|| aside.first().map(|r| r.1));
+        self.heap.extend(same.into_iter().chain(aside).filter(|r| Some(r.1) != chosen));
         chosen
     }
 
@@ -303,17 +310,23 @@ impl Queue {
         self.leases.get(id).filter(|l| l.until > now)
     }
 
-    /// Gives task `id` back to the queue (skipped or expired), a little lower than it was so
-    /// that a skipped sentence does not come straight back.
+    /// Gives task `id` back to the queue (expired, or skipped: see [`Queue::skip`]).
     pub fn release(&mut self, id: &str) -> Option<Lease> {
         let lease = self.leases.remove(id)?;
         let c = &mut self.candidates[lease.candidate];
         if c.state == State::Leased {
             c.state = State::Queued;
-            c.priority *= 0.9;
             self.heap.push(Ranked(c.priority, lease.candidate));
             self.stats.leased -= 1;
         }
+        Some(lease)
+    }
+
+    /// Task `id` was skipped: back in the queue, and offered to the same annotator again only
+    /// when nothing else is left for them.
+    pub fn skip(&mut self, id: &str) -> Option<Lease> {
+        let lease = self.release(id)?;
+        self.skipped.entry(lease.annotator.clone()).or_default().insert(lease.candidate);
         Some(lease)
     }
 
@@ -384,5 +397,103 @@ pub fn read_sentence(path: &Path, offset: u64) -> Result<Sentence, CorpusError> 
     match reader.read_into(&mut sent)? {
         true => Ok(sent),
         false => Err(io_error(std::io::Error::new(std::io::ErrorKind::UnexpectedEof, "no sentence at its offset"))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A lowconf file of sentences whose flagged words have the given confidences; the words
+    /// differ from sentence to sentence, and the UPOS of the least confident word is `pattern`.
+    fn lowconf(dir: &Path, sentences: &[(&[f32], &str)]) -> PathBuf {
+        let mut text = String::new();
+        for (s, (confs, pattern)) in sentences.iter().enumerate() {
+            for (i, c) in confs.iter().enumerate() {
+                let upos = if i == 0 { pattern } else { "X" };
+                text.push_str(&format!(
+                    "{}\tw{s}x{i}\t_\t{upos}\t_\t_\t{}\tdep\t_\tConf={c}|LowConf=Yes\n",
+                    i + 1,
+                    if i == 0 { 0 } else { 1 }
+                ));
+            }
+            text.push('\n');
+        }
+        let path = dir.join("low.conllu");
+        std::fs::write(&path, text).unwrap();
+        path
+    }
+
+    fn order(q: &mut Queue, who: &str) -> Vec<u32> {
+        let mut out = Vec::new();
+        while let Some((_, i)) = q.lease(who, Instant::now()) {
+            out.push(q.candidate(i).ordinal);
+        }
+        out
+    }
+
+    #[test]
+    fn the_least_confident_come_first_patterns_alternate_and_nothing_is_dropped() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = lowconf(
+            dir.path(),
+            &[
+                (&[0.9, 0.9], "NOUN"),
+                (&[0.1, 0.2], "NOUN"),
+                (&[0.2, 0.2], "NOUN"),
+                (&[0.3, 0.3], "VERB"),
+                (&[0.5], "ADJ"),
+            ],
+        );
+        let mut q = Queue::new(HashSet::new());
+        q.rng = rand_chacha::ChaCha8Rng::seed_from_u64(1); // a seed whose first draws are not random picks
+        assert_eq!(q.add_file(&path).unwrap(), 5);
+        assert_eq!(q.add_file(&path).unwrap(), 0, "a file is queued once");
+        let got = order(&mut q, "ana");
+        let mut sorted = got.clone();
+        sorted.sort();
+        assert_eq!(sorted, [0, 1, 2, 3, 4], "every sentence asked once: {got:?}");
+        // 1 (NOUN) first; 2 is the next best but NOUN again, so 3 (VERB) comes before it.
+        assert_eq!(&got[..3], &[1, 3, 2], "{got:?}");
+    }
+
+    #[test]
+    fn a_skipped_sentence_comes_back_to_its_annotator_only_when_nothing_else_is_left() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = lowconf(dir.path(), &[(&[0.1], "A"), (&[0.5], "B"), (&[0.6], "C")]);
+        let mut q = Queue::new(HashSet::new());
+        q.add_file(&path).unwrap();
+        let now = Instant::now();
+        let (first, i) = q.lease("ana", now).unwrap();
+        assert_eq!(q.candidate(i).ordinal, 0);
+        q.skip(&first);
+        // Another annotator still gets it first.
+        let (other, j) = q.lease("bo", now).unwrap();
+        assert_eq!(q.candidate(j).ordinal, 0);
+        q.release(&other);
+        let mut got = Vec::new();
+        while let Some((id, i)) = q.lease("ana", now) {
+            got.push(q.candidate(i).ordinal);
+            q.finish(&id);
+        }
+        assert_eq!(got, [1, 2, 0]);
+        assert_eq!(q.stats().left, 0);
+    }
+
+    #[test]
+    fn done_sentences_are_never_queued_and_expired_leases_come_back() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = lowconf(dir.path(), &[(&[0.1], "A"), (&[0.5], "B")]);
+        let mut q = Queue::new(HashSet::from([source_key(&path, 0)]));
+        q.add_file(&path).unwrap();
+        assert_eq!(q.stats().left, 1);
+        let now = Instant::now();
+        let (id, i) = q.lease("ana", now).unwrap();
+        assert_eq!(q.candidate(i).ordinal, 1);
+        assert!(q.lease("bo", now).is_none(), "leased to ana");
+        let later = now + LEASE + Duration::from_secs(1);
+        assert!(q.get(&id, later).is_none());
+        let (_, again) = q.lease("bo", later).unwrap();
+        assert_eq!(q.candidate(again).ordinal, 1);
     }
 }

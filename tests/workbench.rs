@@ -1,0 +1,401 @@
+//! The correction workbench (`spoolparse annotate`) through its HTTP API, as a script or the
+//! page uses it: tasks, re-parses, answers that are durable and never asked again (across a
+//! restart and a kill -9), requests that cannot be right refused with nothing written, and who
+//! may do what.
+
+mod common;
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+/// A corpus of `n` distinct sentences of five words: a small model is unsure of all of them.
+fn corpus(n: usize) -> String {
+    let tags = ["DET", "NOUN", "VERB", "DET", "NOUN"];
+    let arcs = [(2, "det"), (3, "nsubj"), (0, "root"), (5, "det"), (3, "obj")];
+    let mut text = String::new();
+    for s in 0..n {
+        text.push_str(&format!("# sent_id = s{s}\n"));
+        for (i, (tag, (head, rel))) in tags.iter().zip(arcs).enumerate() {
+            let form = format!("w{}x{}", s % 7 + i, s);
+            text.push_str(&format!("{}\t{form}\t{form}\t{tag}\t{tag}\t_\t{head}\t{rel}\t_\t_\n", i + 1));
+        }
+        text.push('\n');
+    }
+    text
+}
+
+/// A spool with a model and a lowconf file of `n` flagged sentences, and its configuration.
+struct Spool {
+    dir: tempfile::TempDir,
+    config: PathBuf,
+}
+
+impl Spool {
+    fn new(n: usize, extra_config: &str) -> Spool {
+        let dir = tempfile::tempdir().unwrap();
+        let gold = dir.path().join("gold.conllu");
+        std::fs::write(&gold, corpus(n)).unwrap();
+        let model = dir.path().join("m.model");
+        let out = common::train(&gold, &model, &["--epochs", "1"]);
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        std::fs::create_dir_all(dir.path().join("out/lowconf")).unwrap();
+        let low = dir.path().join("out/lowconf/night.conllu.zst");
+        let accepted = dir.path().join("accepted.conllu");
+        let args = ["--min-confidence", "1", "--rejected", low.to_str().unwrap()];
+        let out = common::parse(&model, &gold, &accepted, &args);
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let config = dir.path().join("cfg.toml");
+        let p = dir.path().display();
+        std::fs::write(
+            &config,
+            format!("[paths]\nspool = \"{p}/spool\"\noutput = \"{p}/out\"\nmodel = \"{p}/m.model\"\n{extra_config}"),
+        )
+        .unwrap();
+        Spool { dir, config }
+    }
+
+    fn annotated(&self) -> PathBuf {
+        self.dir.path().join("spool/annotated")
+    }
+
+    /// The correction files written so far.
+    fn corrections(&self) -> Vec<PathBuf> {
+        let mut files: Vec<PathBuf> = std::fs::read_dir(self.annotated())
+            .map(|d| d.flatten().map(|e| e.path()).filter(|p| p.extension().is_some_and(|e| e == "conllu")).collect())
+            .unwrap_or_default();
+        files.sort();
+        files
+    }
+}
+
+/// A running `spoolparse annotate`.
+struct Server {
+    child: Child,
+    addr: SocketAddr,
+}
+
+impl Server {
+    fn start(spool: &Spool, extra: &[&str]) -> Server {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_spoolparse"))
+            .args(["annotate", "--config", spool.config.to_str().unwrap(), "--listen", "127.0.0.1:0"])
+            .args(extra)
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+        let addr = loop {
+            let line = lines.next().expect("the workbench says where it listens").unwrap();
+            if let Some(rest) = line.split("workbench on http://").nth(1) {
+                break rest.trim_end_matches('/').parse().unwrap();
+            }
+        };
+        // Keep draining the log so the server never blocks on a full pipe.
+        std::thread::spawn(move || for _ in lines {});
+        let server = Server { child, addr };
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while server.get("/api/stats").1["queued"].as_u64().unwrap_or(0) == 0 {
+            assert!(Instant::now() < deadline, "nothing queued");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        server
+    }
+
+    fn request(&self, method: &str, path: &str, body: &[u8], token: Option<&str>) -> (u16, Value) {
+        let mut stream = TcpStream::connect(self.addr).unwrap();
+        let auth = token.map(|t| format!("Authorization: Bearer {t}\r\n")).unwrap_or_default();
+        let head = format!("{method} {path} HTTP/1.1\r\nHost: x\r\n{auth}Content-Length: {}\r\n\r\n", body.len());
+        stream.write_all(head.as_bytes()).unwrap();
+        let _ = stream.write_all(body);
+        let mut response = Vec::new();
+        stream.read_to_end(&mut response).unwrap();
+        let text = String::from_utf8_lossy(&response);
+        let status = text.split(' ').nth(1).unwrap().parse().unwrap();
+        let body = text.split("\r\n\r\n").nth(1).unwrap_or("");
+        (status, serde_json::from_str(body).unwrap_or(Value::Null))
+    }
+
+    fn get(&self, path: &str) -> (u16, Value) {
+        self.request("GET", path, b"", None)
+    }
+
+    fn post(&self, path: &str, body: Value) -> (u16, Value) {
+        self.request("POST", path, body.to_string().as_bytes(), None)
+    }
+
+    /// Every task still to give, leased to the caller.
+    fn drain(&self) -> Vec<Value> {
+        let mut tasks = Vec::new();
+        loop {
+            let (status, task) = self.get("/api/next");
+            if status == 204 {
+                return tasks;
+            }
+            assert_eq!(status, 200, "{task}");
+            tasks.push(task);
+        }
+    }
+
+    fn kill(mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// HEAD and DEPREL of every word of the correction file `path`.
+fn arcs_of(path: &Path) -> Vec<(String, String)> {
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .filter(|l| l.split('\t').count() == 10)
+        .map(|l| {
+            let cols: Vec<&str> = l.split('\t').collect();
+            (cols[6].to_string(), cols[7].to_string())
+        })
+        .collect()
+}
+
+#[test]
+fn a_task_shows_the_sentence_with_words_to_check_and_their_alternatives() {
+    let spool = Spool::new(12, "");
+    let server = Server::start(&spool, &[]);
+    let (status, task) = server.get("/api/next");
+    assert_eq!(status, 200, "{task}");
+    let words = task["words"].as_array().unwrap();
+    assert_eq!(words.len(), 5);
+    assert!(task["sent_id"].as_str().unwrap().starts_with('s'), "{task}");
+    let checked: Vec<&Value> = words.iter().filter(|w| w["check"] == true).collect();
+    assert!(!checked.is_empty() && checked.len() <= 3, "{task}");
+    for w in &checked {
+        let alternatives = w["alternatives"].as_array().unwrap();
+        assert!(!alternatives.is_empty(), "{w}");
+        assert!(alternatives.iter().all(|a| a["head"] != w["head"] && a["head"] != w["id"]), "{w}");
+    }
+    // A re-parse holds the arc given, and says it is fixed.
+    let (status, parsed) =
+        server.post("/api/reparse", json!({ "task": task["task"], "arcs": [{ "id": 1, "head": 5, "deprel": "det" }] }));
+    assert_eq!(status, 200, "{parsed}");
+    let first = &parsed["words"][0];
+    assert_eq!(
+        (first["head"].as_u64(), first["deprel"].as_str(), &first["fixed"]),
+        (Some(5), Some("det"), &json!(true))
+    );
+    assert_eq!(server.get("/api/labels").1["labels"].as_array().unwrap().iter().filter(|l| *l == "nsubj").count(), 1);
+}
+
+#[test]
+fn an_answer_is_stored_as_a_partial_tree_and_never_asked_again_even_after_a_restart() {
+    let spool = Spool::new(12, "");
+    let server = Server::start(&spool, &[]);
+    let (_, task) = server.get("/api/next");
+    let arcs = json!([{ "id": 2, "head": 3, "deprel": "nsubj" }, { "id": 1, "head": 2, "deprel": null }]);
+    let (status, answer) = server.post("/api/answer", json!({ "task": task["task"], "arcs": arcs, "whole": false }));
+    assert_eq!((status, &answer["stored"]), (200, &json!(2)), "{answer}");
+    let files = spool.corrections();
+    assert_eq!(files.len(), 1);
+    let stored = arcs_of(&files[0]);
+    assert_eq!(stored[1], ("3".to_string(), "nsubj".to_string()));
+    assert_eq!(stored[0].0, "2", "an arc given without a label is stored with the model's");
+    assert!(stored[0].1 != "_");
+    assert!(stored[2..].iter().all(|a| a == &("_".to_string(), "_".to_string())), "{stored:?}");
+    let text = std::fs::read_to_string(&files[0]).unwrap();
+    assert!(text.contains(&format!("# sent_id = {}", task["sent_id"].as_str().unwrap())));
+    assert!(!text.contains("# reviewed = all"));
+    // The same task cannot be answered twice.
+    let (status, _) = server.post("/api/answer", json!({ "task": task["task"], "arcs": arcs }));
+    assert_eq!(status, 410);
+    // After a restart, every other sentence is asked, this one not.
+    server.kill();
+    let server = Server::start(&spool, &[]);
+    let ids: Vec<Value> = server.drain().iter().map(|t| t["sent_id"].clone()).collect();
+    assert_eq!(ids.len(), 11, "{ids:?}");
+    assert!(!ids.contains(&task["sent_id"]));
+    let stats = server.get("/api/stats").1;
+    assert_eq!((stats["queued"].as_u64(), stats["queue_left"].as_u64()), (Some(12), Some(11)), "{stats}");
+}
+
+#[test]
+fn a_whole_sentence_is_stored_as_reviewed_and_a_bad_one_set_aside_with_its_reason() {
+    let spool = Spool::new(12, "");
+    let server = Server::start(&spool, &[]);
+    let (_, task) = server.get("/api/next");
+    let arcs: Vec<Value> = task["words"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| json!({ "id": w["id"], "head": w["head"], "deprel": w["deprel"] }))
+        .collect();
+    let (status, _) = server.post("/api/answer", json!({ "task": task["task"], "arcs": arcs, "whole": true }));
+    assert_eq!(status, 200);
+    let text = std::fs::read_to_string(&spool.corrections()[0]).unwrap();
+    assert!(text.contains("# reviewed = all"), "{text}");
+    assert!(arcs_of(&spool.corrections()[0]).iter().all(|(h, d)| h != "_" && d != "_"));
+    let (_, bad) = server.get("/api/next");
+    let (status, _) = server.post("/api/bad", json!({ "task": bad["task"] }));
+    assert_eq!(status, 422, "a bad sentence needs a reason");
+    let (status, _) = server.post("/api/bad", json!({ "task": bad["task"], "reason": "two sentences in one" }));
+    assert_eq!(status, 200);
+    assert_eq!(spool.corrections().len(), 1, "nothing bad is put where it would be trained on");
+    let rejected: Vec<PathBuf> =
+        std::fs::read_dir(spool.annotated().join("rejected")).unwrap().flatten().map(|e| e.path()).collect();
+    let error = rejected.iter().find(|p| p.to_string_lossy().ends_with(".error")).expect("a reason beside it");
+    assert!(std::fs::read_to_string(error).unwrap().contains("two sentences in one"));
+    let audit = std::fs::read_to_string(spool.annotated().join("workbench/audit.jsonl")).unwrap();
+    let kinds: Vec<String> =
+        audit.lines().map(|l| serde_json::from_str::<Value>(l).unwrap()["decision"].as_str().unwrap().into()).collect();
+    assert_eq!(kinds, ["whole", "bad"]);
+}
+
+#[test]
+fn requests_that_cannot_be_right_are_refused_and_write_nothing() {
+    let spool = Spool::new(8, "");
+    let server = Server::start(&spool, &[]);
+    let (_, task) = server.get("/api/next");
+    let t = &task["task"];
+    let answer =
+        |arcs: Value, whole: bool| server.post("/api/answer", json!({ "task": t, "arcs": arcs, "whole": whole }));
+    let refused = [
+        (
+            server.post("/api/answer", json!({ "task": "nope", "arcs": [{ "id": 1, "head": 2, "deprel": "det" }] })),
+            410,
+            "not yours",
+        ),
+        (answer(json!([{ "id": 1, "head": 2, "deprel": "foobarlabel" }]), false), 422, "no label \"foobarlabel\""),
+        (
+            answer(json!([{ "id": 1, "head": 2, "deprel": "det" }, { "id": 2, "head": 1, "deprel": "det" }]), false),
+            422,
+            "cycle",
+        ),
+        (answer(json!([{ "id": 1, "head": 9, "deprel": "det" }]), false), 422, "head 9 is not a word"),
+        (answer(json!([{ "id": 7, "head": 1, "deprel": "det" }]), false), 422, "word 7 is not a word"),
+        (answer(json!([{ "id": 1, "head": 1, "deprel": "det" }]), false), 422, "its own head"),
+        (
+            answer(json!([{ "id": 1, "head": 0, "deprel": "root" }, { "id": 2, "head": 0, "deprel": "root" }]), false),
+            422,
+            "one root",
+        ),
+        (answer(json!([{ "id": 1, "head": 2, "deprel": "det" }]), true), 422, "every word's arc"),
+        (answer(json!([]), false), 422, "no arc"),
+        (server.request("POST", "/api/answer", b"{not json", None), 400, "malformed JSON"),
+        (server.request("POST", "/api/answer", &vec![b' '; (1 << 20) + 1], None), 413, "at most"),
+        (server.get("/api/answer"), 405, "takes POST"),
+        (server.get("/api/nothing"), 404, "no API"),
+    ];
+    for ((status, body), expected, says) in refused {
+        assert_eq!(status, expected, "{body}");
+        assert!(body["error"].as_str().unwrap_or("").contains(says), "{body} should say {says:?}");
+    }
+    assert!(spool.corrections().is_empty());
+    // The task is still the annotator's, and can still be answered.
+    assert_eq!(answer(json!([{ "id": 1, "head": 2, "deprel": "det" }]), false).0, 200);
+}
+
+#[test]
+fn without_tokens_it_listens_on_loopback_only_and_with_them_every_request_needs_one() {
+    let spool = Spool::new(6, "");
+    let out = common::spoolparse(&["annotate", "--config", spool.config.to_str().unwrap(), "--listen", "0.0.0.0:0"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && stderr.contains("not a loopback address"), "{stderr}");
+    let hash = |t: &str| {
+        use sha2::Digest;
+        sha2::Sha256::digest(t.as_bytes()).iter().map(|b| format!("{b:02x}")).collect::<String>()
+    };
+    let tokens = spool.dir.path().join("tokens.toml");
+    std::fs::write(
+        &tokens,
+        format!(
+            "[[annotator]]\nname = \"ana\"\nsha256 = \"{}\"\n\n[[annotator]]\nname = \"root\"\nsha256 = \"{}\"\nadmin = true\n",
+            hash("tok-ana"),
+            hash("tok-root")
+        ),
+    )
+    .unwrap();
+    let with_tokens = Spool { dir: spool.dir, config: spool.config.clone() };
+    let text = std::fs::read_to_string(&with_tokens.config).unwrap();
+    std::fs::write(&with_tokens.config, format!("{text}\n[annotate]\ntokens_file = \"{}\"\n", tokens.display()))
+        .unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_spoolparse"))
+        .args(["annotate", "--config", with_tokens.config.to_str().unwrap(), "--listen", "127.0.0.1:0"])
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    let addr = loop {
+        let line = lines.next().unwrap().unwrap();
+        if let Some(rest) = line.split("workbench on http://").nth(1) {
+            break rest.trim_end_matches('/').parse().unwrap();
+        }
+    };
+    std::thread::spawn(move || for _ in lines {});
+    let server = Server { child, addr };
+    assert_eq!(server.get("/api/stats").0, 401);
+    assert_eq!(server.request("GET", "/api/stats", b"", Some("wrong")).0, 401);
+    assert_eq!(server.get("/").0, 200, "the page itself asks for the token");
+    assert_eq!(server.request("GET", "/api/stats", b"", Some("tok-ana")).0, 200);
+    let (status, body) = server.request("POST", "/api/retrain", b"", Some("tok-ana"));
+    assert_eq!(status, 403, "{body}");
+    assert!(!with_tokens.annotated().join(".retrain-requested").exists());
+    assert_eq!(server.request("POST", "/api/retrain", b"", Some("tok-root")).0, 202);
+    assert!(with_tokens.annotated().join(".retrain-requested").exists());
+    // An answer records its annotator.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let task = loop {
+        let (status, task) = server.request("GET", "/api/next", b"", Some("tok-ana"));
+        if status == 200 {
+            break task;
+        }
+        assert!(Instant::now() < deadline);
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    // Another annotator cannot answer ana's task.
+    let body = json!({ "task": task["task"], "arcs": [{ "id": 1, "head": 2, "deprel": "det" }] }).to_string();
+    assert_eq!(server.request("POST", "/api/answer", body.as_bytes(), Some("tok-root")).0, 410);
+    assert_eq!(server.request("POST", "/api/answer", body.as_bytes(), Some("tok-ana")).0, 200);
+    let text = std::fs::read_to_string(&with_tokens.corrections()[0]).unwrap();
+    assert!(text.contains("# annotator = ana"), "{text}");
+}
+
+#[test]
+fn every_acknowledged_answer_survives_kill_9_and_is_stored_exactly_once() {
+    let spool = Spool::new(10, "");
+    let mut acknowledged = Vec::new();
+    for _ in 0..5 {
+        let server = Server::start(&spool, &[]);
+        let (status, task) = server.get("/api/next");
+        assert_eq!(status, 200, "{task}");
+        let (status, _) = server
+            .post("/api/answer", json!({ "task": task["task"], "arcs": [{ "id": 2, "head": 3, "deprel": "nsubj" }] }));
+        assert_eq!(status, 200);
+        acknowledged.push(task["sent_id"].as_str().unwrap().to_string());
+        // SIGKILL at once: no chance to flush anything the answer had not made durable.
+        server.kill();
+    }
+    let mut stored: Vec<String> = spool
+        .corrections()
+        .iter()
+        .map(|f| {
+            let text = std::fs::read_to_string(f).unwrap();
+            text.lines().find_map(|l| l.strip_prefix("# sent_id = ")).unwrap().to_string()
+        })
+        .collect();
+    stored.sort();
+    acknowledged.sort();
+    assert_eq!(stored, acknowledged, "each acknowledged answer once, nothing else");
+    let leftovers: Vec<_> = std::fs::read_dir(spool.annotated())
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with('.'))
+        .collect();
+    assert!(leftovers.is_empty(), "no temporary left where the daemon reads: {leftovers:?}");
+}

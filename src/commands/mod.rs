@@ -3,6 +3,7 @@
 //! serves: that is the library's; a command only turns a command line into a library call and
 //! its result into what the user reads.
 
+pub mod annotations;
 pub mod bench;
 pub mod daemon;
 pub mod eval;

@@ -365,7 +365,7 @@ impl Locked<'_> {
         if let Some(change) = r.pending_served()? {
             let history = r.dir.join(HISTORY);
             let text = fs::read_to_string(&history).unwrap_or_default();
-            let logged = text.lines().filter_map(|l| serde_json::from_str::<Change>(l).ok()).last();
+            let logged = text.lines().filter_map(|l| serde_json::from_str::<Change>(l).ok()).next_back();
             if logged.as_ref() != Some(&change) {
                 let mut line = serde_json::to_string(&change).map_err(|e| io_err(&r.dir)(io::Error::other(e)))?;
                 line.push('\n');

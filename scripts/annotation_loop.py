@@ -228,6 +228,9 @@ def select(strategy, parsed, gold, taken, budget, rng):
             if cols[0].isdigit():
                 if int(cols[0]) in ws:
                     cols[6], cols[7] = gold_words[cols[0]][6], gold_words[cols[0]][7]
+                    # Reviewed: without the parser's marks (a word that keeps them is stored unannotated).
+                    kept = [e for e in cols[9].split("|") if e.split("=", 1)[0] not in ("Conf", "LowConf")]
+                    cols[9] = "|".join(kept) or "_"
                 else:
                     cols[6], cols[7] = "_", "_"
             new_lines.append(cols)

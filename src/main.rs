@@ -5,7 +5,7 @@ mod commands;
 
 use clap::{Parser, Subcommand};
 
-use commands::{annotate, bench, daemon, eval, inspect, models, parse, retrain, train};
+use commands::{annotate, annotations, bench, daemon, eval, inspect, models, parse, retrain, train};
 
 #[derive(Parser)]
 #[command(name = "spoolparse", version, about = "Fast greedy arc-eager dependency parsing")]
@@ -25,6 +25,11 @@ enum Command {
     Models {
         #[command(subcommand)]
         action: models::ModelsAction,
+    },
+    /// The stored annotations: where each segment came from, and removing one.
+    Annotations {
+        #[command(subcommand)]
+        action: annotations::AnnotationsAction,
     },
     Bench(bench::BenchArgs),
     Eval(eval::EvalArgs),
@@ -48,6 +53,7 @@ fn main() {
         Command::Daemon(args) => daemon::exec(args),
         Command::Retrain(args) => retrain::exec(args),
         Command::Models { action } => models::exec(action),
+        Command::Annotations { action } => annotations::exec(action),
         Command::Bench(args) => bench::exec(args),
         Command::Eval(args) => eval::exec(args),
         Command::Annotate(args) => annotate::exec(args),

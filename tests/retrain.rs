@@ -14,8 +14,9 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use spoolparse::corpus::{Format, Reader, Sentence};
 use spoolparse::model::registry::{Event, Registry};
+use spoolparse::retrain::reference::Reference;
 use spoolparse::retrain::store::Store;
-use spoolparse::retrain::Report;
+use spoolparse::retrain::{Report, Settings};
 
 fn word(id: usize, form: &str, head: &str, deprel: &str) -> String {
     format!("{id}\t{form}\t{form}\tNOUN\tNN\t_\t{head}\t{deprel}\t_\t_\n")
@@ -61,13 +62,16 @@ fn annotations_are_checked_stored_and_a_later_correction_replaces_the_earlier() 
     assert_eq!((r.files, r.sentences), (3, 4), "{r:?}");
     // Each problem names the file and the line of the word at fault.
     let error = fs::read_to_string(store.rejected.join("bad.conllu.error")).unwrap();
-    for expected in ["bad.conllu:7:", "bad.conllu:13:", "bad.conllu:17:", "bad.conllu:22:", "1 other sentences"] {
+    let lines =
+        ["(line 7 of bad.conllu)", "(line 13 of bad.conllu)", "(line 17 of bad.conllu)", "(line 22 of bad.conllu)"];
+    for expected in lines.into_iter().chain(["1 other sentences"]) {
         assert!(error.contains(expected), "{expected} not in:\n{error}");
     }
     assert!(error.contains("cycle") && error.contains("no annotated arc"), "{error}");
     assert!(fs::read_to_string(store.rejected.join("notes.txt.error")).unwrap().contains("must be CoNLL-U"));
-    // Nothing lost: rejected inputs are kept whole; accepted ones left annotated/.
-    assert_eq!(fs::read_to_string(store.rejected.join("bad.conllu")).unwrap().matches("sent_id").count(), 5);
+    // Nothing lost: the bad sentences are in rejected/, the good one stored; inputs left annotated/.
+    assert_eq!(fs::read_to_string(store.rejected.join("bad.conllu")).unwrap().matches("sent_id").count(), 4);
+    assert!(!store.incoming.join("bad.conllu").exists());
     assert!(!store.incoming.join("first.conllu").exists());
 
     // A correction of s1 and the same id-less sentence again: they replace, not add.
@@ -81,6 +85,132 @@ fn annotations_are_checked_stored_and_a_later_correction_replaces_the_earlier() 
     assert_eq!(contents.appended, 6, "every sentence ever stored counts in `appended`");
     let s1 = &contents.annotations[0].sentence;
     assert_eq!(s1.word(1).get(spoolparse::corpus::Column::Head), "0", "the later correction won");
+}
+
+/// The store of `config`'s daemon, checking against the model it serves and its `[retrain]`.
+fn checked_store(config: &Path) -> (Store, Registry) {
+    let config = spoolparse::daemon::config::Config::load(config).unwrap();
+    let registry = Registry::new(config.paths.models());
+    registry.serve(&config.paths.model).unwrap();
+    let reference = Reference::new(&registry, &config.retrain).unwrap();
+    let store = Store::new(&config.paths.annotated()).with_reference(reference);
+    store.create().unwrap();
+    (store, registry)
+}
+
+#[test]
+fn labels_the_model_does_not_know_and_copies_of_held_out_sentences_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = small_model(dir.path(), 1);
+    let fixture = common::fixture("special.conllu");
+    let heldout = heldout_beside(&fixture, dir.path());
+    let fixed = |s: String| s.replace("\tdep\t", "\tobj\t");
+    let typo = sentence(Some("typo"), ["2", "0", "2"]).replace("\tdep\t", "\tfoobarlabel\t");
+    // A held-out sentence, corrected, under another id: refused by its words.
+    let mut copy = sentences(&heldout).remove(0);
+    copy.set_comment("sent_id", "not-the-heldout-id");
+    let mut copy_text = Vec::new();
+    copy.write_to(&mut copy_text).unwrap();
+    let copy_text = String::from_utf8(copy_text).unwrap();
+    let text = format!("{}{typo}{copy_text}", fixed(sentence(Some("ok"), ["2", "0", "2"])));
+    for (allow, stored) in [(false, 1), (true, 2)] {
+        let config = write_config(dir.path(), &model, &fixture, &heldout, &format!("allow_new_labels = {allow}\n"));
+        let (store, _) = checked_store(&config);
+        drop_in(&store.incoming, "a.conllu", &text);
+        let r = store.ingest().unwrap();
+        assert_eq!(r.sentences, stored, "allow_new_labels = {allow}: {r:?}");
+        let held_out = r.rejected.iter().find(|w| w.contains("retrain.heldout")).expect("the held-out copy refused");
+        assert!(held_out.contains(&format!("{}:", heldout.display())), "{held_out}");
+        if !allow {
+            assert!(r.rejected.iter().any(|w| w.contains("DEPREL foobarlabel is not a label of the serving model")));
+        }
+    }
+}
+
+#[test]
+fn files_in_another_language_are_refused_and_random_trees_set_aside_until_confirmed() {
+    let Some(ud) = common::ud_dir() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let train = sentences(&ud.join("en_ewt/train.conllu.zst"));
+    let dev = sentences(&ud.join("en_ewt/dev.conllu.zst"));
+    let (base, heldout) = (dir.path().join("base.conllu"), dir.path().join("heldout.conllu"));
+    write(&base, &train[..1500]);
+    write(&heldout, &dev[..300]);
+    let model = dir.path().join("init.model");
+    let out = common::train(&base, &model, &["--epochs", "3", "--tagger", "--jackknife", "0", "--tagger-epochs", "2"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let config = write_config(dir.path(), &model, &base, &heldout, "");
+    let (store, _) = checked_store(&config);
+    // Gold English: stored.
+    let english = dir.path().join("en.conllu");
+    write(&english, &dev[300..500]);
+    fs::rename(&english, store.incoming.join("en.conllu")).unwrap();
+    // Greek: refused whole, each sentence saying why.
+    let greek = sentences(&ud.join("el_gdt/dev.conllu.zst"));
+    write(&store.incoming.join("el.conllu"), &greek[..100]);
+    // Valid random trees with the model's labels.
+    let mut rng = ChaCha8Rng::seed_from_u64(5);
+    let mut random: Vec<Sentence> = train[2000..].iter().filter(|s| s.len() >= 10).take(200).cloned().collect();
+    for s in &mut random {
+        corrupt(s, &mut rng);
+    }
+    write(&store.incoming.join("random.conllu"), &random);
+    let r = store.ingest().unwrap();
+    let by = |name: &str| r.by_file.iter().find(|f| f.name == name).unwrap().clone();
+    let (en, el, rnd) = (by("en.conllu"), by("el.conllu"), by("random.conllu"));
+    eprintln!("{en}\n{el}\n{rnd}");
+    // A small model (1,500 sentences): a few gold sentences use labels it never saw, or
+    // disagree with it where it is sure (about 1 in 10 here; 4% through a model trained on all
+    // of en_ewt train), far fewer than random trees.
+    assert!(en.sentences >= 170 && en.suspect <= 25, "{en}");
+    assert_eq!((el.sentences, el.rejected), (0, 100), "{el}");
+    assert!(r.rejected.iter().any(|w| w.starts_with("el.conllu:") && w.contains("unknown to the serving model")));
+    assert!(rnd.suspect >= 170 && rnd.rejected == 0, "{rnd}");
+    assert!(store.suspect.join("random.conllu").exists() && store.suspect.join("random.conllu.error").exists());
+    // A person confirms them and moves them back: stored.
+    let aside = fs::read_to_string(store.suspect.join("random.conllu")).unwrap();
+    let confirmed = aside.replace("# sent_id", "# confirmed = yes\n# sent_id");
+    fs::remove_file(store.suspect.join("random.conllu")).unwrap();
+    drop_in(&store.incoming, "random.conllu", &confirmed);
+    let r = store.ingest().unwrap();
+    assert_eq!((r.sentences, r.suspect.len()), (rnd.suspect, 0), "{r:?}");
+}
+
+#[test]
+fn a_removed_segment_does_not_hide_new_annotations_and_list_shows_where_each_came_from() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = small_model(dir.path(), 2);
+    let fixture = common::fixture("special.conllu");
+    let heldout = heldout_beside(&fixture, dir.path());
+    let config = write_config(dir.path(), &model, &fixture, &heldout, "max_las_drop = 100\nepochs = 1\n");
+    let store = Store::new(&dir.path().join("spool/annotated"));
+    let obj = |id: &str| sentence(Some(id), ["2", "0", "2"]).replace("\tdep\t", "\tobj\t");
+    let by_ann = format!("# annotator = ann\n{}{}{}", obj("1"), obj("2"), obj("3"));
+    drop_in(&store.incoming, "ann.conllu", &by_ann);
+    let cfg = config.to_str().unwrap();
+    let report = retrain(&config);
+    assert_eq!(report.annotations_new, 3, "{report:#?}");
+    let list = common::spoolparse(&["annotations", "list", "--config", cfg]);
+    let list = String::from_utf8_lossy(&list.stdout).into_owned();
+    assert!(list.lines().any(|l| l.contains("ann.conllu (ann)") && l.contains(" 3 ")), "{list}");
+    let shown = common::spoolparse(&["annotations", "show", "1", "--config", cfg]);
+    assert!(String::from_utf8_lossy(&shown.stdout).matches("# sent_id").count() == 3);
+    let removed = common::spoolparse(&["annotations", "remove", "1", "--config", cfg]);
+    assert!(removed.status.success(), "{}", String::from_utf8_lossy(&removed.stderr));
+    assert!(store.read().unwrap().annotations.is_empty());
+    assert!(store.segments.join("removed/00000001.conllu").exists(), "nothing lost");
+    // One new sentence: the next scheduled cycle (min_new_sentences = 1) trains.
+    drop_in(&store.incoming, "more.conllu", &obj("4"));
+    let out = common::spoolparse(&["retrain", "--config", cfg, "--json"]);
+    let report: Report = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report.annotations_new, 1, "{report:#?}");
+    assert_ne!(report.decision, Some(spoolparse::retrain::Decision::Skipped), "{report:#?}");
+    let list =
+        String::from_utf8_lossy(&common::spoolparse(&["annotations", "list", "--config", cfg]).stdout).into_owned();
+    assert!(
+        list.lines().any(|l| l.trim_start().starts_with("2 ") && l.contains("more.conllu")),
+        "numbers are not reused: {list}"
+    );
 }
 
 /// A small model trained on the fixture with `epochs` (different epochs: different files).
@@ -241,12 +371,14 @@ fn annotations_are_checked_against_the_root_label_of_the_serving_model() {
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let registry = Registry::new(dir.path().join("models"));
     let store = Store::new(&dir.path().join("annotated"));
-    assert_eq!(store.root_label, "root", "no model serves yet: the UD label");
+    assert_eq!(store.reference.root_label, "root", "no model serves yet: the UD label");
     registry.serve(&model).unwrap();
-    let store = store.with_root_label_of(&registry);
-    assert_eq!(store.root_label, "TOP");
-    let with_top = sentence(Some("t"), ["2", "0", "2"]).replace("\troot\t", "\tTOP\t");
-    drop_in(&store.incoming, "a.conllu", &format!("{with_top}{}", sentence(Some("r"), ["2", "0", "2"])));
+    let store = store.with_reference(Reference::new(&registry, &Settings::default()).unwrap());
+    assert_eq!(store.reference.root_label, "TOP");
+    // `obj`: a label of the fixture, so that only the root label decides.
+    let with_top = sentence(Some("t"), ["2", "0", "2"]).replace("\troot\t", "\tTOP\t").replace("\tdep\t", "\tobj\t");
+    let with_root = sentence(Some("r"), ["2", "0", "2"]).replace("\tdep\t", "\tobj\t");
+    drop_in(&store.incoming, "a.conllu", &format!("{with_top}{with_root}"));
     let r = store.ingest().unwrap();
     assert_eq!((r.sentences, r.rejected.len()), (1, 1), "{:?}", r.rejected);
 }
@@ -305,11 +437,11 @@ fn write(path: &Path, sents: &[Sentence]) {
 }
 
 /// Random heads that still make a valid tree: word 1 hangs from the root, every other word
-/// from a random earlier word.
+/// from a random earlier word, with DEPREL `nmod` (a label of every en_ewt model).
 fn corrupt(sent: &mut Sentence, rng: &mut ChaCha8Rng) {
     for w in 1..=sent.len() {
         let head = if w == 1 { 0 } else { rng.gen_range(1..w) };
-        sent.set_attachment(w, head, if head == 0 { "root" } else { "dep" });
+        sent.set_attachment(w, head, if head == 0 { "root" } else { "nmod" });
     }
 }
 
@@ -343,10 +475,90 @@ fn en_ewt_setup(
     (train, write_config(dir, &model, &base_path, &heldout_path, extra))
 }
 
+/// A forced `spoolparse retrain --json`, whose exit status must say its decision.
 fn retrain(config: &Path) -> Report {
     let out = common::spoolparse(&["retrain", "--config", config.to_str().unwrap(), "--json", "--force"]);
+    let report: Report =
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
+    assert_eq!(out.status.code(), Some(exit_status(&report)), "{}", String::from_utf8_lossy(&out.stderr));
+    report
+}
+
+/// The exit status `spoolparse retrain` documents for a report's decision.
+fn exit_status(report: &Report) -> i32 {
+    match report.decision {
+        Some(spoolparse::retrain::Decision::Promoted) => 0,
+        Some(spoolparse::retrain::Decision::Rejected) => 3,
+        _ => 4,
+    }
+}
+
+#[test]
+fn retrain_exits_0_when_it_promotes_and_4_when_it_has_nothing_to_train_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = small_model(dir.path(), 2);
+    let fixture = common::fixture("special.conllu");
+    let heldout = heldout_beside(&fixture, dir.path());
+    let config = write_config(dir.path(), &model, &fixture, &heldout, "max_las_drop = 100\nepochs = 1\n");
+    let args = ["retrain", "--config", config.to_str().unwrap()];
+    let skipped = common::spoolparse(&args);
+    assert_eq!(skipped.status.code(), Some(4), "{}", String::from_utf8_lossy(&skipped.stderr));
+    assert!(String::from_utf8_lossy(&skipped.stdout).starts_with("skipped"));
+    let promoted = common::spoolparse(&[&args[..], &["--force"]].concat());
+    assert_eq!(promoted.status.code(), Some(0), "{}", String::from_utf8_lossy(&promoted.stderr));
+    assert!(String::from_utf8_lossy(&promoted.stdout).starts_with("promoted"));
+}
+
+/// `kill -9` at the worst moment of a promotion: the candidate installed (and its report
+/// written), `current` not moved yet. The history must not say the candidate serves.
+#[test]
+fn kill_9_between_installing_a_candidate_and_moving_current_leaves_the_history_saying_what_serves() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = small_model(dir.path(), 2);
+    let fixture = common::fixture("special.conllu");
+    let heldout = heldout_beside(&fixture, dir.path());
+    let config = write_config(dir.path(), &model, &fixture, &heldout, "max_las_drop = 100\nepochs = 1\n");
+    let registry = Registry::new(dir.path().join("spool/models"));
+    let out = Command::new(env!("CARGO_BIN_EXE_spoolparse"))
+        .args(["retrain", "--config", config.to_str().unwrap(), "--force"])
+        .env(spoolparse::model::registry::KILL_BEFORE_SWITCH_ENV, "promoted")
+        .output()
+        .unwrap();
+    use std::os::unix::process::ExitStatusExt;
+    assert_eq!(out.status.signal(), Some(9), "killed at the switch: {}", String::from_utf8_lossy(&out.stderr));
+    let serving = registry.current_name().unwrap().expect("a serving model");
+    let history = registry.history().unwrap();
+    assert_eq!(history.last().map(|c| c.model.as_str()), Some(serving.as_str()), "{history:?}");
+    assert!(history.iter().all(|c| c.event != Event::Promoted), "the history says a promotion served: {history:?}");
+    // The next cycle promotes, and the history follows.
+    let out = common::spoolparse(&["retrain", "--config", config.to_str().unwrap(), "--force"]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    serde_json::from_slice(&out.stdout).unwrap()
+    let serving = registry.current_name().unwrap().expect("a serving model");
+    let history = registry.history().unwrap();
+    assert_eq!(history.last().map(|c| (c.event, c.model.as_str())), Some((Event::Promoted, serving.as_str())));
+    assert!(!registry.dir().join("history.pending").exists());
+}
+
+/// A `Change` pending when `current` already moved (killed between the link and the log) is
+/// in the history as read, and written to it by the next lock.
+#[test]
+fn a_switch_killed_after_the_link_moved_is_in_the_history() {
+    let dir = tempfile::tempdir().unwrap();
+    let registry = Registry::new(dir.path().join("models"));
+    let [a, b] = [1, 2].map(|e| small_model(dir.path(), e));
+    registry.serve(&a).unwrap();
+    let b_name = registry.install(&b).unwrap().path().file_name().unwrap().to_string_lossy().into_owned();
+    let from = registry.current_name().unwrap();
+    let change = spoolparse::model::registry::Change { time: 1, event: Event::Promoted, model: b_name.clone(), from };
+    fs::write(registry.dir().join("history.pending"), serde_json::to_string(&change).unwrap()).unwrap();
+    std::os::unix::fs::symlink(&b_name, registry.dir().join(".current.new")).unwrap();
+    fs::rename(registry.dir().join(".current.new"), registry.dir().join("current")).unwrap();
+    assert_eq!(registry.history().unwrap().last(), Some(&change));
+    registry.prune(5).unwrap(); // takes the lock
+    assert!(!registry.dir().join("history.pending").exists());
+    let log = fs::read_to_string(registry.dir().join("history.jsonl")).unwrap();
+    assert_eq!(log.lines().count(), 2, "{log}");
+    assert_eq!(registry.rollback().unwrap().event, Event::Rollback);
 }
 
 #[test]
@@ -374,6 +586,9 @@ fn retraining_promotes_good_annotations_and_the_gate_refuses_corrupted_trees() {
     let mut bad: Vec<Sentence> = train[4500..10500].to_vec();
     for s in &mut bad {
         corrupt(s, &mut rng);
+        // Confirmed by a person (unconfirmed, they would be set aside as suspect): the gate is
+        // what is tested here.
+        s.set_comment("confirmed", "yes");
     }
     more = dir.path().join("corrupted.conllu");
     write(&more, &bad);
@@ -448,7 +663,9 @@ fn kill_9_during_retraining_and_promotion_leaves_a_serving_model_and_every_annot
     let Some(ud) = common::ud_dir() else { return };
     let dir = tempfile::tempdir().unwrap();
     // The gate lets every candidate through, so that kills also land in promotions.
-    let extra = "enabled = true\nevery = \"1s\"\nmax_las_drop = 100\nepochs = 2\nkeep_models = 2\n";
+    // New labels allowed: the 800-sentence model has not seen every label of en_ewt.
+    let extra =
+        "enabled = true\nevery = \"1s\"\nmax_las_drop = 100\nepochs = 2\nkeep_models = 2\nallow_new_labels = true\n";
     let (train, config) = en_ewt_setup(&ud, dir.path(), 800, 300, 2, false, extra);
     let store = Store::new(&dir.path().join("spool/annotated"));
     let registry = Registry::new(dir.path().join("spool/models"));
@@ -460,14 +677,20 @@ fn kill_9_during_retraining_and_promotion_leaves_a_serving_model_and_every_annot
             .spawn()
             .unwrap()
     };
-    // Every id ever dropped is stored or still waiting in annotated/.
+    // The ids in the .conllu files of `dir`.
+    let ids_in = |dir: &Path| -> std::collections::BTreeSet<String> {
+        let names = fs::read_dir(dir).map(|d| d.map(|e| e.unwrap().file_name().into_string().unwrap()).collect());
+        let names: Vec<String> = names.unwrap_or_default();
+        let files = names.into_iter().filter(|n| n.ends_with(".conllu") && !n.starts_with('.'));
+        files.flat_map(|n| sentences(&dir.join(n))).map(|s| spoolparse::retrain::store::identity(&s)).collect()
+    };
+    // Every id ever dropped is stored, still waiting in annotated/, or set aside (a sentence of
+    // the held-out file's words, or a gold one that disagrees with the small model).
     let check = |trial: usize, dropped: &[String]| {
         let mut have: std::collections::BTreeSet<String> =
             store.read().unwrap().annotations.into_iter().map(|a| a.id).collect();
-        for name in fs::read_dir(&store.incoming).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()) {
-            if name.ends_with(".conllu") && !name.starts_with('.') {
-                have.extend(sentences(&store.incoming.join(name)).iter().map(spoolparse::retrain::store::identity));
-            }
+        for dir in [&store.incoming, &store.rejected, &store.suspect] {
+            have.extend(ids_in(dir));
         }
         for id in dropped {
             assert!(have.contains(id), "trial {trial}: annotation {id} lost");
@@ -507,7 +730,11 @@ fn kill_9_during_retraining_and_promotion_leaves_a_serving_model_and_every_annot
     daemon.kill().unwrap();
     daemon.wait().unwrap();
     check(trials, &dropped);
-    assert_eq!(store.read().unwrap().annotations.len(), dropped.len(), "every annotation stored, once");
+    let aside: std::collections::BTreeSet<String> =
+        ids_in(&store.rejected).into_iter().chain(ids_in(&store.suspect)).collect();
+    let expected = dropped.iter().filter(|id| !aside.contains(*id)).count();
+    assert!(aside.len() * 10 < dropped.len(), "{} of {} set aside", aside.len(), dropped.len());
+    assert_eq!(store.read().unwrap().annotations.len(), expected, "every annotation stored, once");
     let leftovers: Vec<String> = fs::read_dir(registry.dir())
         .unwrap()
         .map(|e| e.unwrap().file_name().into_string().unwrap())
@@ -540,7 +767,8 @@ fn a_foreground_cycle_removes_temporaries_of_killed_runs_and_keeps_those_of_live
         fs::write(models.join(name), b"partial").unwrap();
     }
     let out = common::spoolparse(&["retrain", "--config", config.to_str().unwrap(), "--force"]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    // Promoted (0) or rejected (3): the cycle ran either way.
+    assert!(matches!(out.status.code(), Some(0 | 3)), "{}", String::from_utf8_lossy(&out.stderr));
     for name in dead {
         assert!(!models.join(name).exists(), "{name} was left");
     }

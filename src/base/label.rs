@@ -71,6 +71,11 @@ impl LabelSet {
         self.names.len()
     }
 
+    /// Every label's name, by index.
+    pub fn names(&self) -> impl Iterator<Item = &str> + '_ {
+        self.names.iter().map(String::as_str)
+    }
+
     /// Never true: the root label is always present.
     pub fn is_empty(&self) -> bool {
         self.names.is_empty()

@@ -4,6 +4,7 @@
 //! its result into what the user reads.
 
 pub mod annotate;
+pub mod annotations;
 pub mod bench;
 pub mod daemon;
 pub mod eval;

@@ -5,6 +5,7 @@ use anyhow::{bail, Result};
 use clap::Args;
 
 use spoolparse::model::registry::Registry;
+use spoolparse::retrain::reference::Reference;
 use spoolparse::retrain::{self, store::Store, Decision};
 
 use super::ConfigArg;
@@ -12,6 +13,9 @@ use super::ConfigArg;
 /// Run one retraining cycle in the foreground, as the daemon does on its schedule: take in
 /// `annotated/`, train on `retrain.base` plus every annotation, gate the candidate on
 /// held-out data and promote it (`models/current`) if it is not worse. Prints the decision.
+///
+/// Exit status: 0 the candidate was promoted; 3 it was rejected by the gate; 4 nothing was
+/// trained (fewer new annotations than `retrain.min_new_sentences`, see --force); 1 an error.
 #[derive(Args)]
 pub struct RetrainArgs {
     #[command(flatten)]
@@ -24,8 +28,26 @@ pub struct RetrainArgs {
     force: bool,
 }
 
-/// Runs `spoolparse retrain`.
+/// Exit status of a cycle whose candidate the gate rejected.
+pub const EXIT_REJECTED: i32 = 3;
+/// Exit status of a cycle that trained nothing (too few new annotations).
+pub const EXIT_SKIPPED: i32 = 4;
+
+/// Runs `spoolparse retrain`, and exits with [`EXIT_REJECTED`] or [`EXIT_SKIPPED`] unless the
+/// candidate was promoted.
 pub fn exec(args: RetrainArgs) -> Result<()> {
+    let decision = run(args)?;
+    let status = match decision {
+        Some(Decision::Promoted) => return Ok(()),
+        Some(Decision::Rejected) => EXIT_REJECTED,
+        Some(Decision::Skipped) | None => EXIT_SKIPPED,
+    };
+    std::io::Write::flush(&mut std::io::stdout())?;
+    std::process::exit(status)
+}
+
+/// Runs the cycle and prints its report; returns its decision.
+fn run(args: RetrainArgs) -> Result<Option<Decision>> {
     let config_path = &args.config.config;
     let config = args.config.load()?;
     // Before anything is created (a first model served, the models directory).
@@ -41,12 +63,12 @@ pub fn exec(args: RetrainArgs) -> Result<()> {
         // Nothing has served yet: the configured model is the one to improve on.
         registry.serve(&config.paths.model)?;
     }
-    let store = Store::new(&config.paths.annotated()).with_root_label_of(&registry);
+    let store = Store::new(&config.paths.annotated()).with_reference(Reference::new(&registry, &config.retrain)?);
     let mut progress = |line: &str| eprintln!("{line}");
     let report = retrain::run_cycle(&config.retrain, &registry, &store, args.force, &mut progress)?;
     if args.json {
         println!("{}", serde_json::to_string_pretty(&report)?);
-        return Ok(());
+        return Ok(report.decision);
     }
     let decision = report.decision.map_or("none", Decision::name);
     match &report.candidate {
@@ -67,5 +89,5 @@ pub fn exec(args: RetrainArgs) -> Result<()> {
     if let Some(f) = &report.report_file {
         println!("  report: {f}");
     }
-    Ok(())
+    Ok(report.decision)
 }

@@ -31,9 +31,11 @@ pub struct Metrics {
     pub reload_failures: AtomicU64,
     /// Scans of `incoming/`: an idle daemon makes one per rescan interval.
     pub scans: AtomicU64,
-    /// Annotated sentences stored, and refused (to `annotated/rejected/`).
+    /// Annotated sentences stored, refused (to `annotated/rejected/`), and set aside until
+    /// confirmed (to `annotated/suspect/`).
     pub annotations_stored: AtomicU64,
     pub annotations_rejected: AtomicU64,
+    pub annotations_suspect: AtomicU64,
     /// Retraining cycles by decision, and cycles that failed to run.
     pub retrain_promoted: AtomicU64,
     pub retrain_rejected: AtomicU64,
@@ -63,6 +65,7 @@ impl Default for Metrics {
             scans: AtomicU64::new(0),
             annotations_stored: AtomicU64::new(0),
             annotations_rejected: AtomicU64::new(0),
+            annotations_suspect: AtomicU64::new(0),
             retrain_promoted: AtomicU64::new(0),
             retrain_rejected: AtomicU64::new(0),
             retrain_skipped: AtomicU64::new(0),
@@ -167,6 +170,7 @@ impl Metrics {
                 &self.annotations_stored,
             ),
             ("annotations_total", "", "{outcome=\"rejected\"}", &self.annotations_rejected),
+            ("annotations_total", "", "{outcome=\"suspect\"}", &self.annotations_suspect),
             (
                 "retrain_cycles_total",
                 "Retraining cycles by decision (failed: the cycle could not run).",

@@ -17,6 +17,7 @@ use super::config::Config;
 use super::metrics::Metrics;
 use super::{error, log, warn};
 use crate::model::registry::{unix_time, Registry};
+use crate::retrain::reference::Reference;
 use crate::retrain::store::Store;
 use crate::retrain::{run_cycle, Decision, State};
 
@@ -56,21 +57,27 @@ fn lower_priority() {
 
 fn tick(config: &Config, metrics: &Metrics) {
     let registry = Registry::new(config.paths.models());
-    let store = Store::new(&config.paths.annotated()).with_root_label_of(&registry);
+    let reference = match Reference::new(&registry, &config.retrain) {
+        Ok(r) => r,
+        Err(e) => {
+            error(&format!("taking in annotations: reading what they are checked against: {e}"));
+            return;
+        }
+    };
+    let store = Store::new(&config.paths.annotated()).with_reference(reference);
     match store.ingest() {
         Ok(r) => {
             Metrics::add(&metrics.annotations_stored, r.sentences as u64);
             Metrics::add(&metrics.annotations_rejected, r.rejected.len() as u64);
-            if r.files > 0 {
-                log(&format!(
-                    "annotations: took in {} files, stored {} sentences, rejected {}",
-                    r.files,
-                    r.sentences,
-                    r.rejected.len()
-                ));
+            Metrics::add(&metrics.annotations_suspect, r.suspect.len() as u64);
+            for file in &r.by_file {
+                log(&format!("annotations: {file}"));
             }
             for why in &r.rejected {
                 warn(&format!("annotation rejected (kept in {}): {why}", store.rejected.display()));
+            }
+            for why in &r.suspect {
+                warn(&format!("annotation set aside until confirmed (in {}): {why}", store.suspect.display()));
             }
         }
         Err(e) => error(&format!("taking in annotations: {e}")),

@@ -17,9 +17,13 @@
 //!   only if it differs from this one; otherwise `current` goes on serving (a promotion, a
 //!   rollback).
 //! - `history.jsonl`: one JSON line per change of `current` (configured, promoted, rollback),
-//!   appended and fsync'd *before* the link moves; a torn last line is ignored. It is a log for
-//!   `models list` and `models rollback`; what serves never depends on it (but in directories
-//!   from before `configured` existed, where its last configured model stands in for the link).
+//!   appended and fsync'd *after* the link moved, so that it never says a model serves that
+//!   does not; a torn last line is ignored. The change is written to `history.pending` before
+//!   the link moves: a kill between the move and the append leaves it there, and the history
+//!   read ([`Registry::history`]) counts it if `current` names its model (the next lock
+//!   appends it, or drops it if the link never moved). It is a log for `models list` and
+//!   `models rollback`; what serves never depends on it (but in directories from before
+//!   `configured` existed, where its last configured model stands in for the link).
 //! - Model files that someone else put here (any name but the `STEM-HASH.model` of a copy) are
 //!   never removed.
 //! - `NAME.json`: the retraining report of a candidate (promoted or not, see
@@ -64,6 +68,12 @@ const CURRENT: &str = "current";
 const CONFIGURED: &str = "configured";
 /// The log of changes of `current`.
 const HISTORY: &str = "history.jsonl";
+/// The change being made, written before `current` moves and removed once it is in the log.
+const PENDING: &str = "history.pending";
+/// Test hook: a process with this variable set to an event's name ([`Event::name`]) kills
+/// itself (SIGKILL) just before moving `current` for that event, the moment a crash is worst
+/// for the history. The path is the production one otherwise.
+pub const KILL_BEFORE_SWITCH_ENV: &str = "SPOOLPARSE_TEST_KILL_BEFORE_SWITCH";
 /// Taken (flock) while `current` and the history change, so that a rollback and a promotion
 /// never interleave.
 const LOCK: &str = ".lock";
@@ -202,7 +212,9 @@ impl Registry {
         let path = self.dir.join(LOCK);
         let file = File::create(&path).map_err(io_err(&path))?;
         file.lock().map_err(io_err(&path))?;
-        Ok(Locked { registry: self, _file: file })
+        let locked = Locked { registry: self, _file: file };
+        locked.settle()?;
+        Ok(locked)
     }
 
     /// Points the link `link` at `name`, atomically (a new link under a dot-name, renamed over).
@@ -220,10 +232,29 @@ impl Registry {
         let path = self.dir.join(HISTORY);
         let text = match fs::read_to_string(&path) {
             Ok(t) => t,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => String::new(),
             Err(e) => return Err(io_err(&path)(e)),
         };
-        Ok(text.lines().filter_map(|l| serde_json::from_str(l).ok()).collect())
+        let mut changes: Vec<Change> = text.lines().filter_map(|l| serde_json::from_str(l).ok()).collect();
+        if let Some(pending) = self.pending_served()? {
+            if changes.last() != Some(&pending) {
+                changes.push(pending);
+            }
+        }
+        Ok(changes)
+    }
+
+    /// The change in `history.pending`, if `current` names its model (the link moved, the log
+    /// line may be missing).
+    fn pending_served(&self) -> Result<Option<Change>, RegistryError> {
+        let path = self.dir.join(PENDING);
+        let pending: Option<Change> = match fs::read(&path) {
+            Ok(bytes) => serde_json::from_slice(&bytes).ok(),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => None,
+            Err(e) => return Err(io_err(&path)(e)),
+        };
+        let current = self.current_name().map_err(io_err(&self.dir))?;
+        Ok(pending.filter(|p| current.as_deref() == Some(p.model.as_str())))
     }
 
     /// Moves `current` back to the model that served before it was promoted or configured
@@ -305,11 +336,13 @@ impl Locked<'_> {
         let r = self.registry;
         let from = r.current_name().map_err(io_err(&r.dir))?;
         let change = Change { time: unix_time(), event, model: name.to_string(), from };
-        let mut line = serde_json::to_string(&change).map_err(|e| io_err(&r.dir)(io::Error::other(e)))?;
-        line.push('\n');
-        let history = r.dir.join(HISTORY);
-        let mut log = fs::OpenOptions::new().create(true).append(true).open(&history).map_err(io_err(&history))?;
-        log.write_all(line.as_bytes()).and_then(|()| log.sync_all()).map_err(io_err(&history))?;
+        let pending = r.dir.join(PENDING);
+        let line = serde_json::to_string(&change).map_err(|e| io_err(&r.dir)(io::Error::other(e)))?;
+        crate::base::io::write_atomically(&pending, line.as_bytes()).map_err(io_err(&pending))?;
+        if std::env::var(KILL_BEFORE_SWITCH_ENV).is_ok_and(|v| v == event.name()) {
+            // SAFETY: kill(2) with our own pid and a signal number has no memory effects.
+            unsafe { libc::kill(libc::getpid(), libc::SIGKILL) };
+        }
         r.set_link(CURRENT, name)?;
         // After `current`: a crash between the two leaves `configured` behind, and the next start
         // configures the same model again (one more history line), never the reverse.
@@ -317,7 +350,36 @@ impl Locked<'_> {
             r.set_link(CONFIGURED, name)?;
         }
         sync_dir(&r.dir).map_err(io_err(&r.dir))?;
+        self.settle()?;
         Ok(change)
+    }
+
+    /// Brings `history.jsonl` in line with what serves: the pending change is appended if
+    /// `current` names its model (and the log does not end with it already), then removed.
+    fn settle(&self) -> Result<(), RegistryError> {
+        let r = self.registry;
+        let pending = r.dir.join(PENDING);
+        if !pending.exists() {
+            return Ok(());
+        }
+        if let Some(change) = r.pending_served()? {
+            let history = r.dir.join(HISTORY);
+            let text = fs::read_to_string(&history).unwrap_or_default();
+            let logged = text.lines().filter_map(|l| serde_json::from_str::<Change>(l).ok()).next_back();
+            if logged.as_ref() != Some(&change) {
+                let mut line = serde_json::to_string(&change).map_err(|e| io_err(&r.dir)(io::Error::other(e)))?;
+                line.push('\n');
+                // A torn last line (a crash while appending) must not swallow this one.
+                if !text.is_empty() && !text.ends_with('\n') {
+                    line.insert(0, '\n');
+                }
+                let mut log =
+                    fs::OpenOptions::new().create(true).append(true).open(&history).map_err(io_err(&history))?;
+                log.write_all(line.as_bytes()).and_then(|()| log.sync_all()).map_err(io_err(&history))?;
+            }
+        }
+        fs::remove_file(&pending).map_err(io_err(&pending))?;
+        sync_dir(&r.dir).map_err(io_err(&r.dir))
     }
 }
 

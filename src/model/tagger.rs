@@ -218,6 +218,12 @@ impl TagDict {
         }
     }
 
+    /// Whether the tagger's training data had a word of this form (ignoring case): its
+    /// lexicon, which the retraining store reads to tell a file unlike the training data.
+    pub fn knows(&self, form: &str) -> bool {
+        self.classes.contains_key(&word_attrs(form).lower)
+    }
+
     /// Number of words.
     pub fn len(&self) -> usize {
         self.entries.len()

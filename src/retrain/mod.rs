@@ -32,6 +32,7 @@
 //! This module owns the cycle and its report; it must not know about the daemon (which runs
 //! [`run_cycle`] on a schedule in a background thread) nor about the spool.
 
+pub mod reference;
 pub mod store;
 
 use std::collections::HashSet;
@@ -74,6 +75,9 @@ pub struct Settings {
     pub keep_models: usize,
     /// Training epochs; default: the serving model's best epoch.
     pub epochs: Option<u32>,
+    /// Whether an annotation may use a DEPREL the serving model does not know (a new class);
+    /// refused by default, as a typo would become one.
+    pub allow_new_labels: bool,
 }
 
 impl Default for Settings {
@@ -89,6 +93,7 @@ impl Default for Settings {
             annotation_heldout: 0.1,
             keep_models: 5,
             epochs: None,
+            allow_new_labels: false,
         }
     }
 }
@@ -345,11 +350,19 @@ pub struct Report {
     pub report_file: Option<String>,
 }
 
-/// When the last cycle started and how many annotations the store had appended by then.
-#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize)]
+/// When the last cycle started and which store segments it had seen: what is new is what the
+/// store holds beyond those ([`State::new_sentences`]), so a segment removed since cannot make
+/// the count lie.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct State {
     pub last_started: Option<u64>,
+    /// Sentences the store had appended, in files from before `segments` was recorded (read
+    /// only when `segments` is absent).
+    #[serde(default)]
     pub appended: usize,
+    /// Numbers of the segments the store held at the last cycle.
+    #[serde(default)]
+    pub segments: Option<Vec<u64>>,
 }
 
 const STATE: &str = "retrain-state.json";
@@ -359,6 +372,20 @@ impl State {
     /// The state in the models directory `dir` (default if absent or unreadable).
     pub fn read(dir: &Path) -> State {
         fs::read(dir.join(STATE)).ok().and_then(|b| serde_json::from_slice(&b).ok()).unwrap_or_default()
+    }
+
+    /// Sentences stored since the last cycle: those of segments it did not see.
+    pub fn new_sentences(&self, contents: &store::Contents) -> usize {
+        match &self.segments {
+            Some(seen) => contents.segments.iter().filter(|(n, _)| !seen.contains(n)).map(|(_, k)| k).sum(),
+            None => contents.appended.saturating_sub(self.appended),
+        }
+    }
+
+    /// The state after a cycle started at `started` that saw `contents`.
+    fn seen(started: u64, contents: &store::Contents) -> State {
+        let segments = Some(contents.segments.iter().map(|(n, _)| *n).collect());
+        State { last_started: Some(started), appended: contents.appended, segments }
     }
 
     fn write(&self, dir: &Path) -> Result<(), RetrainError> {
@@ -411,18 +438,16 @@ pub fn run_cycle(
     }
 
     let ingested = store.ingest()?;
-    if ingested.files > 0 {
-        progress(&format!(
-            "took in {} annotation files: {} sentences stored, {} rejected",
-            ingested.files,
-            ingested.sentences,
-            ingested.rejected.len()
-        ));
+    for file in &ingested.by_file {
+        progress(&format!("annotations: {file}"));
+    }
+    for why in ingested.rejected.iter().chain(&ingested.suspect) {
+        progress(&format!("annotation not stored: {why}"));
     }
     let contents = store.read()?;
     let state = State::read(registry.dir());
     report.annotations = contents.annotations.len();
-    report.annotations_new = contents.appended.saturating_sub(state.appended);
+    report.annotations_new = state.new_sentences(&contents);
     if !force && report.annotations_new < settings.min_new_sentences {
         report.decision = Some(Decision::Skipped);
         report.reasons.push(format!(
@@ -430,11 +455,11 @@ pub fn run_cycle(
             report.annotations_new, settings.min_new_sentences
         ));
         // The schedule moves on: the next look is one interval later, not at once.
-        State { last_started: Some(report.started), appended: state.appended }.write(registry.dir())?;
+        State { last_started: Some(report.started), ..state }.write(registry.dir())?;
         report.seconds = started_at.elapsed().as_secs_f64();
         return Ok(report);
     }
-    State { last_started: Some(report.started), appended: state.appended }.write(registry.dir())?;
+    State { last_started: Some(report.started), ..state }.write(registry.dir())?;
 
     let current_name = registry.current_name().map_err(io_err(registry.dir()))?;
     let current_name = current_name.ok_or_else(|| RetrainError::NoModel(registry.dir().to_path_buf()))?;
@@ -633,7 +658,7 @@ pub fn run_cycle(
     for name in registry.prune(settings.keep_models)? {
         progress(&format!("removed {name} (retrain.keep_models = {})", settings.keep_models));
     }
-    State { last_started: Some(report.started), appended: contents.appended }.write(registry.dir())?;
+    State::seen(report.started, &contents).write(registry.dir())?;
     Ok(report)
 }
 

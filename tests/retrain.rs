@@ -776,3 +776,41 @@ fn a_foreground_cycle_removes_temporaries_of_killed_runs_and_keeps_those_of_live
         assert!(models.join(name).exists(), "{name}, of a live process, was removed");
     }
 }
+
+/// The workbench's "retrain now" (a request file in `annotated/`) makes the daemon run a cycle
+/// at once, as `retrain --force` would, though too few annotations are new for the schedule.
+#[test]
+fn a_retraining_request_runs_the_daemons_own_cycle_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = small_model(dir.path(), 2);
+    let fixture = common::fixture("special.conllu");
+    let heldout = heldout_beside(&fixture, dir.path());
+    let extra = "enabled = true\nevery = \"1s\"\nmin_new_sentences = 1000000\nmax_las_drop = 100\nepochs = 1\n";
+    let config = write_config(dir.path(), &model, &fixture, &heldout, extra);
+    let log = dir.path().join("daemon.log");
+    let mut daemon = Command::new(env!("CARGO_BIN_EXE_spoolparse"))
+        .args(["daemon", "--config", config.to_str().unwrap()])
+        .stdout(Stdio::null())
+        .stderr(fs::File::create(&log).unwrap())
+        .spawn()
+        .unwrap();
+    let annotated = dir.path().join("spool/annotated");
+    drop_in(&annotated, "a.conllu", &fs::read_to_string(&fixture).unwrap());
+    let listing = || {
+        let out = common::spoolparse(&["models", "list", "--config", config.to_str().unwrap()]);
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    // Scheduled cycles skip (too few new annotations): nothing is promoted by itself.
+    std::thread::sleep(Duration::from_secs(7));
+    assert!(!listing().contains("promoted"), "{}", fs::read_to_string(&log).unwrap());
+    fs::write(annotated.join(spoolparse::retrain::RETRAIN_REQUEST), "admin").unwrap();
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while !listing().contains("promoted") {
+        assert!(Instant::now() < deadline, "no cycle ran: {}", fs::read_to_string(&log).unwrap());
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    assert!(!annotated.join(spoolparse::retrain::RETRAIN_REQUEST).exists(), "the request is taken once");
+    let _ = daemon.kill();
+    let _ = daemon.wait();
+    assert_eq!(fs::read_to_string(&log).unwrap().matches("a cycle was asked for").count(), 1);
+}

@@ -19,7 +19,7 @@ use super::{error, log, warn};
 use crate::model::registry::{unix_time, Registry};
 use crate::retrain::reference::Reference;
 use crate::retrain::store::Store;
-use crate::retrain::{run_cycle, Decision, State};
+use crate::retrain::{run_cycle, Decision, State, RETRAIN_REQUEST};
 
 /// How often `annotated/` is looked at.
 const POLL: Duration = Duration::from_secs(5);
@@ -84,12 +84,19 @@ fn tick(config: &Config, metrics: &Metrics) {
     }
     let settings = &config.retrain;
     let state = State::read(registry.dir());
-    if !settings.enabled || settings.next_due(state.last_started).is_none_or(|due| unix_time() < due) {
+    // Asked for by an admin (the workbench's "retrain now"): once, whatever the schedule.
+    let request = config.paths.annotated().join(RETRAIN_REQUEST);
+    let asked = request.exists() && std::fs::remove_file(&request).is_ok();
+    if asked && !settings.enabled {
+        warn("retraining was asked for, but [retrain] is not enabled in the configuration");
         return;
     }
-    log("retraining: a cycle is due");
+    if !asked && (!settings.enabled || settings.next_due(state.last_started).is_none_or(|due| unix_time() < due)) {
+        return;
+    }
+    log(if asked { "retraining: a cycle was asked for" } else { "retraining: a cycle is due" });
     let mut progress = |line: &str| log(&format!("retraining: {line}"));
-    match run_cycle(settings, &registry, &store, false, &mut progress) {
+    match run_cycle(settings, &registry, &store, asked, &mut progress) {
         Ok(report) => {
             let counter = match report.decision {
                 Some(Decision::Promoted) => &metrics.retrain_promoted,

@@ -405,6 +405,11 @@ pub fn held_out(id: &str, share: f64) -> bool {
     ((hash_str(id) % 10_000) as f64) < share * 10_000.0
 }
 
+/// A file in `annotated/` (a dot-file: ingest passes it over) that asks the daemon's next look
+/// at annotations to run a cycle now, as `spoolparse retrain --force` would; the correction
+/// workbench's "retrain now" writes it, and the daemon removes it when it starts the cycle.
+pub const RETRAIN_REQUEST: &str = ".retrain-requested";
+
 /// Runs one cycle: ingest, train, gate, promote. Without `force`, a cycle with fewer than
 /// `min_new_sentences` new annotations trains nothing and reports [`Decision::Skipped`].
 /// `progress` receives one line per step.

@@ -25,6 +25,7 @@ use crate::corpus::Sentence;
 use crate::model::file::ModelFile;
 use crate::model::registry::{unix_time, Registry};
 use crate::parse::constrained::{Arc as ArcConstraint, Constraints};
+use crate::retrain::RETRAIN_REQUEST;
 
 const INDEX_HTML: &str = include_str!("page/index.html");
 const WORKBENCH_CSS: &str = include_str!("page/workbench.css");
@@ -32,10 +33,6 @@ const WORKBENCH_JS: &str = include_str!("page/workbench.js");
 
 /// The name of the one annotator when no tokens file is configured.
 pub const LOCAL: &str = "local";
-
-/// The request file that asks the daemon's own retraining cycle to run now (a dot-file in
-/// `annotated/`, which ingest ignores).
-pub const RETRAIN_REQUEST: &str = ".retrain-requested";
 
 /// A task handed out: the sentence and what was shown of it.
 struct Task {

@@ -101,7 +101,10 @@ impl Answers {
         let path = self.publish_new(&dir, &meta.task, &text)?;
         let mut error = path.clone().into_os_string();
         error.push(".error");
-        let note = format!("flagged bad in the workbench by {} ({}): {reason}\n", meta.annotator, meta.source);
+        let note = format!(
+            "sent_id {}: flagged bad in the workbench by {} ({}): {reason}\n",
+            meta.sent_id, meta.annotator, meta.source
+        );
         crate::base::io::write_atomically(Path::new(&error), note.as_bytes())?;
         Ok(path)
     }
@@ -144,6 +147,7 @@ impl Answers {
 #[derive(Debug, Clone)]
 pub struct Provenance {
     pub task: String,
+    pub sent_id: String,
     pub source: String,
     pub annotator: String,
 }

@@ -297,7 +297,12 @@ impl Workbench {
             let w = &view[a.word as usize - 1];
             arcs[a.word as usize] = Some((w.head, w.deprel.clone()));
         }
-        let meta = Provenance { task: req.task.clone(), source: source.clone(), annotator: who.name.clone() };
+        let meta = Provenance {
+            task: req.task.clone(),
+            sent_id: sent_id.clone(),
+            source: source.clone(),
+            annotator: who.name.clone(),
+        };
         let file = self
             .answers
             .write_correction(&sent, &arcs, req.whole, &meta)
@@ -339,7 +344,12 @@ impl Workbench {
         })?;
         let (sent, source, sent_id) =
             self.with_task(who, &req.task, |t| (t.sent.clone(), t.source.clone(), t.sent_id.clone()))?;
-        let meta = Provenance { task: req.task.clone(), source: source.clone(), annotator: who.name.clone() };
+        let meta = Provenance {
+            task: req.task.clone(),
+            sent_id: sent_id.clone(),
+            source: source.clone(),
+            annotator: who.name.clone(),
+        };
         let file = self
             .answers
             .write_bad(&sent, reason, &meta)
@@ -422,7 +432,12 @@ impl Workbench {
                 v
             })
             .collect();
-        Ok(Response::json(200, &json!({ "current": current, "models": models })))
+        // Read whole, as a cycle reads it: a page view, not a hot path.
+        let stored = crate::retrain::store::Store::new(&self.annotated)
+            .read()
+            .map(|contents| crate::retrain::State::read(self.registry.dir()).new_sentences(&contents))
+            .ok();
+        Ok(Response::json(200, &json!({ "current": current, "models": models, "stored_since_last_cycle": stored })))
     }
 
     fn retrain(&self, who: &Annotator) -> Result<Response, Refusal> {

@@ -870,6 +870,44 @@ fn huge_sentences_and_foreign_files_are_handled_without_holding_them() {
     let model = model(work.path());
     let setup = Setup::new(&model, 2);
     let mut rng = ChaCha8Rng::seed_from_u64(14);
+/// A file whose tags the model never saw, through a model without a tagger: parsed as it is,
+/// and said so in the log, the metrics and the outputs; a file with the model's tags is not.
+#[test]
+fn unfit_tags_without_a_tagger_are_flagged_in_log_metrics_and_outputs() {
+    let work = tempfile::tempdir().unwrap();
+    let model = work.path().join("plain.model");
+    // Every feature kept: the fixture's tags and forms are then the model's.
+    let out = common::train(&common::fixture("special.conllu"), &model, &["--epochs", "2", "--min-feature-count", "1"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let setup = Setup::new(&model, 2);
+    let fixture = fs::read_to_string(common::fixture("special.conllu")).unwrap();
+    let foreign: String = fixture
+        .lines()
+        .map(|l| {
+            let mut cols: Vec<&str> = l.split('\t').collect();
+            if cols.len() == 10 && cols[0].parse::<u32>().is_ok() {
+                cols[4] = "zz";
+            }
+            cols.join("\t") + "\n"
+        })
+        .collect();
+    fs::write(setup.path("spool/incoming/zz.conllu"), foreign).unwrap();
+    fs::write(setup.path("spool/incoming/known.conllu"), &fixture).unwrap();
+    let mut daemon = setup.start("daemon.log");
+    setup.wait_until_finished(2, &mut daemon);
+    let flagged = setup.output("accepted", "zz.conllu").unwrap() + &setup.output("lowconf", "zz.conllu").unwrap();
+    assert!(flagged.contains("\n# input_check = 100% of the first 1"), "{flagged}");
+    assert!(flagged.contains("the model has no tagger"), "{flagged}");
+    let known = setup.output("accepted", "known.conllu").unwrap() + &setup.output("lowconf", "known.conllu").unwrap();
+    assert!(!known.contains("# input_check"), "{known}");
+    assert_eq!(setup.metric("spoolparse_input_files_total{check=\"unfit\"}"), 1);
+    assert_eq!(setup.metric("spoolparse_input_files_total{check=\"retagged\"}"), 0);
+    terminate(&mut daemon, Duration::from_secs(10));
+    let log = setup.log("daemon.log");
+    assert_eq!(log.matches("zz.conllu: 100% of the first").count(), 1, "warned once: {log}");
+    assert!(log.lines().any(|l| l.contains(" WARN ") && l.contains("zz.conllu: 100% of the first")), "{log}");
+}
+
     let mut text = format!("1\t{}\t_\tX\t_\t_\t_\t_\t_\t_\n\n", "y".repeat(5 << 20)).into_bytes();
     let good = input("huge.conllu", 2, &mut rng, false);
     text.extend_from_slice(&good.bytes);

@@ -364,3 +364,30 @@ fn a_sentence_after_one_with_a_bad_head_is_read() {
     let results: Vec<_> = Reader::new(Cursor::new(text.as_bytes()), Path::new("x.conllx"), Format::Conllx).collect();
     assert!(matches!(results[..], [Err(_), Ok(_)]), "{results:?}");
 }
+
+/// A token whose FORM is empty, or nothing but spaces, used to pass (and the CoNLL 2018
+/// evaluator then refused the whole output): its sentence is malformed, located by its line.
+/// An empty node's form is left alone, as the evaluator leaves it.
+#[test]
+fn an_empty_form_makes_its_sentence_malformed() {
+    let cases: [(&str, &str); 4] = [
+        ("1\t\t_\tX\t_\t_\t0\troot\t_\t_\n", "f:1: empty FORM"),
+        ("1\ta\t_\tX\t_\t_\t0\troot\t_\t_\n2\t \u{a0}\t_\tX\t_\t_\t1\tdep\t_\t_\n", "f:2: empty FORM"),
+        (
+            "1-2\t\t_\t_\t_\t_\t_\t_\t_\t_\n1\ta\t_\tX\t_\t_\t0\troot\t_\t_\n2\tb\t_\tX\t_\t_\t1\tdep\t_\t_\n",
+            "f:1: empty FORM",
+        ),
+        ("1\ta\t_\tX\t_\t_\t0\troot\t_\t_\n1.1\t\t_\tX\t_\t_\t_\t_\t_\t_\n", ""),
+    ];
+    for (bad, expected) in cases {
+        let text = format!("{bad}\n{GOOD}\n");
+        let got = read_limited(text.as_bytes(), Format::Conllu, Limits::default());
+        if expected.is_empty() {
+            assert!(got.iter().all(Result::is_ok), "{bad:?}: {got:?}");
+            continue;
+        }
+        assert_eq!(got.len(), 2, "{bad:?}: {got:?}");
+        assert!(got[0].as_ref().is_err_and(|e| e.starts_with(expected)), "{bad:?}: {got:?}");
+        assert_eq!(got[1], Ok("a".to_string()));
+    }
+}

@@ -45,6 +45,8 @@ pub enum ErrorKind {
     TooManyWords { limit: usize },
     #[error("expected 10 tab-separated columns, found {found}")]
     ColumnCount { found: usize },
+    #[error("empty FORM (nothing but spaces): every token needs a form (`_` is one)")]
+    EmptyForm,
     #[error("invalid ID {0:?}")]
     BadId(String),
     #[error("word ID {found} out of sequence (expected {expected})")]

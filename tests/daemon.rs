@@ -292,11 +292,20 @@ fn a_mixed_spool_comes_out_whole_in_order_and_split() {
     setup.drop_files(&inputs);
     fs::write(setup.path("spool/incoming/corrupt.conllu.zst"), b"\x28\xb5\x2f\xfd garbage, not a zstd frame").unwrap();
     fs::write(setup.path("spool/incoming/notes.json"), b"{}").unwrap();
-    fs::write(setup.path("spool/incoming/latin1.conllu"), b"1\tcaf\xe9\t_\tNOUN\tNN\t_\t_\t_\t_\t_\n\n").unwrap();
+    // Invalid UTF-8 and an empty FORM make their sentences malformed; the others are parsed.
+    let mut latin1 = b"1\tcaf\xe9\t_\tNOUN\tNN\t_\t_\t_\t_\t_\n\n".to_vec();
+    latin1.extend_from_slice(b"1\tlatin1ok\t_\tNOUN\tNN\t_\t_\t_\t_\t_\n\n1\t\t_\tNOUN\tNN\t_\t_\t_\t_\t_\n\n");
+    fs::write(setup.path("spool/incoming/latin1.conllu"), latin1).unwrap();
     fs::write(setup.path("spool/incoming/.being-written.conllu"), b"1\tx").unwrap();
     let mut daemon = setup.start("daemon.log");
     setup.wait_until_finished(inputs.len() + 3, &mut daemon);
     let (status, _) = terminate(&mut daemon, Duration::from_secs(10));
+    let latin1_out =
+        setup.output("accepted", "latin1.conllu").unwrap() + &setup.output("lowconf", "latin1.conllu").unwrap();
+    for error in ["latin1.conllu:1: invalid UTF-8: input must be UTF-8", "latin1.conllu:5: empty FORM"] {
+        assert!(latin1_out.contains(&format!("# spoolparse_error = {error}")), "{latin1_out}");
+    }
+    assert_eq!(ids(&latin1_out).iter().filter(|id| *id == "latin1ok").count(), 1, "{latin1_out}");
     assert!(status.success(), "{status}");
 
     for input in &inputs {
@@ -305,8 +314,6 @@ fn a_mixed_spool_comes_out_whole_in_order_and_split() {
     }
     let why = fs::read_to_string(setup.path("spool/failed/corrupt.conllu.zst.error")).unwrap();
     assert!(why.starts_with("corrupt.conllu.zst: corrupt zstd data after 0 bytes of decompressed text"), "{why}");
-    let why = fs::read_to_string(setup.path("spool/failed/latin1.conllu.error")).unwrap();
-    assert_eq!(why, "latin1.conllu:1: invalid UTF-8: input must be UTF-8 (convert a file in another encoding, such as Latin-1, e.g. with iconv)\n");
     let why = fs::read_to_string(setup.path("spool/failed/notes.json.error")).unwrap();
     assert!(why.contains("unknown extension"), "{why}");
     assert!(setup.path("spool/failed/corrupt.conllu.zst").exists() && setup.path("spool/failed/notes.json").exists());
@@ -323,16 +330,17 @@ fn a_mixed_spool_comes_out_whole_in_order_and_split() {
         assert!(text.is_empty() || text.starts_with("# model = m-"), "{path} does not name its model copy");
     }
     assert!(setup.names("out/accepted").iter().chain(&setup.names("out/lowconf")).all(|n| !n.starts_with('.')));
-    let sentences: usize = inputs.iter().map(|i| i.ids.len()).sum();
+    // With latin1.conllu's three.
+    let sentences: usize = inputs.iter().map(|i| i.ids.len()).sum::<usize>() + 3;
     let metrics = fs::read_to_string(setup.path("metrics.prom")).unwrap();
     let accepted_count: usize =
         outputs.iter().filter(|(p, _)| p.starts_with("accepted")).map(|(_, t)| ids(t).len()).sum();
     for line in [
         format!("spoolparse_published_sentences_total{{output=\"accepted\"}} {accepted_count}"),
         format!("spoolparse_published_sentences_total{{output=\"lowconf\"}} {}", sentences - accepted_count),
-        format!("spoolparse_files_total{{outcome=\"done\"}} {}", inputs.len()),
-        "spoolparse_files_total{outcome=\"failed\"} 3".to_string(),
-        "spoolparse_published_malformed_sentences_total 1".to_string(),
+        format!("spoolparse_files_total{{outcome=\"done\"}} {}", inputs.len() + 1),
+        "spoolparse_files_total{outcome=\"failed\"} 2".to_string(),
+        "spoolparse_published_malformed_sentences_total 3".to_string(),
     ] {
         assert!(metrics.contains(&line), "metrics lack {line:?}:\n{metrics}");
     }
@@ -840,10 +848,10 @@ fn published_metrics_match_the_outputs() {
     let setup = Setup::new(&model, 2);
     let inputs = mixed_inputs(30, 3);
     setup.drop_files(&inputs);
-    // 30 good sentences, then invalid UTF-8: parsed, then failed and its outputs removed.
+    // 30 good sentences, then binary data: parsed, then failed and its outputs removed.
     let mut rng = ChaCha8Rng::seed_from_u64(3);
     let mut failing = input("failing.conllu", 30, &mut rng, false).bytes;
-    failing.extend_from_slice(b"1\tcaf\xe9\t_\tNOUN\tNN\t_\t_\t_\t_\t_\n\n");
+    failing.extend_from_slice(b"1\tcaf\x00\t_\tNOUN\tNN\t_\t_\t_\t_\t_\n\n");
     fs::write(setup.path("spool/incoming/failing.conllu"), failing).unwrap();
     let mut daemon = setup.start("daemon.log");
     setup.wait_until_finished(inputs.len() + 1, &mut daemon);
@@ -862,14 +870,6 @@ fn published_metrics_match_the_outputs() {
     terminate(&mut daemon, Duration::from_secs(10));
 }
 
-/// A sentence beyond the limits (a 5 MB line here) goes to lowconf with an error and without
-/// its full text; the next sentence is parsed. A file in another format fails as a whole.
-#[test]
-fn huge_sentences_and_foreign_files_are_handled_without_holding_them() {
-    let work = tempfile::tempdir().unwrap();
-    let model = model(work.path());
-    let setup = Setup::new(&model, 2);
-    let mut rng = ChaCha8Rng::seed_from_u64(14);
 /// A file whose tags the model never saw, through a model without a tagger: parsed as it is,
 /// and said so in the log, the metrics and the outputs; a file with the model's tags is not.
 #[test]
@@ -908,6 +908,14 @@ fn unfit_tags_without_a_tagger_are_flagged_in_log_metrics_and_outputs() {
     assert!(log.lines().any(|l| l.contains(" WARN ") && l.contains("zz.conllu: 100% of the first")), "{log}");
 }
 
+/// A sentence beyond the limits (a 5 MB line here) goes to lowconf with an error and without
+/// its full text; the next sentence is parsed. A file in another format fails as a whole.
+#[test]
+fn huge_sentences_and_foreign_files_are_handled_without_holding_them() {
+    let work = tempfile::tempdir().unwrap();
+    let model = model(work.path());
+    let setup = Setup::new(&model, 2);
+    let mut rng = ChaCha8Rng::seed_from_u64(14);
     let mut text = format!("1\t{}\t_\tX\t_\t_\t_\t_\t_\t_\n\n", "y".repeat(5 << 20)).into_bytes();
     let good = input("huge.conllu", 2, &mut rng, false);
     text.extend_from_slice(&good.bytes);

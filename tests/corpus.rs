@@ -364,3 +364,49 @@ fn a_sentence_after_one_with_a_bad_head_is_read() {
     let results: Vec<_> = Reader::new(Cursor::new(text.as_bytes()), Path::new("x.conllx"), Format::Conllx).collect();
     assert!(matches!(results[..], [Err(_), Ok(_)]), "{results:?}");
 }
+
+/// One invalid UTF-8 byte used to fail the whole file: now its sentence is malformed (with its
+/// line, and its text kept with U+FFFD for the bad byte) and the rest is read.
+#[test]
+fn invalid_utf8_makes_its_sentence_malformed_and_the_rest_is_read() {
+    let mut text = format!("{GOOD}\n").into_bytes();
+    text.extend_from_slice(b"1\tcaf\xe9\t_\tX\t_\t_\t0\troot\t_\t_\n2\tb\xff\t_\tX\t_\t_\t1\tdep\t_\t_\n\n");
+    text.extend_from_slice(b"1\tnext\t_\tX\t_\t_\t0\troot\t_\t_\n\n");
+    let mut reader = Reader::new(Cursor::new(&text[..]), Path::new("f"), Format::Conllu).keep_text();
+    let mut sent = Sentence::default();
+    assert!(matches!(reader.read_next(&mut sent), Some(Ok(()))));
+    let err = reader.read_next(&mut sent).unwrap().unwrap_err();
+    assert_eq!(err.to_string(), "f:3: invalid UTF-8: input must be UTF-8 (convert a file in another encoding, such as Latin-1, e.g. with iconv)");
+    assert!(!err.kind.is_unreadable());
+    assert!(reader.sentence_text().starts_with("1\tcaf\u{fffd}\t_"), "{:?}", reader.sentence_text());
+    assert!(matches!(reader.read_next(&mut sent), Some(Ok(()))));
+    assert_eq!(sent.word(1).get(Column::Form), "next");
+    assert!(reader.read_next(&mut sent).is_none());
+}
+
+/// A token whose FORM is empty, or nothing but spaces, used to pass (and the CoNLL 2018
+/// evaluator then refused the whole output): its sentence is malformed, located by its line.
+/// An empty node's form is left alone, as the evaluator leaves it.
+#[test]
+fn an_empty_form_makes_its_sentence_malformed() {
+    let cases: [(&str, &str); 4] = [
+        ("1\t\t_\tX\t_\t_\t0\troot\t_\t_\n", "f:1: empty FORM"),
+        ("1\ta\t_\tX\t_\t_\t0\troot\t_\t_\n2\t \u{a0}\t_\tX\t_\t_\t1\tdep\t_\t_\n", "f:2: empty FORM"),
+        (
+            "1-2\t\t_\t_\t_\t_\t_\t_\t_\t_\n1\ta\t_\tX\t_\t_\t0\troot\t_\t_\n2\tb\t_\tX\t_\t_\t1\tdep\t_\t_\n",
+            "f:1: empty FORM",
+        ),
+        ("1\ta\t_\tX\t_\t_\t0\troot\t_\t_\n1.1\t\t_\tX\t_\t_\t_\t_\t_\t_\n", ""),
+    ];
+    for (bad, expected) in cases {
+        let text = format!("{bad}\n{GOOD}\n");
+        let got = read_limited(text.as_bytes(), Format::Conllu, Limits::default());
+        if expected.is_empty() {
+            assert!(got.iter().all(Result::is_ok), "{bad:?}: {got:?}");
+            continue;
+        }
+        assert_eq!(got.len(), 2, "{bad:?}: {got:?}");
+        assert!(got[0].as_ref().is_err_and(|e| e.starts_with(expected)), "{bad:?}: {got:?}");
+        assert_eq!(got[1], Ok("a".to_string()));
+    }
+}

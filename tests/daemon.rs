@@ -292,11 +292,20 @@ fn a_mixed_spool_comes_out_whole_in_order_and_split() {
     setup.drop_files(&inputs);
     fs::write(setup.path("spool/incoming/corrupt.conllu.zst"), b"\x28\xb5\x2f\xfd garbage, not a zstd frame").unwrap();
     fs::write(setup.path("spool/incoming/notes.json"), b"{}").unwrap();
-    fs::write(setup.path("spool/incoming/latin1.conllu"), b"1\tcaf\xe9\t_\tNOUN\tNN\t_\t_\t_\t_\t_\n\n").unwrap();
+    // Invalid UTF-8 and an empty FORM make their sentences malformed; the others are parsed.
+    let mut latin1 = b"1\tcaf\xe9\t_\tNOUN\tNN\t_\t_\t_\t_\t_\n\n".to_vec();
+    latin1.extend_from_slice(b"1\tlatin1ok\t_\tNOUN\tNN\t_\t_\t_\t_\t_\n\n1\t\t_\tNOUN\tNN\t_\t_\t_\t_\t_\n\n");
+    fs::write(setup.path("spool/incoming/latin1.conllu"), latin1).unwrap();
     fs::write(setup.path("spool/incoming/.being-written.conllu"), b"1\tx").unwrap();
     let mut daemon = setup.start("daemon.log");
     setup.wait_until_finished(inputs.len() + 3, &mut daemon);
     let (status, _) = terminate(&mut daemon, Duration::from_secs(10));
+    let latin1_out =
+        setup.output("accepted", "latin1.conllu").unwrap() + &setup.output("lowconf", "latin1.conllu").unwrap();
+    for error in ["latin1.conllu:1: invalid UTF-8: input must be UTF-8", "latin1.conllu:5: empty FORM"] {
+        assert!(latin1_out.contains(&format!("# spoolparse_error = {error}")), "{latin1_out}");
+    }
+    assert_eq!(ids(&latin1_out).iter().filter(|id| *id == "latin1ok").count(), 1, "{latin1_out}");
     assert!(status.success(), "{status}");
 
     for input in &inputs {
@@ -305,8 +314,6 @@ fn a_mixed_spool_comes_out_whole_in_order_and_split() {
     }
     let why = fs::read_to_string(setup.path("spool/failed/corrupt.conllu.zst.error")).unwrap();
     assert!(why.starts_with("corrupt.conllu.zst: corrupt zstd data after 0 bytes of decompressed text"), "{why}");
-    let why = fs::read_to_string(setup.path("spool/failed/latin1.conllu.error")).unwrap();
-    assert_eq!(why, "latin1.conllu:1: invalid UTF-8: input must be UTF-8 (convert a file in another encoding, such as Latin-1, e.g. with iconv)\n");
     let why = fs::read_to_string(setup.path("spool/failed/notes.json.error")).unwrap();
     assert!(why.contains("unknown extension"), "{why}");
     assert!(setup.path("spool/failed/corrupt.conllu.zst").exists() && setup.path("spool/failed/notes.json").exists());
@@ -323,16 +330,17 @@ fn a_mixed_spool_comes_out_whole_in_order_and_split() {
         assert!(text.is_empty() || text.starts_with("# model = m-"), "{path} does not name its model copy");
     }
     assert!(setup.names("out/accepted").iter().chain(&setup.names("out/lowconf")).all(|n| !n.starts_with('.')));
-    let sentences: usize = inputs.iter().map(|i| i.ids.len()).sum();
+    // With latin1.conllu's three.
+    let sentences: usize = inputs.iter().map(|i| i.ids.len()).sum::<usize>() + 3;
     let metrics = fs::read_to_string(setup.path("metrics.prom")).unwrap();
     let accepted_count: usize =
         outputs.iter().filter(|(p, _)| p.starts_with("accepted")).map(|(_, t)| ids(t).len()).sum();
     for line in [
         format!("spoolparse_published_sentences_total{{output=\"accepted\"}} {accepted_count}"),
         format!("spoolparse_published_sentences_total{{output=\"lowconf\"}} {}", sentences - accepted_count),
-        format!("spoolparse_files_total{{outcome=\"done\"}} {}", inputs.len()),
-        "spoolparse_files_total{outcome=\"failed\"} 3".to_string(),
-        "spoolparse_published_malformed_sentences_total 1".to_string(),
+        format!("spoolparse_files_total{{outcome=\"done\"}} {}", inputs.len() + 1),
+        "spoolparse_files_total{outcome=\"failed\"} 2".to_string(),
+        "spoolparse_published_malformed_sentences_total 3".to_string(),
     ] {
         assert!(metrics.contains(&line), "metrics lack {line:?}:\n{metrics}");
     }
@@ -840,10 +848,10 @@ fn published_metrics_match_the_outputs() {
     let setup = Setup::new(&model, 2);
     let inputs = mixed_inputs(30, 3);
     setup.drop_files(&inputs);
-    // 30 good sentences, then invalid UTF-8: parsed, then failed and its outputs removed.
+    // 30 good sentences, then binary data: parsed, then failed and its outputs removed.
     let mut rng = ChaCha8Rng::seed_from_u64(3);
     let mut failing = input("failing.conllu", 30, &mut rng, false).bytes;
-    failing.extend_from_slice(b"1\tcaf\xe9\t_\tNOUN\tNN\t_\t_\t_\t_\t_\n\n");
+    failing.extend_from_slice(b"1\tcaf\x00\t_\tNOUN\tNN\t_\t_\t_\t_\t_\n\n");
     fs::write(setup.path("spool/incoming/failing.conllu"), failing).unwrap();
     let mut daemon = setup.start("daemon.log");
     setup.wait_until_finished(inputs.len() + 1, &mut daemon);
@@ -860,6 +868,44 @@ fn published_metrics_match_the_outputs() {
     let text = fs::read_to_string(setup.path("metrics.prom")).unwrap();
     assert!(text.contains("spoolparse_model_info{file=\"m-") && text.contains(",fingerprint=\""), "{text}");
     terminate(&mut daemon, Duration::from_secs(10));
+}
+
+/// A file whose tags the model never saw, through a model without a tagger: parsed as it is,
+/// and said so in the log, the metrics and the outputs; a file with the model's tags is not.
+#[test]
+fn unfit_tags_without_a_tagger_are_flagged_in_log_metrics_and_outputs() {
+    let work = tempfile::tempdir().unwrap();
+    let model = work.path().join("plain.model");
+    // Every feature kept: the fixture's tags and forms are then the model's.
+    let out = common::train(&common::fixture("special.conllu"), &model, &["--epochs", "2", "--min-feature-count", "1"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let setup = Setup::new(&model, 2);
+    let fixture = fs::read_to_string(common::fixture("special.conllu")).unwrap();
+    let foreign: String = fixture
+        .lines()
+        .map(|l| {
+            let mut cols: Vec<&str> = l.split('\t').collect();
+            if cols.len() == 10 && cols[0].parse::<u32>().is_ok() {
+                cols[4] = "zz";
+            }
+            cols.join("\t") + "\n"
+        })
+        .collect();
+    fs::write(setup.path("spool/incoming/zz.conllu"), foreign).unwrap();
+    fs::write(setup.path("spool/incoming/known.conllu"), &fixture).unwrap();
+    let mut daemon = setup.start("daemon.log");
+    setup.wait_until_finished(2, &mut daemon);
+    let flagged = setup.output("accepted", "zz.conllu").unwrap() + &setup.output("lowconf", "zz.conllu").unwrap();
+    assert!(flagged.contains("\n# input_check = 100% of the first 1"), "{flagged}");
+    assert!(flagged.contains("the model has no tagger"), "{flagged}");
+    let known = setup.output("accepted", "known.conllu").unwrap() + &setup.output("lowconf", "known.conllu").unwrap();
+    assert!(!known.contains("# input_check"), "{known}");
+    assert_eq!(setup.metric("spoolparse_input_files_total{check=\"unfit\"}"), 1);
+    assert_eq!(setup.metric("spoolparse_input_files_total{check=\"retagged\"}"), 0);
+    terminate(&mut daemon, Duration::from_secs(10));
+    let log = setup.log("daemon.log");
+    assert_eq!(log.matches("zz.conllu: 100% of the first").count(), 1, "warned once: {log}");
+    assert!(log.lines().any(|l| l.contains(" WARN ") && l.contains("zz.conllu: 100% of the first")), "{log}");
 }
 
 /// A sentence beyond the limits (a 5 MB line here) goes to lowconf with an error and without

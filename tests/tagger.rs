@@ -81,3 +81,61 @@ fn text_needs_a_model_with_a_tagger() {
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("the model has no tagger"));
 }
+
+/// The fixture with every XPOS replaced by `zz` (a tag set the model never saw), `times` over.
+fn foreign_tags(times: usize) -> String {
+    let text = std::fs::read_to_string(common::fixture("special.conllu")).unwrap();
+    let blanked: String = text
+        .lines()
+        .map(|l| {
+            let mut cols: Vec<&str> = l.split('\t').collect();
+            if cols.len() == 10 && cols[0].parse::<u32>().is_ok() {
+                cols[4] = "zz";
+            }
+            cols.join("\t") + "\n"
+        })
+        .collect();
+    blanked.repeat(times)
+}
+
+#[test]
+fn conllu_with_tags_the_model_never_saw_is_retagged_unless_retag_never() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = dir.path().join("t.model");
+    let train = common::fixture("special.conllu");
+    // Every feature kept: the fixture's tags and forms are then the model's.
+    let args = ["--epochs", "2", "--tagger", "--jackknife", "2", "--tagger-epochs", "3", "--min-feature-count", "1"];
+    let out = common::train(&train, &model, &args);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    // Over 1000 words, so that the decision is made before the file ends; one and two threads.
+    let input = dir.path().join("zz.conllu");
+    std::fs::write(&input, foreign_tags(100)).unwrap();
+    let xpos = |out: &std::process::Output| -> Vec<String> {
+        Reader::new(&out.stdout[..], Path::new("stdout"), Format::Conllu)
+            .flat_map(|s| s.unwrap().words().map(|w| w.get(Column::Xpos).to_string()).collect::<Vec<_>>())
+            .collect()
+    };
+    let m = model.to_str().unwrap();
+    let one = spoolparse(&["parse", "--model", m, "--threads", "1", input.to_str().unwrap()]);
+    let stderr = String::from_utf8_lossy(&one.stderr);
+    assert!(one.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("note: ") && stderr.contains("zz.conllu: 100% of the first") && stderr.contains("retagged"),
+        "{stderr}"
+    );
+    let tags = xpos(&one);
+    assert!(tags.len() > 1000 && tags.iter().all(|t| t != "zz"), "every sentence retagged, the first ones too");
+    let two = spoolparse(&["parse", "--model", m, "--threads", "2", input.to_str().unwrap()]);
+    assert!(two.stdout == one.stdout, "two threads decide as one");
+    let never = spoolparse(&["parse", "--model", m, "--retag=never", input.to_str().unwrap()]);
+    let stderr = String::from_utf8_lossy(&never.stderr);
+    assert!(stderr.contains("warning: ") && stderr.contains("retag = never"), "{stderr}");
+    assert!(xpos(&never).iter().all(|t| t == "zz"));
+    // Tags the model knows are kept, and nothing is said.
+    let known = spoolparse(&["parse", "--model", m, train.to_str().unwrap()]);
+    assert!(
+        known.status.success() && known.stderr.starts_with(b"parsed "),
+        "{}",
+        String::from_utf8_lossy(&known.stderr)
+    );
+}

@@ -22,6 +22,7 @@ use spoolparse::corpus::{check_value, parse_head, Column, CorpusError, Format, L
 use spoolparse::model::file::{ModelError as LibraryModelError, ModelFile};
 use spoolparse::parse::annotate::{Annotator, NoTagger, Steps};
 use spoolparse::parse::files::{self, FilesError, Publish};
+use spoolparse::parse::fit::Retag;
 use spoolparse::parse::pipeline::{self, Input, Outputs, PipelineError, PipelineOptions};
 
 create_exception!(
@@ -309,7 +310,8 @@ impl Model {
     /// tokens separated by whitespace) and returns what ``spoolparse parse`` writes for it:
     /// HEAD and DEPREL filled, every other byte kept, and unless ``confidence=False`` the
     /// ``Conf=`` MISC entries and ``# confidence`` / ``# tree_prob`` comments. ``retag=True``
-    /// replaces the tags with the tagger's. Bad input raises ``spoolparse.InputError`` naming
+    /// replaces the tags with the tagger's; by default they are replaced only when most of the
+    /// first 1000 words have tags the model was not trained on (and it has a tagger). Bad input raises ``spoolparse.InputError`` naming
     /// ``name:LINE``.
     #[pyo3(signature = (text, *, format = "conllu", confidence = true, retag = false, name = "<string>"))]
     fn parse_conllu(
@@ -322,7 +324,7 @@ impl Model {
         name: &str,
     ) -> PyResult<String> {
         let format = format_named(format)?;
-        let opts = PipelineOptions { confidence, retag, ..PipelineOptions::default() };
+        let opts = PipelineOptions { confidence, retag: retag_of(retag), ..PipelineOptions::default() };
         let model = Arc::clone(&self.model);
         let name = PathBuf::from(name);
         let result = py.detach(move || {
@@ -406,7 +408,7 @@ impl Model {
         let opts = PipelineOptions {
             threads,
             format: format.map(format_named).transpose()?,
-            retag,
+            retag: retag_of(retag),
             confidence,
             min_confidence,
             limits: Limits::default(),
@@ -507,4 +509,13 @@ fn _spoolparse(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("ModelError", m.py().get_type::<ModelError>())?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
+}
+
+/// `retag=True` is [`Retag::Always`]; `False` leaves it to the tags ([`Retag::Auto`]).
+fn retag_of(retag: bool) -> Retag {
+    if retag {
+        Retag::Always
+    } else {
+        Retag::Auto
+    }
 }

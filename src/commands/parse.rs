@@ -11,6 +11,7 @@ use signal_hook::consts::{SIGINT, SIGTERM};
 
 use spoolparse::corpus::{Format, Limits};
 use spoolparse::parse::files::{self, Publish};
+use spoolparse::parse::fit::Retag;
 use spoolparse::parse::pipeline::{Input, PipelineError, PipelineOptions};
 
 /// Parse CoNLL-U/CoNLL-X: HEAD and DEPREL are filled, every other byte is kept.
@@ -30,9 +31,12 @@ pub struct ParseArgs {
     /// Input format for every input (default: from the file name; `.txt` is text).
     #[arg(long, value_enum)]
     format: Option<FormatArg>,
-    /// Replace UPOS and XPOS of CoNLL-U/CoNLL-X input with the tagger's before parsing.
-    #[arg(long)]
-    retag: bool,
+    /// When to replace UPOS and XPOS of CoNLL-U/CoNLL-X input with the model's tagger's: `auto`
+    /// when most of a file's first 1000 words have tags the model was not trained on (XPOS `_`,
+    /// another tag set), `always`, or `never`. A bare `--retag` is `--retag=always`.
+    #[arg(long, value_enum, default_value = "auto", num_args = 0..=1, require_equals = true,
+          default_missing_value = "always")]
+    retag: RetagArg,
     /// Do not write `Conf=` (MISC), `# confidence` and `# tree_prob` into CoNLL-U output.
     #[arg(long)]
     no_confidence: bool,
@@ -65,6 +69,23 @@ enum FormatArg {
     Text,
 }
 
+#[derive(Clone, Copy, ValueEnum)]
+enum RetagArg {
+    Auto,
+    Always,
+    Never,
+}
+
+impl From<RetagArg> for Retag {
+    fn from(r: RetagArg) -> Retag {
+        match r {
+            RetagArg::Auto => Retag::Auto,
+            RetagArg::Always => Retag::Always,
+            RetagArg::Never => Retag::Never,
+        }
+    }
+}
+
 impl From<FormatArg> for Format {
     fn from(f: FormatArg) -> Format {
         match f {
@@ -93,7 +114,7 @@ impl From<ParseArgs> for ParseJob {
         let opts = PipelineOptions {
             threads: a.threads.map_or_else(spoolparse::base::available_cpus, |t| t as usize).max(1),
             format: a.format.map(Format::from),
-            retag: a.retag,
+            retag: a.retag.into(),
             confidence: !a.no_confidence,
             min_confidence: a.min_confidence,
             limits: Limits { max_words: a.max_sentence_words, max_bytes: a.max_sentence_bytes },
@@ -142,6 +163,10 @@ pub fn exec(args: ParseArgs) -> Result<()> {
         }
         result => result?,
     };
+    for note in &stats.notes {
+        let kind = if note.report.is_unfit() { "warning" } else { "note" };
+        eprintln!("spoolparse: {kind}: {}: {}", note.path.display(), note.report.describe());
+    }
     if let Some(p) = rejected {
         eprintln!("{} of {} sentences below --min-confidence went to {}", stats.rejected, stats.sentences, p.display());
     }

@@ -45,6 +45,8 @@ pub enum ErrorKind {
     TooManyWords { limit: usize },
     #[error("expected 10 tab-separated columns, found {found}")]
     ColumnCount { found: usize },
+    #[error("empty FORM (nothing but spaces): every token needs a form (`_` is one)")]
+    EmptyForm,
     #[error("invalid ID {0:?}")]
     BadId(String),
     #[error("word ID {found} out of sequence (expected {expected})")]
@@ -84,15 +86,12 @@ pub enum ErrorKind {
 
 impl ErrorKind {
     /// True for errors after which nothing more of the file can be read: the file as a whole
-    /// is unreadable (I/O or decompression failure, invalid UTF-8), not just one sentence.
+    /// is unreadable (I/O or decompression failure, binary or compressed data, another format),
+    /// not just one sentence. Invalid UTF-8 in a text line is the sentence's: the rest is read.
     pub fn is_unreadable(&self) -> bool {
         matches!(
             self,
-            ErrorKind::Io(_)
-                | ErrorKind::InvalidUtf8
-                | ErrorKind::Binary(_)
-                | ErrorKind::Compressed { .. }
-                | ErrorKind::NotThisFormat { .. }
+            ErrorKind::Io(_) | ErrorKind::Binary(_) | ErrorKind::Compressed { .. } | ErrorKind::NotThisFormat { .. }
         )
     }
 }

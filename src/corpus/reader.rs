@@ -1,8 +1,8 @@
 //! Streaming a ten-column file into [`Sentence`]s ([`Reader`]): lines end in LF or CR LF, a
 //! byte order mark at the start is dropped, lines and sentences beyond the [`Limits`] are
 //! refused without being held in memory, and after an error the rest of the bad sentence is
-//! skipped so that reading can go on. Input that is no corpus at all (compressed, binary, in
-//! another format) fails as a whole. This module owns reading; it must not change what it reads.
+//! skipped so that reading can go on (invalid UTF-8 in a line too: its sentence is malformed).
+//! Input that is no corpus at all (compressed, binary, in another format) fails as a whole. This module owns reading; it must not change what it reads.
 
 use std::io::{self, BufRead};
 use std::path::{Path, PathBuf};
@@ -272,7 +272,14 @@ impl<R: BufRead> Reader<R> {
         if memchr::memchr(0, &self.buf).is_some() {
             return Err(self.error(self.line_no, ErrorKind::Binary(self.format)));
         }
-        let line = std::str::from_utf8(&self.buf).map_err(|_| self.error(self.line_no, ErrorKind::InvalidUtf8))?;
+        // Invalid UTF-8 makes its sentence malformed, not the file unreadable (binary data was
+        // caught above): the line goes on as text with U+FFFD for the bad bytes (for the kept
+        // sentence text, the sizes and the format check), and the error comes after.
+        let valid_utf8 = std::str::from_utf8(&self.buf).is_ok();
+        if !valid_utf8 {
+            self.buf = String::from_utf8_lossy(&self.buf).into_owned().into_bytes();
+        }
+        let line = std::str::from_utf8(&self.buf).unwrap_or_default();
         if !self.looks_right && self.format != Format::Text && !line.is_empty() && !line.starts_with('#') {
             self.token_lines += 1;
             self.looks_right = memchr::memchr_iter(b'\t', line.as_bytes()).count() == COLUMNS - 1;
@@ -293,6 +300,9 @@ impl<R: BufRead> Reader<R> {
         if self.sentence_bytes > self.limits.max_bytes {
             return Err(self.error(self.line_no, ErrorKind::SentenceTooLong { limit: self.limits.max_bytes }));
         }
+        if !valid_utf8 {
+            return Err(self.error(self.line_no, ErrorKind::InvalidUtf8));
+        }
         Ok(true)
     }
 
@@ -302,7 +312,7 @@ impl<R: BufRead> Reader<R> {
     }
 
     /// Skips to just after the next blank line (or end of input). An error that ends reading
-    /// (I/O, invalid UTF-8) is kept for the next call of [`Reader::read_next`]. Stops early in
+    /// (I/O, binary data) is kept for the next call of [`Reader::read_next`]. Stops early in
     /// input that is not this format at all ([`NOT_THIS_FORMAT_AFTER`]): a stream without blank
     /// lines (`yes | spoolparse parse -`) would otherwise be skipped for ever.
     fn resync(&mut self) {

@@ -8,6 +8,12 @@ use std::io::{self, Write};
 use super::error::{BadToken, ErrorKind};
 use super::format::{check_value, parse_head, Column, TokenKind, COLUMNS};
 
+/// Whether `c` is a space separator (Unicode category Zs): a FORM of these alone is empty to
+/// the CoNLL 2018 evaluator, which deletes them from forms before comparing.
+fn is_space_separator(c: char) -> bool {
+    matches!(c, ' ' | '\u{a0}' | '\u{1680}' | '\u{2000}'..='\u{200a}' | '\u{202f}' | '\u{205f}' | '\u{3000}')
+}
+
 /// Bytes reserved on a token line beyond its input text, for the parser's changes.
 const LINE_HEADROOM: usize = 24;
 
@@ -37,6 +43,12 @@ impl TokenLine {
         }
         let id = &text[..self.tabs[0] as usize];
         self.kind = kind_of(id).ok_or_else(|| ErrorKind::BadId(id.to_string()))?;
+        // A token without a form is no token (the CoNLL 2018 evaluator refuses the whole file);
+        // empty nodes are no tokens, so theirs is left alone.
+        let form = &text[self.tabs[0] as usize + 1..self.tabs[1] as usize];
+        if self.kind != TokenKind::Empty && form.chars().all(is_space_separator) {
+            return Err(ErrorKind::EmptyForm);
+        }
         self.text.clear();
         // Room for what parsing writes (HEAD, DEPREL, `Conf=…` in MISC) without a reallocation.
         self.text.reserve(text.len() + LINE_HEADROOM);

@@ -87,11 +87,20 @@ pub struct Parse {
     pub min_confidence: f64,
     /// Write confidences into the output (`Conf=` in MISC, `# confidence`, `# tree_prob`).
     pub write_confidence: bool,
+    /// When the model's tagger replaces the input's UPOS and XPOS: `auto` (when most of a
+    /// file's first words have tags the model was not trained on, see [`crate::parse::fit`]),
+    /// `always` or `never`.
+    pub retag: crate::parse::fit::Retag,
 }
 
 impl Default for Parse {
     fn default() -> Self {
-        Parse { threads: crate::base::available_cpus(), min_confidence: 0.8, write_confidence: true }
+        Parse {
+            threads: crate::base::available_cpus(),
+            min_confidence: 0.8,
+            write_confidence: true,
+            retag: crate::parse::fit::Retag::Auto,
+        }
     }
 }
 
@@ -295,6 +304,15 @@ mod tests {
         assert_eq!(c.parse.threads, std::thread::available_parallelism().unwrap().get());
         assert_eq!(c.queues.readers, 1);
         assert!(c.metrics.file.is_none());
+    }
+
+    #[test]
+    fn retag_is_auto_unless_the_config_says_always_or_never() {
+        use crate::parse::fit::Retag;
+        assert_eq!(parse(MINIMAL).unwrap().parse.retag, Retag::Auto);
+        assert_eq!(parse(&format!("{MINIMAL}[parse]\nretag = \"never\"\n")).unwrap().parse.retag, Retag::Never);
+        let e = parse(&format!("{MINIMAL}[parse]\nretag = \"yes\"\n")).unwrap_err();
+        assert!(e.contains("auto") && e.contains("never"), "{e}");
     }
 
     #[test]

@@ -27,6 +27,10 @@ pub struct Metrics {
     pub published_words: AtomicU64,
     /// Malformed sentences published unparsed (into lowconf; counted there too).
     pub malformed: AtomicU64,
+    /// Files whose tags were replaced by the model's tagger, and files parsed on tags or
+    /// forms the model does not fit (see [`crate::parse::fit`]); counted when parsing starts.
+    pub files_retagged: AtomicU64,
+    pub files_unfit: AtomicU64,
     /// Reloads (SIGHUP) that failed and kept the previous configuration and model.
     pub reload_failures: AtomicU64,
     /// Scans of `incoming/`: an idle daemon makes one per rescan interval.
@@ -61,6 +65,8 @@ impl Default for Metrics {
             lowconf: AtomicU64::new(0),
             published_words: AtomicU64::new(0),
             malformed: AtomicU64::new(0),
+            files_retagged: AtomicU64::new(0),
+            files_unfit: AtomicU64::new(0),
             reload_failures: AtomicU64::new(0),
             scans: AtomicU64::new(0),
             annotations_stored: AtomicU64::new(0),
@@ -149,6 +155,15 @@ impl Metrics {
                 "",
                 &self.malformed,
             ),
+            (
+                "input_files_total",
+                "Input files whose first words showed tags the model was not trained on (retagged: \
+                 the model's tagger replaced them), or tags or forms it does not fit (unfit: parsed \
+                 as they are, far less accurately).",
+                "{check=\"retagged\"}",
+                &self.files_retagged,
+            ),
+            ("input_files_total", "", "{check=\"unfit\"}", &self.files_unfit),
             (
                 "parsed_sentences_total",
                 "Sentences parsed (work done, also in files that failed or were parsed again).",

@@ -105,7 +105,7 @@ impl Setup {
             batch_words: c.queues.batch_words,
             batches_per_thread: c.queues.batches_per_thread,
             format: None,
-            retag: false,
+            retag: c.parse.retag,
             confidence: c.parse.write_confidence,
             min_confidence: Some(c.parse.min_confidence),
             conllx_as_conllu: true,

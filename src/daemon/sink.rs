@@ -14,6 +14,7 @@ use super::spool::{Claim, OutputPaths, Spool};
 use crate::base::io::Output;
 use crate::corpus::{unparsed, CorpusError, Sentence};
 use crate::model::file::ModelFile;
+use crate::parse::fit::FitReport;
 use crate::parse::pipeline::{Job, JobError, Outcome, Sink};
 
 /// Claims of the files handed to the pipeline, by job id: the scheduler puts them in, the sink
@@ -48,13 +49,16 @@ struct FileOutputs {
     streams: Option<(Output, Output)>,
     /// The first write error.
     error: Option<io::Error>,
-    /// Whether anything has been written to each (the model line comes first).
+    /// Whether anything has been written to each (the model line comes first, then the
+    /// `# input_check` line if any).
     accepted_started: bool,
     lowconf_started: bool,
     sentences: u64,
     words: u64,
     lowconf_count: u64,
     malformed: u64,
+    /// What [`Sink::fit`] found, if notable: written under the model line.
+    input_check: Option<String>,
 }
 
 /// The daemon's [`Sink`]. An output that cannot be written (a full or read-only disk) fails
@@ -147,6 +151,7 @@ impl FileOutputs {
             words: 0,
             lowconf_count: 0,
             malformed: 0,
+            input_check: None,
         }
     }
 
@@ -160,6 +165,9 @@ impl FileOutputs {
         let result = (|| {
             if first {
                 writeln!(w, "# model = {}", model_label(&job.model))?;
+                if let Some(check) = &self.input_check {
+                    writeln!(w, "# input_check = {check}")?;
+                }
             }
             what(w)
         })();
@@ -255,6 +263,27 @@ impl Sink for SpoolSink {
         out.sentences += 1;
         out.lowconf_count += 1;
         out.malformed += 1;
+        Ok(())
+    }
+
+    /// Logs a retagged file (info) or one the model does not fit (warning), counts it, and
+    /// says so in the outputs' `# input_check` line.
+    fn fit(&mut self, job: &Job, report: &FitReport) -> io::Result<()> {
+        if !report.is_notable() {
+            return Ok(());
+        }
+        let check = report.describe();
+        let name = spool_name(job);
+        if report.is_unfit() {
+            super::warn(&format!("{name}: {check}"));
+            Metrics::add(&self.metrics.files_unfit, 1);
+        } else {
+            super::log(&format!("{name}: {check}"));
+        }
+        if report.tags == crate::parse::fit::TagAction::Retagged {
+            Metrics::add(&self.metrics.files_retagged, 1);
+        }
+        self.outputs(job).input_check = Some(check);
         Ok(())
     }
 

@@ -123,6 +123,29 @@ pub fn token_attrs(form: &str, lemma: &str, upos: &str, xpos: &str, feats: &str)
     }
 }
 
+/// The key of template `id`'s instance with the values `vals`: what a weight table is looked up
+/// by. Template ids are hashed in, so they never change.
+#[inline(always)]
+pub fn template_key(id: u64, vals: &[u64]) -> u64 {
+    let mut h = mix(id.wrapping_mul(0x9e37_79b9_7f4a_7c15));
+    for &v in vals {
+        h = combine(h, v);
+    }
+    h
+}
+
+/// The key of the feature "the buffer's first word has this UPOS and XPOS" (template 7): a
+/// parser's weight table holds it for every tag pair it was trained on (unless pruned).
+pub fn tag_key(upos: &str, xpos: &str) -> u64 {
+    template_key(7, &[combine(hash_column(upos), hash_column(xpos))])
+}
+
+/// The key of the feature "the buffer's first word is this FORM" (template 6): a parser's
+/// weight table holds it for the forms it was trained on (unless pruned).
+pub fn form_key(form: &str) -> u64 {
+    template_key(6, &[hash_str(form)])
+}
+
 /// Fills `out` with the attributes of node 0 followed by those of each word of `sent`. Without
 /// `morphology`, LEMMA and FEATS are read as unspecified (for parsers of tagger output).
 pub fn encode_sentence(sent: &Sentence, morphology: bool, out: &mut Vec<TokenAttrs>) {
@@ -224,11 +247,7 @@ impl Extractor {
         // Each template: its id (hashed in, so ids never change) and up to three values.
         // The first BUFFER_FEATURES depend only on the buffer's first three words.
         let mut push = |id: u64, vals: &[u64]| {
-            let mut h = mix(id.wrapping_mul(0x9e37_79b9_7f4a_7c15));
-            for &v in vals {
-                h = combine(h, v);
-            }
-            f[next] = h;
+            f[next] = template_key(id, vals);
             next += 1;
         };
         push(1, &[]); // bias

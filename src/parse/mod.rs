@@ -5,6 +5,8 @@
 //! - [`parser`]: greedy parsing of sentences with a model;
 //! - [`annotate`]: tagging and parsing of one sentence, as a model file says;
 //! - [`constrained`]: what arcs a parse must hold, for re-parsing around corrections;
+//! - [`fit`]: whether a file's tags and forms are what the model was trained on, and whether
+//!   to retag it;
 //! - [`pipeline`]: streaming, multi-threaded, order-preserving parsing of files;
 //! - [`files`]: parsing files into files, as `spoolparse parse` does (model opening, outputs
 //!   and how they get their names);
@@ -14,5 +16,6 @@ pub mod annotate;
 pub mod bench;
 pub mod constrained;
 pub mod files;
+pub mod fit;
 pub mod parser;
 pub mod pipeline;

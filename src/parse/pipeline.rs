@@ -11,6 +11,8 @@
 //! size, whatever the input size, and sentences are reused without allocating. Several files
 //! can be open at once ([`PipelineOptions::readers`]), read in turns; each file's sentences
 //! reach the sink in file order, and with one reader the files themselves come in job order.
+//! A file's first batch holds at least its first [`crate::parse::fit::CHECK_WORDS`] words: they decide whether
+//! the file is retagged ([`crate::parse::fit`]), and the sink hears the decision before the first sentence.
 //! This module owns concurrency and ordering; parsing is [`crate::parse::annotate`]'s, and where
 //! sentences go is the sink's.
 
@@ -26,6 +28,7 @@ use crossbeam_channel::{bounded, select, Receiver, Sender};
 use crate::corpus::{CorpusError, Format, Limits, Reader, Sentence};
 use crate::model::file::ModelFile;
 use crate::parse::annotate::{Annotator, NoTagger, Steps};
+use crate::parse::fit::{FitCheck, FitReport, Retag};
 
 /// One input file to parse.
 #[derive(Clone)]
@@ -80,6 +83,12 @@ pub trait Sink {
     /// [`PipelineOptions::keep_malformed`]; `truncated` if lines were left out of it because
     /// the sentence is beyond the limits).
     fn malformed(&mut self, job: &Job, error: CorpusError, text: &str, truncated: bool) -> Result<(), Self::Error>;
+    /// What the job's first words showed about its tags and forms, and whether it is retagged
+    /// (see [`crate::parse::fit`]); once per job with any words, before its first sentence.
+    fn fit(&mut self, job: &Job, report: &FitReport) -> Result<(), Self::Error> {
+        let _ = (job, report);
+        Ok(())
+    }
     /// The job is over.
     fn end(&mut self, job: &Job, outcome: Outcome) -> Result<(), Self::Error>;
 }
@@ -98,8 +107,8 @@ pub struct PipelineOptions {
     pub batches_per_thread: usize,
     /// Read every input in this format instead of guessing from its name.
     pub format: Option<Format>,
-    /// Replace the UPOS and XPOS of CoNLL-U/CoNLL-X input with the tagger's.
-    pub retag: bool,
+    /// When to replace the UPOS and XPOS of CoNLL-U/CoNLL-X input with the tagger's.
+    pub retag: Retag,
     /// Compute confidences and write them into CoNLL-U output.
     pub confidence: bool,
     /// Sentences whose confidence is below this go to the rejected output.
@@ -122,7 +131,7 @@ impl Default for PipelineOptions {
             // only costs memory to warm up (page faults on short runs).
             batches_per_thread: 2,
             format: None,
-            retag: false,
+            retag: Retag::Auto,
             confidence: false,
             min_confidence: None,
             conllx_as_conllu: false,
@@ -137,8 +146,9 @@ impl PipelineOptions {
         self.format.unwrap_or_else(|| Format::from_path(path))
     }
 
+    /// Whether every sentence must be tagged, whatever the input's tags.
     fn needs_tags(&self, format: Format) -> bool {
-        self.retag || format == Format::Text
+        self.retag == Retag::Always || format == Format::Text
     }
 
     fn steps(&self, format: Format) -> Steps {
@@ -239,6 +249,8 @@ struct Batch {
     malformed: Vec<Malformed>,
     /// Set on the job's last batch.
     end: Option<Outcome>,
+    /// Set on the job's first batch (if the job has any words): for [`Sink::fit`].
+    fit: Option<FitReport>,
 }
 
 impl Batch {
@@ -260,6 +272,7 @@ impl Batch {
         self.confidence.clear();
         self.malformed.clear();
         self.end = None;
+        self.fit = None;
     }
 
     /// The next free sentence slot.
@@ -277,6 +290,9 @@ impl Batch {
     /// Hands every sentence and finally the outcome to `sink`; true if that ended the job.
     fn deliver<S: Sink>(&mut self, sink: &mut S) -> Result<bool, S::Error> {
         let Some(job) = self.job.as_deref() else { return Ok(false) };
+        if let Some(report) = self.fit.take() {
+            sink.fit(job, &report)?;
+        }
         let mut malformed = self.malformed.drain(..).peekable();
         for (i, s) in self.sentences[..self.used].iter().enumerate() {
             match malformed.next_if(|m| m.index == i) {
@@ -427,10 +443,7 @@ fn parse_ranges_in_parallel(
     });
     let mut stats = first?;
     for result in results {
-        let more = result?;
-        stats.sentences += more.sentences;
-        stats.words += more.words;
-        stats.rejected += more.rejected;
+        stats.add(result?);
     }
     for (accepted, rejected) in spills {
         append(accepted, out.accepted)?;
@@ -474,7 +487,7 @@ pub fn parse_reader(
     if model.tagger().is_none() && opts.needs_tags(format) {
         return Err(NoTagger.into());
     }
-    let job = Job { id: 0, path: name.to_path_buf(), format, model: Arc::clone(model), range: None };
+    let job = Arc::new(Job { id: 0, path: name.to_path_buf(), format, model: Arc::clone(model), range: None });
     let mut sink = OutputsSink { out, min_confidence: opts.min_confidence, stats: ParseStats::default() };
     let reader = opts.configure(Reader::new(input, name, format));
     let outcome = run_reader(&job, reader, &mut sink, &opts)?;
@@ -492,12 +505,41 @@ pub struct Outputs<'a> {
 }
 
 /// What a run parsed.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ParseStats {
     pub sentences: usize,
     pub words: usize,
     /// Sentences sent to the rejected output.
     pub rejected: usize,
+    /// The inputs that were retagged or that the model does not fit ([`FitReport::is_notable`]),
+    /// each once, in input order.
+    pub notes: Vec<InputNote>,
+}
+
+/// What was found about one input's columns ([`Sink::fit`]), when there is something to say.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InputNote {
+    pub path: PathBuf,
+    pub report: FitReport,
+}
+
+impl ParseStats {
+    /// Adds a later part's figures (of the same file or another) to these.
+    fn add(&mut self, more: ParseStats) {
+        self.sentences += more.sentences;
+        self.words += more.words;
+        self.rejected += more.rejected;
+        for note in more.notes {
+            self.note(note);
+        }
+    }
+
+    /// Keeps `note` unless its input has one (a file parsed in shards is reported once).
+    fn note(&mut self, note: InputNote) {
+        if !self.notes.iter().any(|n| n.path == note.path) {
+            self.notes.push(note);
+        }
+    }
 }
 
 /// Why a run of [`parse_files`] stopped.
@@ -553,6 +595,13 @@ impl Sink for OutputsSink<'_> {
         Err(error.into())
     }
 
+    fn fit(&mut self, job: &Job, report: &FitReport) -> Result<(), PipelineError> {
+        if report.is_notable() {
+            self.stats.note(InputNote { path: job.path.clone(), report: *report });
+        }
+        Ok(())
+    }
+
     fn end(&mut self, _: &Job, outcome: Outcome) -> Result<(), PipelineError> {
         match outcome {
             Outcome::Complete | Outcome::Abandoned => Ok(()),
@@ -581,13 +630,23 @@ pub fn run_sequential<S: Sink>(
 /// Reads, parses and hands to `sink` every sentence of `job` from `reader`, one at a time;
 /// returns how the job ended (for [`Sink::end`], which is left to the caller).
 fn run_reader<S: Sink>(
-    job: &Job,
+    job: &Arc<Job>,
     mut reader: Reader<Box<dyn BufRead + Send>>,
     sink: &mut S,
     opts: &PipelineOptions,
 ) -> Result<Outcome, S::Error> {
     let mut annotator = opts.annotator(&job.model);
-    let steps = opts.steps(job.format);
+    let mut steps = opts.steps(job.format);
+    // The first sentences decide the steps of the file (see `fill_batch`): they are read, parsed
+    // and handed on as a batch, the rest one at a time.
+    let mut first = Batch::default();
+    first.reset(job, 0, steps);
+    let end = fill_batch(opts, &AtomicBool::new(false), &mut reader, job, &mut first, Some(&mut steps));
+    annotate_batch(&mut annotator, &mut first);
+    first.deliver(sink)?;
+    if let Some(outcome) = end {
+        return Ok(outcome);
+    }
     let mut sent = Sentence::default();
     loop {
         match opts.read(&mut reader, &mut sent, job.format) {
@@ -784,10 +843,14 @@ impl<S: Sink> Shared<'_, '_, S> {
         }
         let Some(mut open) = input.open.pop_front() else { return false };
         batch.reset(&open.job, open.seq, open.steps);
+        let first = open.seq == 0;
         open.seq += 1;
         let outcome = match (open.error.take(), open.reader.as_mut()) {
             (Some(e), _) => Some(Outcome::Failed(e)),
-            (None, Some(reader)) => fill_batch(self.opts, self.abandon, reader, &open.job, batch),
+            (None, Some(reader)) => {
+                let steps = first.then_some(&mut open.steps);
+                fill_batch(self.opts, self.abandon, reader, &open.job, batch, steps)
+            }
             (None, None) => Some(Outcome::Complete),
         };
         match outcome {
@@ -865,22 +928,26 @@ impl<S: Sink> Delivery<'_, S> {
 }
 
 /// Reads sentences of `job` into `batch` until it is full; `Some` with how the job ended if
-/// it did.
+/// it did. With `first` (the job's steps, on its first batch), the batch is not full before
+/// [`crate::parse::fit::CHECK_WORDS`] words (unless it holds [`BATCH_BYTES`]); they decide the job's steps,
+/// this batch's included, and the decision goes with the batch to the sink.
 fn fill_batch(
     opts: &PipelineOptions,
     abandon: &AtomicBool,
     reader: &mut Reader<Box<dyn io::BufRead + Send>>,
     job: &Job,
     batch: &mut Batch,
+    first: Option<&mut Steps>,
 ) -> Option<Outcome> {
-    loop {
+    let mut check = first.is_some().then(|| FitCheck::new(&job.model));
+    let outcome = loop {
         if abandon.load(Ordering::Relaxed) {
-            return Some(Outcome::Abandoned);
+            break Some(Outcome::Abandoned);
         }
         let index = batch.used;
         match opts.read(reader, batch.slot(), job.format) {
-            Read::End => return Some(Outcome::Complete),
-            Read::Unreadable(e) => return Some(Outcome::Failed(e.into())),
+            Read::End => break Some(Outcome::Complete),
+            Read::Unreadable(e) => break Some(Outcome::Failed(e.into())),
             Read::Malformed(m) => {
                 batch.bytes += m.text.len();
                 batch.malformed.push(Malformed { index, ..m });
@@ -889,13 +956,28 @@ fn fill_batch(
                 let s = &batch.sentences[index];
                 batch.words += s.len();
                 batch.bytes += s.bytes_read();
+                if let Some(check) = check.as_mut() {
+                    check.add(s);
+                }
             }
         }
         batch.used += 1;
-        if batch.words >= opts.batch_words || batch.used >= opts.batch_words || batch.bytes >= BATCH_BYTES {
-            return None;
+        let full = batch.words >= opts.batch_words || batch.used >= opts.batch_words;
+        let deciding = check.as_ref().is_some_and(|c| !c.done());
+        if (full && !deciding) || batch.bytes >= BATCH_BYTES {
+            break None;
+        }
+    };
+    if let (Some(check), Some(steps)) = (check, first) {
+        let counts = check.counts();
+        if counts.words > 0 {
+            let report = FitReport::decide(counts, job.format, opts.retag, job.model.tagger().is_some());
+            steps.tag = report.tag();
+            batch.steps = *steps;
+            batch.fit = Some(report);
         }
     }
+    outcome
 }
 
 /// Parses every well-formed sentence of `batch` and records its confidence.

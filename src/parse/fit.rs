@@ -1,0 +1,261 @@
+//! Whether a file's tag and FORM columns are what the model was trained on, decided from the
+//! file's first words: a file whose tags the parser cannot read (XPOS `_`, as in many UD
+//! treebanks and most converted corpora, or another tag set) is retagged by the model's own
+//! tagger, or, without one, flagged; a file whose words the model mostly never saw (another
+//! language) is flagged. This module owns the signal, the thresholds and the decision; what
+//! is done with a flag (a log line, a metric, a comment) is the sink's.
+//!
+//! **The model's inventory is its weight table.** The parser reads a word's tag as the pair
+//! (UPOS, XPOS) and hashes features to 64-bit keys; its table holds a row for the unigram
+//! feature "the buffer's first word has this tag pair" (template 7) for every pair it was
+//! trained on, and likewise for FORMs (template 6). A word's tag (form) is *unknown* when the
+//! table has no row for its key ([`crate::model::features::tag_key`], [`form_key`]): one
+//! lookup per word, the same probe the parser makes for the first feature of every buffer
+//! word. No new metadata: every model file, old ones too, records this; a pair or form seen too
+//! rarely to be kept (the perceptron leaves out features seen fewer than 5 times in training,
+//! `train --min-feature-count`) or pruned counts as unknown, which is what it is to the parser.
+//!
+//! **The decision** is made once per file (per shard, for a file parsed in byte ranges) from
+//! its first sentences up to [`CHECK_WORDS`] words (the whole file if shorter): the pipeline
+//! streams, and the first batch of a file is read whole before it is parsed, so the decision
+//! applies to every sentence of the file, the first ones included.
+//!
+//! **Thresholds**, from the shares of the first 1000 words (whole sentences) of UD dev and
+//! train sets through the example en_ewt model (`runs/daemon/en_ewt.model`, trained on gold
+//! tags), measured with `cargo run --release --example input_fit -- runs/daemon/en_ewt.model
+//! ../shared/data/ud/{en_ewt,en_atis,el_gdt,hu_szeged}/{dev,train}.conllu.zst`:
+//!
+//! | file (dev / train) | XPOS `_` | unknown tag pairs | unknown forms |
+//! |---|---|---|---|
+//! | en_ewt | 0% / 0% | 0% / 0% | 11.6% / 11.2% |
+//! | en_atis (UPOS only) | 100% / 100% | 100% / 100% | 22.0% / 25.9% (lowercased text) |
+//! | el_gdt (XPOS = UPOS) | 0% / 0% | 100% / 100% | 92.0% / 91.0% |
+//! | hu_szeged (UPOS only) | 100% / 100% | 100% / 100% | 77.1% / 72.6% |
+//!
+//! Tags: unknown pairs are all or nothing (a tag set is the model's or it is not), so any
+//! threshold between the two works; [`UNKNOWN_TAGS_UNFIT`] is ½ ("mostly unknown"). On en_atis
+//! dev the example model parses its own tags to LAS 27.63 and its tagger's to 71.10 (`spoolparse
+//! parse --retag=never|always`, then `conll18_ud_eval.py`). Forms: English has 11–26% unknown
+//! forms, Greek and Hungarian 72–92%; [`UNKNOWN_FORMS_UNFIT`] is ½, far from both. Retagging
+//! cannot help with another language, so unfit forms are only flagged.
+//!
+//! **Cost**: two table lookups per word for the first 1000 words of a file, nothing after.
+
+use serde::Deserialize;
+
+use crate::corpus::{Column, Format, Sentence};
+use crate::model::features::{form_key, tag_key};
+use crate::model::file::{ModelFile, TableView};
+
+/// When to replace the input's UPOS and XPOS with the model's tagger's (text input is always
+/// tagged).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Retag {
+    /// When the tags are unfit for the model ([`FitCounts::tags_unfit`]) and it has a tagger.
+    #[default]
+    Auto,
+    /// Always (the model must have a tagger).
+    Always,
+    /// Never: the input's tags are parsed as they are, fit or not.
+    Never,
+}
+
+/// The decision reads a file's first sentences up to this many words.
+pub const CHECK_WORDS: usize = 1000;
+/// A file's tags are unfit when at least this share of the words checked carry a (UPOS, XPOS)
+/// pair the parser was not trained on.
+pub const UNKNOWN_TAGS_UNFIT: f64 = 0.5;
+/// A file's forms are unfit when at least this share of the words checked are forms the parser
+/// was not trained on.
+pub const UNKNOWN_FORMS_UNFIT: f64 = 0.5;
+
+/// What the first words of a file showed.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct FitCounts {
+    /// Words checked.
+    pub words: usize,
+    /// Words whose (UPOS, XPOS) pair the parser has no weights for.
+    pub unknown_tags: usize,
+    /// Words whose UPOS, and words whose XPOS, is `_`.
+    pub empty_upos: usize,
+    pub empty_xpos: usize,
+    /// Words whose FORM the parser has no weights for.
+    pub unknown_forms: usize,
+}
+
+impl FitCounts {
+    fn share(&self, n: usize) -> f64 {
+        n as f64 / self.words.max(1) as f64
+    }
+
+    /// Most tags are unknown to the parser: parsing them as they are loses most of the LAS.
+    pub fn tags_unfit(&self) -> bool {
+        self.words > 0 && self.share(self.unknown_tags) >= UNKNOWN_TAGS_UNFIT
+    }
+
+    /// Most forms are unknown to the parser: another language, or another script.
+    pub fn forms_unfit(&self) -> bool {
+        self.words > 0 && self.share(self.unknown_forms) >= UNKNOWN_FORMS_UNFIT
+    }
+}
+
+/// Counts, over a file's first sentences, the words whose tags and forms a model does not know.
+pub struct FitCheck<'m> {
+    weights: TableView<'m>,
+    counts: FitCounts,
+}
+
+impl<'m> FitCheck<'m> {
+    /// A check against `model`'s parser.
+    pub fn new(model: &'m ModelFile) -> Self {
+        FitCheck { weights: model.weights(), counts: FitCounts::default() }
+    }
+
+    /// Counts the words of `sent`, unless [`CHECK_WORDS`] were counted already.
+    pub fn add(&mut self, sent: &Sentence) {
+        if self.done() {
+            return;
+        }
+        let c = &mut self.counts;
+        for w in sent.words() {
+            let (upos, xpos) = (w.get(Column::Upos), w.get(Column::Xpos));
+            c.words += 1;
+            c.empty_upos += usize::from(upos == "_");
+            c.empty_xpos += usize::from(xpos == "_");
+            c.unknown_tags += usize::from(self.weights.lookup(tag_key(upos, xpos)).is_none());
+            c.unknown_forms += usize::from(self.weights.lookup(form_key(w.get(Column::Form))).is_none());
+        }
+    }
+
+    /// Enough words were counted to decide.
+    pub fn done(&self) -> bool {
+        self.counts.words >= CHECK_WORDS
+    }
+
+    /// The counts so far.
+    pub fn counts(&self) -> FitCounts {
+        self.counts
+    }
+}
+
+/// What became of a file's tags.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TagAction {
+    /// They fit the model and were parsed as they are.
+    Kept,
+    /// The model's tagger tagged the file whatever its tags (text input, or [`Retag::Always`]).
+    Tagged,
+    /// They were unfit and the model's tagger replaced them ([`Retag::Auto`]).
+    Retagged,
+    /// They were unfit and were parsed as they are: the model has no tagger, or
+    /// [`Retag::Never`].
+    Unfit { has_tagger: bool },
+}
+
+/// What the first words of a file showed, and what was done about it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FitReport {
+    pub counts: FitCounts,
+    pub tags: TagAction,
+}
+
+impl FitReport {
+    /// The decision for a file in `format` whose first words gave `counts`.
+    pub fn decide(counts: FitCounts, format: Format, retag: Retag, has_tagger: bool) -> FitReport {
+        let tags = if format == Format::Text || retag == Retag::Always {
+            TagAction::Tagged
+        } else if !counts.tags_unfit() {
+            TagAction::Kept
+        } else if retag == Retag::Auto && has_tagger {
+            TagAction::Retagged
+        } else {
+            TagAction::Unfit { has_tagger }
+        };
+        FitReport { counts, tags }
+    }
+
+    /// Whether the tagger tags the file.
+    pub fn tag(&self) -> bool {
+        matches!(self.tags, TagAction::Tagged | TagAction::Retagged)
+    }
+
+    /// Whether the file is parsed on input the model does not fit (a warning).
+    pub fn is_unfit(&self) -> bool {
+        matches!(self.tags, TagAction::Unfit { .. }) || self.counts.forms_unfit()
+    }
+
+    /// Whether there is anything to say: retagged, or unfit.
+    pub fn is_notable(&self) -> bool {
+        self.tags == TagAction::Retagged || self.is_unfit()
+    }
+
+    /// One line saying what was found and done, for logs and `# input_check` comments.
+    pub fn describe(&self) -> String {
+        let c = &self.counts;
+        let pct = |n: usize| format!("{:.0}%", 100.0 * c.share(n));
+        let mut parts = Vec::new();
+        if let TagAction::Retagged | TagAction::Unfit { .. } = self.tags {
+            let mut why = format!(
+                "{} of the first {} words have a UPOS+XPOS pair the model was not trained on",
+                pct(c.unknown_tags),
+                c.words
+            );
+            if c.empty_xpos > 0 || c.empty_upos > 0 {
+                why += &format!(" (XPOS _ in {}, UPOS _ in {})", pct(c.empty_xpos), pct(c.empty_upos));
+            }
+            why += match self.tags {
+                TagAction::Retagged => ": retagged by the model's tagger",
+                TagAction::Unfit { has_tagger: false } => {
+                    ": parsed on these tags, the model has no tagger; expect a far lower accuracy"
+                }
+                _ => ": parsed on these tags (retag = never); expect a far lower accuracy",
+            };
+            parts.push(why);
+        }
+        if c.forms_unfit() {
+            parts.push(format!(
+                "{} of the first {} words are forms the model was not trained on: another language? expect a far lower accuracy",
+                pct(c.unknown_forms),
+                c.words
+            ));
+        }
+        parts.join("; ")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn counts(words: usize, unknown_tags: usize, unknown_forms: usize) -> FitCounts {
+        FitCounts { words, unknown_tags, unknown_forms, ..FitCounts::default() }
+    }
+
+    #[test]
+    fn unfit_tags_are_retagged_only_in_auto_mode_with_a_tagger() {
+        let bad = counts(1000, 1000, 50);
+        assert_eq!(FitReport::decide(bad, Format::Conllu, Retag::Auto, true).tags, TagAction::Retagged);
+        assert_eq!(
+            FitReport::decide(bad, Format::Conllu, Retag::Auto, false).tags,
+            TagAction::Unfit { has_tagger: false }
+        );
+        assert_eq!(
+            FitReport::decide(bad, Format::Conllu, Retag::Never, true).tags,
+            TagAction::Unfit { has_tagger: true }
+        );
+        let good = counts(1000, 3, 50);
+        assert_eq!(FitReport::decide(good, Format::Conllu, Retag::Auto, true).tags, TagAction::Kept);
+        assert_eq!(FitReport::decide(good, Format::Conllu, Retag::Always, true).tags, TagAction::Tagged);
+        assert_eq!(FitReport::decide(bad, Format::Text, Retag::Never, true).tags, TagAction::Tagged);
+        assert!(!FitReport::decide(good, Format::Conllu, Retag::Auto, true).is_notable());
+    }
+
+    #[test]
+    fn mostly_unknown_forms_are_unfit_whatever_the_tags() {
+        let foreign = FitReport::decide(counts(200, 0, 150), Format::Conllu, Retag::Auto, true);
+        assert!(foreign.is_unfit());
+        assert!(foreign.describe().contains("75% of the first 200 words are forms"), "{}", foreign.describe());
+        assert!(!FitReport::decide(counts(0, 0, 0), Format::Conllu, Retag::Auto, true).is_notable());
+    }
+}

@@ -787,6 +787,49 @@ fn malformed_sentences_leave_their_neighbours_parsed_and_lowconf_valid() {
     }
 }
 
+/// Writes `bytes` to `path` as `cp` into incoming/ would, straight to its final name, in
+/// `pieces` writes with `pause` after each but the last, through one open file.
+fn write_slowly(path: &Path, bytes: &[u8], pieces: usize, pause: Duration) {
+    use std::io::Write;
+    let mut file = fs::File::create(path).unwrap();
+    let size = bytes.len().div_ceil(pieces);
+    for (i, piece) in bytes.chunks(size).enumerate() {
+        if i > 0 {
+            std::thread::sleep(pause);
+        }
+        file.write_all(piece).unwrap();
+    }
+}
+
+/// Files written straight into incoming/ (no rename): one in many pieces with short pauses,
+/// one with a long pause halfway. Each is parsed only once complete, every sentence reaches
+/// the outputs exactly once, and the wait is logged once per file.
+#[test]
+fn files_written_straight_into_incoming_are_parsed_only_once_complete() {
+    let work = tempfile::tempdir().unwrap();
+    let model = model(work.path());
+    let setup = Setup::new(&model, 2);
+    let mut rng = ChaCha8Rng::seed_from_u64(28);
+    let slow = input("slow.conllu", 400, &mut rng, false);
+    let paused = input("paused.txt", 300, &mut rng, false);
+    let mut daemon = setup.start("daemon.log");
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            write_slowly(&setup.path("spool/incoming/slow.conllu"), &slow.bytes, 20, Duration::from_millis(150))
+        });
+        s.spawn(|| write_slowly(&setup.path("spool/incoming/paused.txt"), &paused.bytes, 2, Duration::from_secs(3)));
+    });
+    setup.wait_until_finished(2, &mut daemon);
+    terminate(&mut daemon, Duration::from_secs(10));
+    let log = setup.log("daemon.log");
+    for file in [&slow, &paused] {
+        assert!(setup.path(&format!("spool/done/{}", file.name)).exists(), "{}: {log}", file.name);
+        assert_split_losslessly(&setup, file);
+        let waits = log.matches(&format!("waiting for incoming/{}: it is still being written", file.name)).count();
+        assert_eq!(waits, 1, "{}: the wait is logged once:\n{log}", file.name);
+    }
+}
+
 /// `x.conllu`, then `x.conllu.zst`, then `x.conllu` again: three inputs, three sets of
 /// outputs and three done/ entries; nothing is overwritten (the rule: a `~N` suffix).
 #[test]

@@ -37,6 +37,9 @@ pub enum Fate {
     /// Its outputs could not be written or published (disk full, read-only): nothing of them
     /// is left in `out/`, and the claim comes back to be tried again later.
     Retry { why: String, claim: Claim },
+    /// The input was written to while it was parsed (see [`Claim::changed`]): its outputs
+    /// were discarded, and the claim comes back to be parsed again once it is complete.
+    Changed { claim: Claim },
     /// Given up at shutdown: the input stays in `processing/`.
     Abandoned,
 }
@@ -90,10 +93,18 @@ fn publish(
         let (accepted, lowconf) = out.streams.ok_or_else(|| io::Error::other("outputs closed"))?;
         accepted.finish_durably()?;
         lowconf.finish_durably()?;
-        spool.acknowledge(&claim, &out.paths)
+        // What was written to the input since it was claimed may be missing from the outputs.
+        if claim.changed()? {
+            return Ok(false);
+        }
+        spool.acknowledge(&claim, &out.paths).map(|()| true)
     })();
     let fate = match result {
-        Ok(()) => {
+        Ok(false) => {
+            spool.discard(&out.paths);
+            Fate::Changed { claim }
+        }
+        Ok(true) => {
             Metrics::add(&metrics.files_done, 1);
             Metrics::add(&metrics.accepted, out.sentences - out.lowconf_count);
             Metrics::add(&metrics.lowconf, out.lowconf_count);

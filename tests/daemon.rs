@@ -830,6 +830,31 @@ fn files_written_straight_into_incoming_are_parsed_only_once_complete() {
     }
 }
 
+/// A file whose name is not valid UTF-8 stays in incoming/ and is named in the log, once, with
+/// its other bytes escaped and what to do; the files beside it are parsed.
+#[test]
+fn a_name_that_is_not_utf8_is_logged_once_with_what_to_do() {
+    use std::os::unix::ffi::OsStrExt;
+    let work = tempfile::tempdir().unwrap();
+    let model = model(work.path());
+    let setup = Setup::new(&model, 1);
+    let mut rng = ChaCha8Rng::seed_from_u64(5);
+    let good = input("good.conllu", 3, &mut rng, false);
+    let bad = setup.path("spool/incoming").join(std::ffi::OsStr::from_bytes(b"caf\xe9.conllu"));
+    fs::write(&bad, &good.bytes).unwrap();
+    setup.drop_files(std::slice::from_ref(&good));
+    let mut daemon = setup.start("daemon.log");
+    setup.wait_until_finished(1, &mut daemon);
+    // Several rescans (every 0.2 s): still one line.
+    std::thread::sleep(Duration::from_secs(1));
+    terminate(&mut daemon, Duration::from_secs(10));
+    let log = setup.log("daemon.log");
+    let lines: Vec<&str> = log.lines().filter(|l| l.contains("not valid UTF-8")).collect();
+    assert_eq!(lines.len(), 1, "{log}");
+    assert!(lines[0].contains("incoming/caf\\xe9.conllu") && lines[0].contains("rename it"), "{}", lines[0]);
+    assert!(bad.exists(), "left in incoming/");
+}
+
 /// `x.conllu`, then `x.conllu.zst`, then `x.conllu` again: three inputs, three sets of
 /// outputs and three done/ entries; nothing is overwritten (the rule: a `~N` suffix).
 #[test]

@@ -241,7 +241,8 @@ struct Scheduler<'a> {
     registry: Registry,
     /// A `models/current` that could not be opened, not to be tried (and logged) again.
     refused: Option<String>,
-    /// Entries of `incoming/` that are not regular files, already named in the log.
+    /// Entries of `incoming/` that are not regular files, or whose names are not UTF-8,
+    /// already named in the log.
     not_inputs: HashSet<String>,
     /// Files of `incoming/` still being written, already named in the log.
     being_written: HashSet<String>,
@@ -285,9 +286,19 @@ impl Scheduler<'_> {
             }
             let waiting = self.spool.waiting().map_err(io_error(self.spool.incoming.display().to_string()))?;
             // Each entry that is not an input is named once while it stays, not at every scan.
-            self.not_inputs.retain(|name| waiting.others.iter().any(|(n, _)| n == name));
+            self.not_inputs
+                .retain(|name| waiting.others.iter().any(|(n, _)| n == name) || waiting.bad_names.contains(name));
             self.being_written.retain(|name| waiting.files.contains(name));
             self.backlog = waiting.files.into();
+            for name in waiting.bad_names {
+                if self.not_inputs.insert(name.clone()) {
+                    warn(&format!(
+                        "incoming/{name} has a name that is not valid UTF-8 (shown with \\xNN for its other bytes) \
+                         and is left alone: rename it to a UTF-8 name (e.g. `mv incoming/$'{name}' incoming/NEW.conllu`) \
+                         to have it parsed"
+                    ));
+                }
+            }
             for (name, kind) in waiting.others {
                 if self.not_inputs.insert(name.clone()) {
                     warn(&format!(

@@ -60,6 +60,9 @@ pub struct Waiting {
     pub files: Vec<String>,
     /// Anything else, with what it is: never claimed.
     pub others: Vec<(String, &'static str)>,
+    /// Entries whose names are not valid UTF-8, escaped (`caf\xe9.conllu`): never claimed,
+    /// since every output and log line is named after the input.
+    pub bad_names: Vec<String>,
 }
 
 /// What [`Spool::claim`] got.
@@ -197,7 +200,15 @@ impl Spool {
         let mut waiting = Waiting::default();
         for entry in fs::read_dir(&self.incoming)? {
             let entry = entry?;
-            let Ok(name) = entry.file_name().into_string() else { continue };
+            let name = match entry.file_name().into_string() {
+                Ok(name) => name,
+                Err(raw) => {
+                    if !raw.as_encoded_bytes().starts_with(b".") {
+                        waiting.bad_names.push(escaped_name(&raw));
+                    }
+                    continue;
+                }
+            };
             if name.starts_with('.') {
                 continue;
             }
@@ -208,6 +219,7 @@ impl Spool {
         }
         waiting.files.sort();
         waiting.others.sort();
+        waiting.bad_names.sort();
         Ok(waiting)
     }
 
@@ -465,6 +477,18 @@ fn read_lease(file: &File) -> io::Result<bool> {
     }
 }
 
+/// A file name that is not valid UTF-8, its other bytes escaped as `\xNN`.
+fn escaped_name(raw: &std::ffi::OsStr) -> String {
+    let mut out = String::new();
+    for chunk in raw.as_encoded_bytes().utf8_chunks() {
+        out.push_str(chunk.valid());
+        for b in chunk.invalid() {
+            out.push_str(&format!("\\x{b:02x}"));
+        }
+    }
+    out
+}
+
 /// Whether `path` still names the file that `lock` has open (not gone, not replaced).
 fn still_named(path: &Path, lock: &File) -> io::Result<bool> {
     let named = match fs::metadata(path) {
@@ -539,6 +563,18 @@ mod tests {
         assert!(claim.changed().unwrap(), "grown since the claim");
         claim.restamp().unwrap();
         assert!(!claim.changed().unwrap(), "taken as it is now");
+    }
+
+    #[test]
+    fn a_name_that_is_not_utf8_is_listed_escaped_and_never_claimed() {
+        use std::os::unix::ffi::OsStrExt;
+        let dir = tempfile::tempdir().unwrap();
+        let spool = created(dir.path());
+        fs::write(spool.incoming.join(std::ffi::OsStr::from_bytes(b"caf\xe9.conllu")), "x").unwrap();
+        fs::write(spool.incoming.join(std::ffi::OsStr::from_bytes(b".caf\xe9.conllu")), "x").unwrap();
+        let waiting = spool.waiting().unwrap();
+        assert!(waiting.files.is_empty());
+        assert_eq!(waiting.bad_names, ["caf\\xe9.conllu"]);
     }
 
     #[test]

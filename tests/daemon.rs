@@ -760,13 +760,13 @@ fn malformed_sentences_leave_their_neighbours_parsed_and_lowconf_valid() {
                 (place..2).for_each(|i| text.push_str(&good(i)));
                 let name = format!("b{k}p{place}.conllu");
                 fs::write(setup.path(&format!("spool/incoming/{name}")), &text).unwrap();
-                files.push((name, text, *b));
+                files.push((name, text, *b, place));
             }
         }
         let mut daemon = setup.start("daemon.log");
         setup.wait_until_finished(files.len(), &mut daemon);
         terminate(&mut daemon, Duration::from_secs(10));
-        for (name, _, b) in &files {
+        for (name, _, b, place) in &files {
             let lowconf = setup.output("lowconf", name).unwrap();
             let all = setup.output("accepted", name).unwrap() + &lowconf;
             // Read strictly: every output is valid CoNLL-U.
@@ -776,6 +776,13 @@ fn malformed_sentences_leave_their_neighbours_parsed_and_lowconf_valid() {
             let (unparsed, parsed): (Vec<_>, Vec<_>) = sents.iter().partition(|s| raw_text(s).is_some());
             assert_eq!(unparsed.len(), 1, "{name} ({threads} threads):\n{all}");
             assert_eq!(raw_text(unparsed[0]).unwrap(), *b, "{name}: raw text not kept");
+            // Its id as a real comment, for joins by id: the input's, else its place's.
+            let id = if b.contains("only-a-comment") {
+                "only-a-comment".to_string()
+            } else {
+                format!("{name}-{}", place + 1)
+            };
+            assert!(unparsed[0].comments.contains(&format!("# sent_id = {id}")), "{name}: no sent_id {id}:\n{all}");
             assert_eq!(parsed.len(), 2, "{name} ({threads} threads): good sentences lost:\n{all}");
             for s in parsed {
                 assert!(

@@ -12,9 +12,9 @@ use crossbeam_channel::Sender;
 use super::metrics::Metrics;
 use super::spool::{Claim, OutputPaths, Spool};
 use crate::base::io::Output;
-use crate::corpus::{unparsed, CorpusError, Sentence};
+use crate::corpus::{unparsed, Column, Sentence};
 use crate::model::file::ModelFile;
-use crate::parse::pipeline::{Job, JobError, Outcome, Sink};
+use crate::parse::pipeline::{Job, JobError, Outcome, Sink, Unreadable};
 
 /// Claims of the files handed to the pipeline, by job id: the scheduler puts them in, the sink
 /// takes them out when a file is over.
@@ -54,6 +54,9 @@ struct FileOutputs {
     /// Whether anything has been written to each (the model line comes first).
     accepted_started: bool,
     lowconf_started: bool,
+    /// Whether the file's sentences have enhanced dependencies (DEPS), as the last one parsed
+    /// had: a placeholder follows suit, since the UD validator wants all or none.
+    enhanced: Option<bool>,
     sentences: u64,
     words: u64,
     lowconf_count: u64,
@@ -154,6 +157,7 @@ impl FileOutputs {
             error,
             accepted_started: false,
             lowconf_started: false,
+            enhanced: None,
             sentences: 0,
             words: 0,
             lowconf_count: 0,
@@ -251,6 +255,7 @@ impl Sink for SpoolSink {
         let lowconf = confidence < self.min_confidence;
         let out = self.outputs(job);
         out.write(lowconf, job, |w| sent.write_to(w));
+        out.enhanced = Some(sent.words().any(|w| w.get(Column::Deps) != "_"));
         out.sentences += 1;
         out.words += sent.len() as u64;
         out.lowconf_count += u64::from(lowconf);
@@ -259,10 +264,12 @@ impl Sink for SpoolSink {
         Ok(())
     }
 
-    fn malformed(&mut self, job: &Job, error: CorpusError, text: &str, truncated: bool) -> io::Result<()> {
-        let why = error.with_name(&spool_name(job));
+    fn malformed(&mut self, job: &Job, bad: Unreadable<'_>) -> io::Result<()> {
+        let why = bad.error.with_name(&spool_name(job));
         let out = self.outputs(job);
-        out.write(true, job, |w| unparsed::write(w, &why, text, truncated));
+        let enhanced = out.enhanced.unwrap_or_else(|| unparsed::has_enhanced_deps(bad.text));
+        let placeholder = unparsed::Placeholder { sent_id: bad.sent_id, enhanced };
+        out.write(true, job, |w| placeholder.write(w, &why, bad.text, bad.truncated));
         out.sentences += 1;
         out.lowconf_count += 1;
         out.malformed += 1;

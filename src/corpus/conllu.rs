@@ -24,6 +24,15 @@ pub fn token_kind(id: &str) -> Option<TokenKind> {
     None
 }
 
+/// Whether a comment line is a `# sent_id = …`, as the UD validator reads one (spaces around
+/// `sent_id` and `=` are optional).
+pub fn is_sent_id(comment: &str) -> bool {
+    comment
+        .strip_prefix('#')
+        .and_then(|c| c.trim_start().strip_prefix("sent_id"))
+        .is_some_and(|c| c.trim_start().starts_with('='))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -37,13 +46,4 @@ mod tests {
         assert_eq!(token_kind("1-"), None);
         assert_eq!(token_kind(""), None);
     }
-}
-
-/// Whether a comment line is a `# sent_id = …`, as the UD validator reads one (spaces around
-/// `sent_id` and `=` are optional).
-pub fn is_sent_id(comment: &str) -> bool {
-    comment
-        .strip_prefix('#')
-        .and_then(|c| c.trim_start().strip_prefix("sent_id"))
-        .is_some_and(|c| c.trim_start().starts_with('='))
 }

@@ -1,6 +1,7 @@
 # Sourced by the Python scripts (python-test.sh, spark-bench.sh, python-install-time.sh): makes
 # the virtual environment with the build and test tools (python/requirements-dev.txt: maturin,
-# pytest, pyspark), builds the `spoolparse` binary and the wheel, and installs the wheel in it.
+# pytest, pyspark, and udtools: the UD validator), builds the `spoolparse` binary and the wheel,
+# and installs the wheel in it.
 # Sets root, target, venv (SPOOLPARSE_VENV, default TARGET/python-venv: made once, then reused),
 # wheel and bin. Needs python3 (3.9+), Java 17+ for Spark, zstd, and Chromium with its driver for
 # the workbench's browser test; all four are installed with apt-get where missing.

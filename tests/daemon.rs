@@ -768,13 +768,13 @@ fn malformed_sentences_leave_their_neighbours_parsed_and_lowconf_valid() {
                 (place..2).for_each(|i| text.push_str(&good(i)));
                 let name = format!("b{k}p{place}.conllu");
                 fs::write(setup.path(&format!("spool/incoming/{name}")), &text).unwrap();
-                files.push((name, text, *b));
+                files.push((name, text, *b, place));
             }
         }
         let mut daemon = setup.start("daemon.log");
         setup.wait_until_finished(files.len(), &mut daemon);
         terminate(&mut daemon, Duration::from_secs(10));
-        for (name, _, b) in &files {
+        for (name, _, b, place) in &files {
             let lowconf = setup.output("lowconf", name).unwrap();
             let all = setup.output("accepted", name).unwrap() + &lowconf;
             // Read strictly: every output is valid CoNLL-U.
@@ -784,6 +784,13 @@ fn malformed_sentences_leave_their_neighbours_parsed_and_lowconf_valid() {
             let (unparsed, parsed): (Vec<_>, Vec<_>) = sents.iter().partition(|s| raw_text(s).is_some());
             assert_eq!(unparsed.len(), 1, "{name} ({threads} threads):\n{all}");
             assert_eq!(raw_text(unparsed[0]).unwrap(), *b, "{name}: raw text not kept");
+            // Its id as a real comment, for joins by id: the input's, else its place's.
+            let id = if b.contains("only-a-comment") {
+                "only-a-comment".to_string()
+            } else {
+                format!("{name}-{}", place + 1)
+            };
+            assert!(unparsed[0].comments.contains(&format!("# sent_id = {id}")), "{name}: no sent_id {id}:\n{all}");
             assert_eq!(parsed.len(), 2, "{name} ({threads} threads): good sentences lost:\n{all}");
             for s in parsed {
                 assert!(
@@ -793,6 +800,74 @@ fn malformed_sentences_leave_their_neighbours_parsed_and_lowconf_valid() {
             }
         }
     }
+}
+
+/// Writes `bytes` to `path` as `cp` into incoming/ would, straight to its final name, in
+/// `pieces` writes with `pause` after each but the last, through one open file.
+fn write_slowly(path: &Path, bytes: &[u8], pieces: usize, pause: Duration) {
+    use std::io::Write;
+    let mut file = fs::File::create(path).unwrap();
+    let size = bytes.len().div_ceil(pieces);
+    for (i, piece) in bytes.chunks(size).enumerate() {
+        if i > 0 {
+            std::thread::sleep(pause);
+        }
+        file.write_all(piece).unwrap();
+    }
+}
+
+/// Files written straight into incoming/ (no rename): one in many pieces with short pauses,
+/// one with a long pause halfway. Each is parsed only once complete, every sentence reaches
+/// the outputs exactly once, and the wait is logged once per file.
+#[test]
+fn files_written_straight_into_incoming_are_parsed_only_once_complete() {
+    let work = tempfile::tempdir().unwrap();
+    let model = model(work.path());
+    let setup = Setup::new(&model, 2);
+    let mut rng = ChaCha8Rng::seed_from_u64(28);
+    let slow = input("slow.conllu", 400, &mut rng, false);
+    let paused = input("paused.txt", 300, &mut rng, false);
+    let mut daemon = setup.start("daemon.log");
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            write_slowly(&setup.path("spool/incoming/slow.conllu"), &slow.bytes, 20, Duration::from_millis(150))
+        });
+        s.spawn(|| write_slowly(&setup.path("spool/incoming/paused.txt"), &paused.bytes, 2, Duration::from_secs(3)));
+    });
+    setup.wait_until_finished(2, &mut daemon);
+    terminate(&mut daemon, Duration::from_secs(10));
+    let log = setup.log("daemon.log");
+    for file in [&slow, &paused] {
+        assert!(setup.path(&format!("spool/done/{}", file.name)).exists(), "{}: {log}", file.name);
+        assert_split_losslessly(&setup, file);
+        let waits = log.matches(&format!("waiting for incoming/{}: it is still being written", file.name)).count();
+        assert_eq!(waits, 1, "{}: the wait is logged once:\n{log}", file.name);
+    }
+}
+
+/// A file whose name is not valid UTF-8 stays in incoming/ and is named in the log, once, with
+/// its other bytes escaped and what to do; the files beside it are parsed.
+#[test]
+fn a_name_that_is_not_utf8_is_logged_once_with_what_to_do() {
+    use std::os::unix::ffi::OsStrExt;
+    let work = tempfile::tempdir().unwrap();
+    let model = model(work.path());
+    let setup = Setup::new(&model, 1);
+    let mut rng = ChaCha8Rng::seed_from_u64(5);
+    let good = input("good.conllu", 3, &mut rng, false);
+    let bad = setup.path("spool/incoming").join(std::ffi::OsStr::from_bytes(b"caf\xe9.conllu"));
+    fs::write(&bad, &good.bytes).unwrap();
+    setup.drop_files(std::slice::from_ref(&good));
+    let mut daemon = setup.start("daemon.log");
+    setup.wait_until_finished(1, &mut daemon);
+    // Several rescans (every 0.2 s): still one line.
+    std::thread::sleep(Duration::from_secs(1));
+    terminate(&mut daemon, Duration::from_secs(10));
+    let log = setup.log("daemon.log");
+    let lines: Vec<&str> = log.lines().filter(|l| l.contains("not valid UTF-8")).collect();
+    assert_eq!(lines.len(), 1, "{log}");
+    assert!(lines[0].contains("incoming/caf\\xe9.conllu") && lines[0].contains("rename it"), "{}", lines[0]);
+    assert!(bad.exists(), "left in incoming/");
 }
 
 /// `x.conllu`, then `x.conllu.zst`, then `x.conllu` again: three inputs, three sets of

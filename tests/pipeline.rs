@@ -140,6 +140,41 @@ fn shards_of_a_file_parse_to_the_whole_files_output() {
     assert!(err.contains(&format!("bad.conllu:{line}: expected 10 tab-separated columns")), "{err}");
 }
 
+/// Every CoNLL-U output sentence has a `# sent_id`: the input's own, else NAME-N for its place
+/// in the file (whitespace in the name as `_`), the same with threads and in shards; CoNLL-X
+/// output, which has no comments, gets none.
+#[test]
+fn sentences_without_an_id_get_the_files_name_and_their_place_in_every_mode() {
+    use spoolparse::corpus::{shard::shard_ranges, Format};
+    use spoolparse::parse::pipeline::{parse_inputs_split, Input, Outputs};
+    let dir = tempfile::tempdir().unwrap();
+    let model = model(dir.path());
+    let word = |form: &str| format!("1\t{form}\t_\tNOUN\tNN\t_\t_\t_\t_\t_\n\n");
+    let input = dir.path().join("my file.conllu");
+    std::fs::write(&input, format!("{}# sent_id = own\n{}{}", word("a"), word("b"), word("c")).repeat(3)).unwrap();
+    let ids = |out: &[u8]| -> Vec<String> {
+        String::from_utf8_lossy(out).lines().filter_map(|l| l.strip_prefix("# sent_id = ")).map(String::from).collect()
+    };
+    let expected: Vec<String> = (0..3)
+        .flat_map(|k| [format!("my_file.conllu-{}", 3 * k + 1), "own".into(), format!("my_file.conllu-{}", 3 * k + 3)])
+        .collect();
+    for threads in [1, 2] {
+        assert_eq!(ids(&run(&model, std::slice::from_ref(&input), threads).unwrap()), expected, "{threads} threads");
+    }
+    let ranges = shard_ranges(&input, Format::Conllu, 1).unwrap().unwrap();
+    assert_eq!(ranges.len(), 9);
+    let mut out = Vec::new();
+    for range in ranges {
+        let shard = [Input { path: input.clone(), range: Some(range) }];
+        let outputs = Outputs { accepted: &mut out, rejected: None, cancel: None };
+        parse_inputs_split(&model, &shard, outputs, PipelineOptions::default()).unwrap();
+    }
+    assert_eq!(ids(&out), expected, "shards one by one");
+    let conllx = dir.path().join("x.conllx");
+    std::fs::write(&conllx, word("a").repeat(3)).unwrap();
+    assert_eq!(ids(&run(&model, &[conllx], 1).unwrap()), Vec::<String>::new(), "CoNLL-X has no comments");
+}
+
 /// Atomic outputs: never over an existing file unless asked, and nothing left by a failed run.
 #[test]
 fn atomic_outputs_never_overwrite_and_leave_nothing_on_failure() {

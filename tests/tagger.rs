@@ -40,8 +40,9 @@ fn tokenized_text_is_tagged_parsed_and_written_as_conllu() {
     let sents: Vec<Sentence> =
         Reader::new(&out.stdout[..], Path::new("stdout"), Format::Conllu).map(|s| s.unwrap()).collect();
     assert_eq!(sents.len(), 3, "blank lines are not sentences");
-    assert_eq!(sents[0].comments[0], "# text = Sue likes coffee and Bill tea");
-    assert_eq!(sents[2].comments[0], "# text = Vamos nos a el mar .");
+    // Each sentence is named by the file and its place in it (blank lines are no place).
+    assert_eq!(sents[0].comments[..2], ["# sent_id = in.txt-1", "# text = Sue likes coffee and Bill tea"]);
+    assert_eq!(sents[2].comments[..2], ["# sent_id = in.txt-3", "# text = Vamos nos a el mar ."]);
     let lengths: Vec<usize> = sents.iter().map(Sentence::len).collect();
     assert_eq!(lengths, vec![6, 1, 6]);
     for s in &sents {

@@ -1,4 +1,4 @@
-//! CoNLL-U specifics: which IDs a token line may carry.
+//! CoNLL-U specifics: which IDs a token line may carry, and which comment is a sentence's id.
 //!
 //! Words have integer IDs `1, 2, …`; multiword tokens carry ranges `n-m`; empty nodes of the
 //! enhanced graph carry decimals `n.k`. Only words are parsed; the other lines pass through.
@@ -22,6 +22,15 @@ pub fn token_kind(id: &str) -> Option<TokenKind> {
         }
     }
     None
+}
+
+/// Whether a comment line is a `# sent_id = …`, as the UD validator reads one (spaces around
+/// `sent_id` and `=` are optional).
+pub fn is_sent_id(comment: &str) -> bool {
+    comment
+        .strip_prefix('#')
+        .and_then(|c| c.trim_start().strip_prefix("sent_id"))
+        .is_some_and(|c| c.trim_start().starts_with('='))
 }
 
 #[cfg(test)]

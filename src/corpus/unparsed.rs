@@ -3,13 +3,19 @@
 //! the file and the original text can be recovered exactly ([`raw_text`]).
 //!
 //! ```text
+//! # sent_id = in.conllu-7
+//! # text = _
 //! # spoolparse_error = in.conllu:12: invalid HEAD "one" (expected an integer or `_`)
 //! # spoolparse_raw = 1\tThe\t_\tDET …
 //! # spoolparse_raw = 2\tdog\t_\tNOUN …
 //! 1 _ _ X _ _ 0 root _ SpoolparseUnparsed=Yes          (tab-separated)
 //! ```
 //!
-//! CoNLL-U wants at least one word per sentence, hence the placeholder word, marked in MISC.
+//! CoNLL-U wants at least one word per sentence, hence the placeholder word, marked in MISC,
+//! and the UD validator a `# sent_id` and a `# text` that matches its words: the input's
+//! `sent_id` when its raw lines have one (so that joins by id find the sentence), else the id
+//! that its place in the input gives it. In a file whose sentences have enhanced dependencies,
+//! the placeholder has one too (`0:root`): the validator wants them in all sentences or none.
 //! A sentence longer than the reader's limit is not held in memory, so only its first lines
 //! are carried, and a `# spoolparse_raw_truncated` comment says so. This module owns the
 //! encoding; it must not decide which sentences are malformed.
@@ -28,21 +34,57 @@ pub const TRUNCATED_KEY: &str = "spoolparse_raw_truncated";
 /// The MISC entry of the placeholder word.
 pub const PLACEHOLDER_MISC: &str = "SpoolparseUnparsed=Yes";
 
-/// Writes an unparsed sentence: the error `why`, the lines of `text` (as read, each ending
-/// with a newline; blank lines around it are dropped), and the placeholder word.
+/// Writes an unparsed sentence: the `# sent_id` of its raw lines (if any), the error `why`,
+/// the lines of `text` (as read, each ending with a newline; blank lines around it are
+/// dropped), and the placeholder word.
 pub fn write<W: Write + ?Sized>(out: &mut W, why: &str, text: &str, truncated: bool) -> io::Result<()> {
-    // A comment cannot span lines.
-    writeln!(out, "# {ERROR_KEY} = {}", why.replace(['\n', '\r'], " "))?;
-    let mut escaped = String::new();
-    for line in text.trim_matches('\n').split('\n') {
-        escaped.clear();
-        escape(line, &mut escaped);
-        writeln!(out, "# {RAW_KEY} = {escaped}")?;
+    Placeholder::default().write(out, why, text, truncated)
+}
+
+/// What the placeholder of an unparsed sentence carries besides its raw lines.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Placeholder<'a> {
+    /// `# sent_id = ID` when the raw lines have no `sent_id` of their own.
+    pub sent_id: Option<&'a str>,
+    /// DEPS `0:root` (a file with enhanced dependencies) instead of `_`.
+    pub enhanced: bool,
+}
+
+/// Whether the raw lines of a sentence give any word enhanced dependencies (a DEPS column
+/// other than `_`).
+pub fn has_enhanced_deps(text: &str) -> bool {
+    text.lines()
+        .filter(|l| !l.starts_with('#'))
+        .any(|l| l.split('\t').nth(8).is_some_and(|d| !d.trim().is_empty() && d != "_"))
+}
+
+impl Placeholder<'_> {
+    /// Writes the unparsed sentence (see [`write`]).
+    pub fn write<W: Write + ?Sized>(&self, out: &mut W, why: &str, text: &str, truncated: bool) -> io::Result<()> {
+        let own = text.lines().map(|l| l.trim_end_matches('\r')).find(|l| super::conllu::is_sent_id(l));
+        match (own, self.sent_id) {
+            (Some(line), _) => writeln!(out, "{line}")?,
+            (None, Some(id)) => writeln!(out, "# sent_id = {id}")?,
+            (None, None) => {}
+        }
+        writeln!(out, "# text = _")?;
+        // A comment cannot span lines.
+        writeln!(out, "# {ERROR_KEY} = {}", why.replace(['\n', '\r'], " "))?;
+        let mut escaped = String::new();
+        for line in text.trim_matches('\n').split('\n') {
+            escaped.clear();
+            escape(line, &mut escaped);
+            writeln!(out, "# {RAW_KEY} = {escaped}")?;
+        }
+        if truncated {
+            writeln!(
+                out,
+                "# {TRUNCATED_KEY} = yes: the sentence is longer than the limit; the input file has it whole"
+            )?;
+        }
+        let deps = if self.enhanced { "0:root" } else { "_" };
+        writeln!(out, "1\t_\t_\tX\t_\t_\t0\troot\t{deps}\t{PLACEHOLDER_MISC}\n")
     }
-    if truncated {
-        writeln!(out, "# {TRUNCATED_KEY} = yes: the sentence is longer than the limit; the input file has it whole")?;
-    }
-    writeln!(out, "1\t_\t_\tX\t_\t_\t0\troot\t_\t{PLACEHOLDER_MISC}\n")
 }
 
 /// The raw text (lines joined by newlines, with a final newline) an unparsed sentence
@@ -129,8 +171,22 @@ mod tests {
         write(&mut out, "in:2: expected 10 tab-separated columns,\nfound 3", text, false).unwrap();
         let sent = read_back(&out);
         assert_eq!(sent.len(), 1);
-        assert_eq!(sent.comments[0], "# spoolparse_error = in:2: expected 10 tab-separated columns, found 3");
+        assert_eq!(sent.comments[..2], ["# sent_id = 1", "# text = _"]);
+        assert_eq!(sent.comments[2], "# spoolparse_error = in:2: expected 10 tab-separated columns, found 3");
         assert_eq!(raw_text(&sent).as_deref(), Some(text.trim_end_matches('\n')).map(|t| format!("{t}\n")).as_deref());
+    }
+
+    #[test]
+    fn a_placeholder_keeps_the_inputs_sent_id_as_a_comment_else_takes_the_one_given() {
+        let first = |text: &str, sent_id: Option<&str>| {
+            let mut out = Vec::new();
+            Placeholder { sent_id, enhanced: false }.write(&mut out, "why", text, false).unwrap();
+            read_back(&out).comments[0].clone()
+        };
+        assert_eq!(first("# text = a\n#sent_id=s7\r\n1\ta\n", Some("f-3")), "#sent_id=s7");
+        assert_eq!(first("# text = a\n1\ta\n", Some("f-3")), "# sent_id = f-3");
+        assert_eq!(first("1\ta\n", None), "# text = _");
+        assert!(has_enhanced_deps("# c\n1\ta\t_\t_\t_\t_\t0\troot\t0:root\t_\n") && !has_enhanced_deps("1\ta\t_\n"));
     }
 
     proptest! {

@@ -39,7 +39,7 @@ use crate::parse::pipeline::{self, Job, PipelineOptions, RunError};
 use config::{Config, ConfigError};
 use metrics::Metrics;
 use sink::{model_label, Claims, Fate, Finished, SpoolSink};
-use spool::{Claim, Spool};
+use spool::{Attempt, Claim, Spool};
 
 /// Why the daemon could not start or had to stop.
 #[derive(Debug, thiserror::Error)]
@@ -241,9 +241,17 @@ struct Scheduler<'a> {
     registry: Registry,
     /// A `models/current` that could not be opened, not to be tried (and logged) again.
     refused: Option<String>,
-    /// Entries of `incoming/` that are not regular files, already named in the log.
+    /// Entries of `incoming/` that are not regular files, or whose names are not UTF-8,
+    /// already named in the log.
     not_inputs: HashSet<String>,
+    /// Files of `incoming/` still being written, already named in the log.
+    being_written: HashSet<String>,
+    /// Times in a row each file changed while it was parsed.
+    changes: HashMap<String, u32>,
 }
+
+/// A file that changed while it was parsed this many times in a row goes to `failed/`.
+const MAX_CHANGES: u32 = 3;
 
 /// The wait before the `n`-th retry of a file: 1 s, doubling, at most a minute.
 fn backoff(n: u32) -> Duration {
@@ -255,9 +263,17 @@ impl Scheduler<'_> {
     fn fill(&mut self) -> Result<(), DaemonError> {
         let now = Instant::now();
         while let Some(i) = self.retries.iter().position(|(due, _)| *due <= now) {
-            let (_, claim) = self.retries.swap_remove(i);
+            let (_, mut claim) = self.retries.swap_remove(i);
+            // A file that changed while it was parsed is parsed again once its writer is done.
+            if claim.being_written().unwrap_or(false) {
+                self.retries.push((now + Duration::from_secs(1), claim));
+                continue;
+            }
             self.in_flight -= 1;
             log(&format!("trying {} again", claim.name));
+            if let Err(e) = claim.restamp() {
+                warn(&format!("{}: {e}", claim.name));
+            }
             self.dispatch(claim)?;
         }
         let room = self.setup.config.queues.readers + 2;
@@ -269,9 +285,20 @@ impl Scheduler<'_> {
                 self.dispatch(claim)?;
             }
             let waiting = self.spool.waiting().map_err(io_error(self.spool.incoming.display().to_string()))?;
-            self.backlog = waiting.files.into();
             // Each entry that is not an input is named once while it stays, not at every scan.
-            self.not_inputs.retain(|name| waiting.others.iter().any(|(n, _)| n == name));
+            self.not_inputs
+                .retain(|name| waiting.others.iter().any(|(n, _)| n == name) || waiting.bad_names.contains(name));
+            self.being_written.retain(|name| waiting.files.contains(name));
+            self.backlog = waiting.files.into();
+            for name in waiting.bad_names {
+                if self.not_inputs.insert(name.clone()) {
+                    warn(&format!(
+                        "incoming/{name} has a name that is not valid UTF-8 (shown with \\xNN for its other bytes) \
+                         and is left alone: rename it to a UTF-8 name (e.g. `mv incoming/$'{name}' incoming/NEW.conllu`) \
+                         to have it parsed"
+                    ));
+                }
+            }
             for (name, kind) in waiting.others {
                 if self.not_inputs.insert(name.clone()) {
                     warn(&format!(
@@ -284,13 +311,24 @@ impl Scheduler<'_> {
         while self.in_flight < room {
             let Some(name) = self.backlog.pop_front() else { break };
             match self.spool.claim(&name) {
-                Ok(Some(claim)) => {
+                Ok(Attempt::Claimed(claim)) => {
+                    self.being_written.remove(&name);
                     if let Some(old) = &claim.arrived_as {
                         log(&format!("{old}: an input of that name was seen before: taken as {}", claim.name));
                     }
                     self.dispatch(claim)?
                 }
-                Ok(None) => {}
+                Ok(Attempt::Gone) => {}
+                Ok(Attempt::BeingWritten) => {
+                    if self.being_written.insert(name.clone()) {
+                        log(&format!(
+                            "waiting for incoming/{name}: it is still being written (a process has it open for \
+                             writing, or it changed in the last {} s); producers should write elsewhere (or to a \
+                             dot-file) and rename complete files into incoming/",
+                            spool::QUIET.as_secs()
+                        ));
+                    }
+                }
                 Err(e) => warn(&format!("could not claim {name}: {e}")),
             }
         }
@@ -353,6 +391,7 @@ impl Scheduler<'_> {
         match f.fate {
             Fate::Done { sentences, words, lowconf, malformed, seconds } => {
                 self.attempts.remove(&f.name);
+                self.changes.remove(&f.name);
                 log(&format!(
                     "done {}: {sentences} sentences, {words} words, {lowconf} lowconf ({malformed} malformed) in {seconds:.2} s",
                     f.name
@@ -360,7 +399,38 @@ impl Scheduler<'_> {
             }
             Fate::Failed(why) => {
                 self.attempts.remove(&f.name);
+                self.changes.remove(&f.name);
                 warn(&format!("failed {why}"))
+            }
+            Fate::Changed { claim } => {
+                let n = self.changes.entry(f.name.clone()).or_default();
+                *n += 1;
+                if *n < MAX_CHANGES {
+                    warn(&format!(
+                        "{}: written to while it was parsed (a process was still writing it): its outputs are \
+                         discarded and it is parsed again from the start once it is complete",
+                        f.name
+                    ));
+                    self.retries.push((Instant::now(), claim));
+                    self.in_flight += 1;
+                    return self.rescan_if_idle();
+                }
+                self.changes.remove(&f.name);
+                let why = format!(
+                    "{}: written to while it was parsed, {MAX_CHANGES} times in a row: write files elsewhere (or \
+                     to a dot-file) and rename them into incoming/ once complete; move it back into incoming/ to \
+                     parse it",
+                    f.name
+                );
+                match self.spool.fail(&claim, &why) {
+                    Ok(()) => {
+                        Metrics::add(&self.metrics.files_failed, 1);
+                        warn(&format!("failed {why}"));
+                    }
+                    Err(e) => {
+                        error(&format!("{why}; moving it to failed/: {e}; it stays in processing/"));
+                    }
+                }
             }
             Fate::Retry { why, claim } => {
                 let n = self.attempts.entry(f.name).or_default();
@@ -375,7 +445,11 @@ impl Scheduler<'_> {
             }
             Fate::Abandoned => log(&format!("left {} in processing/ for the next start", f.name)),
         }
-        // A slot is free: look again (files that arrived while we were full).
+        self.rescan_if_idle();
+    }
+
+    /// A slot is free: look again (files that arrived while we were full).
+    fn rescan_if_idle(&mut self) {
         if self.backlog.is_empty() {
             self.rescan = true;
         }
@@ -456,6 +530,8 @@ fn serve(setup: &Setup, requests: &Receiver<Request>, metrics: &Arc<Metrics>) ->
         in_flight: 0,
         backlog: VecDeque::new(),
         not_inputs: HashSet::new(),
+        being_written: HashSet::new(),
+        changes: HashMap::new(),
         rescan: true,
         retries: Vec::new(),
         attempts: HashMap::new(),

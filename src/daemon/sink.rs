@@ -12,10 +12,10 @@ use crossbeam_channel::Sender;
 use super::metrics::Metrics;
 use super::spool::{Claim, OutputPaths, Spool};
 use crate::base::io::Output;
-use crate::corpus::{unparsed, CorpusError, Sentence};
+use crate::corpus::{unparsed, Column, Sentence};
 use crate::model::file::ModelFile;
 use crate::parse::fit::FitReport;
-use crate::parse::pipeline::{Job, JobError, Outcome, Sink};
+use crate::parse::pipeline::{Job, JobError, Outcome, Sink, Unreadable};
 
 /// Claims of the files handed to the pipeline, by job id: the scheduler puts them in, the sink
 /// takes them out when a file is over.
@@ -38,6 +38,9 @@ pub enum Fate {
     /// Its outputs could not be written or published (disk full, read-only): nothing of them
     /// is left in `out/`, and the claim comes back to be tried again later.
     Retry { why: String, claim: Claim },
+    /// The input was written to while it was parsed (see [`Claim::changed`]): its outputs
+    /// were discarded, and the claim comes back to be parsed again once it is complete.
+    Changed { claim: Claim },
     /// Given up at shutdown: the input stays in `processing/`.
     Abandoned,
 }
@@ -53,6 +56,9 @@ struct FileOutputs {
     /// `# input_check` line if any).
     accepted_started: bool,
     lowconf_started: bool,
+    /// Whether the file's sentences have enhanced dependencies (DEPS), as the last one parsed
+    /// had: a placeholder follows suit, since the UD validator wants all or none.
+    enhanced: Option<bool>,
     sentences: u64,
     words: u64,
     lowconf_count: u64,
@@ -94,10 +100,18 @@ fn publish(
         let (accepted, lowconf) = out.streams.ok_or_else(|| io::Error::other("outputs closed"))?;
         accepted.finish_durably()?;
         lowconf.finish_durably()?;
-        spool.acknowledge(&claim, &out.paths)
+        // What was written to the input since it was claimed may be missing from the outputs.
+        if claim.changed()? {
+            return Ok(false);
+        }
+        spool.acknowledge(&claim, &out.paths).map(|()| true)
     })();
     let fate = match result {
-        Ok(()) => {
+        Ok(false) => {
+            spool.discard(&out.paths);
+            Fate::Changed { claim }
+        }
+        Ok(true) => {
             Metrics::add(&metrics.files_done, 1);
             Metrics::add(&metrics.accepted, out.sentences - out.lowconf_count);
             Metrics::add(&metrics.lowconf, out.lowconf_count);
@@ -147,6 +161,7 @@ impl FileOutputs {
             error,
             accepted_started: false,
             lowconf_started: false,
+            enhanced: None,
             sentences: 0,
             words: 0,
             lowconf_count: 0,
@@ -248,6 +263,7 @@ impl Sink for SpoolSink {
         let lowconf = confidence < self.min_confidence;
         let out = self.outputs(job);
         out.write(lowconf, job, |w| sent.write_to(w));
+        out.enhanced = Some(sent.words().any(|w| w.get(Column::Deps) != "_"));
         out.sentences += 1;
         out.words += sent.len() as u64;
         out.lowconf_count += u64::from(lowconf);
@@ -256,10 +272,12 @@ impl Sink for SpoolSink {
         Ok(())
     }
 
-    fn malformed(&mut self, job: &Job, error: CorpusError, text: &str, truncated: bool) -> io::Result<()> {
-        let why = error.with_name(&spool_name(job));
+    fn malformed(&mut self, job: &Job, bad: Unreadable<'_>) -> io::Result<()> {
+        let why = bad.error.with_name(&spool_name(job));
         let out = self.outputs(job);
-        out.write(true, job, |w| unparsed::write(w, &why, text, truncated));
+        let enhanced = out.enhanced.unwrap_or_else(|| unparsed::has_enhanced_deps(bad.text));
+        let placeholder = unparsed::Placeholder { sent_id: bad.sent_id, enhanced };
+        out.write(true, job, |w| placeholder.write(w, &why, bad.text, bad.truncated));
         out.sentences += 1;
         out.lowconf_count += 1;
         out.malformed += 1;

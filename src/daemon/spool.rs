@@ -19,6 +19,14 @@
 //! into `processing/` under that name, a re-parse after a crash writes the same names again.
 //! Nothing published is ever overwritten by another input.
 //!
+//! A file is claimed only once no process has it open for writing: producers are asked to
+//! rename complete files in, but a file copied straight into `incoming/` (`cp big.conllu
+//! incoming/`) is there, growing, while it is written. Where the kernel grants a read lease
+//! (`F_SETLEASE`, refused while any process holds the file open for writing; the daemon must
+//! own the file or have `CAP_LEASE`), that is the test; elsewhere a file is taken once it has
+//! not changed for [`QUIET`]. A claim remembers the file's size and modification time, and a
+//! file that changed while it was parsed is not acknowledged ([`Claim::changed`]).
+//!
 //! Ownership is an exclusive `flock` on the input file, taken before the rename out of
 //! `incoming/` and held until the file has left `processing/`. The kernel drops it when the
 //! daemon dies, however it dies, so a file in `processing/` whose lock can be taken belongs to
@@ -29,7 +37,7 @@ use std::fs::{self, File, TryLockError};
 use std::io;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
-use std::time::Instant;
+use std::time::{Duration, Instant, SystemTime};
 
 use crate::base::io::{numbered_name, rename_durably, write_atomically};
 use crate::corpus::Format;
@@ -52,6 +60,38 @@ pub struct Waiting {
     pub files: Vec<String>,
     /// Anything else, with what it is: never claimed.
     pub others: Vec<(String, &'static str)>,
+    /// Entries whose names are not valid UTF-8, escaped (`caf\xe9.conllu`): never claimed,
+    /// since every output and log line is named after the input.
+    pub bad_names: Vec<String>,
+}
+
+/// What [`Spool::claim`] got.
+#[derive(Debug)]
+pub enum Attempt {
+    /// The file is ours, in `processing/`.
+    Claimed(Claim),
+    /// Another daemon has it, or it has gone.
+    Gone,
+    /// A process still has it open for writing (or, without leases, it changed within
+    /// [`QUIET`]): left in `incoming/` for a later scan.
+    BeingWritten,
+}
+
+/// Where leases are not available, a file is taken once it has not changed for this long.
+pub const QUIET: Duration = Duration::from_secs(2);
+
+/// What a claimed file looked like when it was claimed: a file that is written to after that
+/// differs in one of them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Stamp {
+    len: u64,
+    mtime: (i64, i64),
+}
+
+impl Stamp {
+    fn of(meta: &fs::Metadata) -> Stamp {
+        Stamp { len: meta.len(), mtime: (meta.mtime(), meta.mtime_nsec()) }
+    }
 }
 
 /// What a directory entry that is not a regular file is, in words.
@@ -83,8 +123,36 @@ pub struct Claim {
     pub arrived_as: Option<String>,
     /// When this daemon claimed it.
     pub claimed: Instant,
+    /// Its size and modification time when claimed (or last parsed again).
+    stamp: Stamp,
     /// Holds the lock for as long as the claim lives.
     _lock: File,
+}
+
+impl Claim {
+    /// Takes the lock `lock` on the file at `path` as a claim, stamped as it is now.
+    fn new(name: String, path: PathBuf, arrived_as: Option<String>, lock: File) -> io::Result<Claim> {
+        let stamp = Stamp::of(&lock.metadata()?);
+        Ok(Claim { name, path, arrived_as, claimed: Instant::now(), stamp, _lock: lock })
+    }
+
+    /// Whether the file was written to since it was claimed (or since [`Claim::restamp`]): its
+    /// size or modification time differ. Its outputs then may miss what was written since.
+    pub fn changed(&self) -> io::Result<bool> {
+        Ok(Stamp::of(&self._lock.metadata()?) != self.stamp)
+    }
+
+    /// Takes the file as it is now, to be parsed again from the start.
+    pub fn restamp(&mut self) -> io::Result<()> {
+        self.stamp = Stamp::of(&self._lock.metadata()?);
+        self.claimed = Instant::now();
+        Ok(())
+    }
+
+    /// Whether a process still has the file open for writing (see [`being_written`]).
+    pub fn being_written(&self) -> io::Result<bool> {
+        being_written(&self._lock)
+    }
 }
 
 /// The names of a claim's outputs, temporary and final.
@@ -132,7 +200,15 @@ impl Spool {
         let mut waiting = Waiting::default();
         for entry in fs::read_dir(&self.incoming)? {
             let entry = entry?;
-            let Ok(name) = entry.file_name().into_string() else { continue };
+            let name = match entry.file_name().into_string() {
+                Ok(name) => name,
+                Err(raw) => {
+                    if !raw.as_encoded_bytes().starts_with(b".") {
+                        waiting.bad_names.push(escaped_name(&raw));
+                    }
+                    continue;
+                }
+            };
             if name.starts_with('.') {
                 continue;
             }
@@ -143,18 +219,23 @@ impl Spool {
         }
         waiting.files.sort();
         waiting.others.sort();
+        waiting.bad_names.sort();
         Ok(waiting)
     }
 
-    /// Claims `incoming/NAME`: `None` if another daemon has it (or it has gone).
-    pub fn claim(&self, name: &str) -> io::Result<Option<Claim>> {
+    /// Claims `incoming/NAME`, unless another daemon has it, it has gone, or a process is
+    /// still writing it.
+    pub fn claim(&self, name: &str) -> io::Result<Attempt> {
         let from = self.incoming.join(name);
-        let Some(lock) = lock(&from)? else { return Ok(None) };
+        let Some(lock) = lock(&from)? else { return Ok(Attempt::Gone) };
         // Between our open and our lock, another daemon may have claimed, finished and moved
         // that file, and a new one with the same name may have arrived: rename only the file
         // that we hold.
         if !still_named(&from, &lock)? {
-            return Ok(None);
+            return Ok(Attempt::Gone);
+        }
+        if being_written(&lock)? {
+            return Ok(Attempt::BeingWritten);
         }
         for n in 1u64.. {
             let unique = numbered_name(name, n);
@@ -166,10 +247,10 @@ impl Spool {
             match rename_no_replace(&from, &path) {
                 Ok(()) => {
                     let arrived_as = (unique != name).then(|| name.to_string());
-                    return Ok(Some(Claim { name: unique, path, arrived_as, claimed: Instant::now(), _lock: lock }));
+                    return Claim::new(unique, path, arrived_as, lock).map(Attempt::Claimed);
                 }
                 Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
-                Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+                Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Attempt::Gone),
                 Err(e) => return Err(e),
             }
         }
@@ -219,7 +300,7 @@ impl Spool {
             if let Some(lock) = lock(&path)? {
                 // Still there once locked? (Its owner may have just finished with it.)
                 if still_named(&path, &lock).unwrap_or(false) {
-                    claims.push(Claim { name, path, arrived_as: None, claimed: Instant::now(), _lock: lock });
+                    claims.push(Claim::new(name, path, None, lock)?);
                 }
             }
         }
@@ -337,6 +418,77 @@ fn lock(path: &Path) -> io::Result<Option<File>> {
     }
 }
 
+/// Whether a process has `file` open for writing. Where the kernel grants a read lease on it,
+/// it does so only while no process has the file open for writing; the lease is given back at
+/// once. Where leases are not available (the daemon neither owns the file nor has
+/// `CAP_LEASE`, or the file system has none), a file written to (or renamed) within [`QUIET`]
+/// counts as being written.
+pub fn being_written(file: &File) -> io::Result<bool> {
+    match read_lease(file) {
+        Ok(free) => Ok(!free),
+        Err(_) => Ok(changed_within(&file.metadata()?, SystemTime::now(), QUIET)),
+    }
+}
+
+/// Whether `meta`'s file changed (contents: mtime; anything, a rename included: ctime) within
+/// `quiet` before `now`.
+fn changed_within(meta: &fs::Metadata, now: SystemTime, quiet: Duration) -> bool {
+    let at = |secs: i64, nsecs: i64| {
+        let secs = u64::try_from(secs).unwrap_or(0);
+        SystemTime::UNIX_EPOCH + Duration::new(secs, u32::try_from(nsecs).unwrap_or(0))
+    };
+    let last = at(meta.mtime(), meta.mtime_nsec()).max(at(meta.ctime(), meta.ctime_nsec()));
+    // A time in the future (a clock set back) counts as now.
+    now.duration_since(last).map_or(true, |age| age < quiet)
+}
+
+/// Takes a read lease on `file` (open read-only) and gives it back: `Ok(true)` if it was
+/// granted (no process had the file open for writing), `Ok(false)` if not, an error if leases
+/// are not available here.
+fn read_lease(file: &File) -> io::Result<bool> {
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::fd::AsRawFd;
+        // A writer that opens the file while we hold the lease makes the kernel signal us,
+        // SIGIO by default, whose default action ends the process: it is ignored, as nothing
+        // else in the daemon uses it.
+        static IGNORE_SIGIO: std::sync::Once = std::sync::Once::new();
+        // SAFETY: setting a signal's disposition to SIG_IGN has no handler to race with.
+        IGNORE_SIGIO.call_once(|| unsafe {
+            libc::signal(libc::SIGIO, libc::SIG_IGN);
+        });
+        let fd = file.as_raw_fd();
+        // SAFETY: fcntl on a descriptor that `file` keeps open, with integer arguments.
+        if unsafe { libc::fcntl(fd, libc::F_SETLEASE, libc::F_RDLCK) } == 0 {
+            // SAFETY: as above.
+            unsafe { libc::fcntl(fd, libc::F_SETLEASE, libc::F_UNLCK) };
+            return Ok(true);
+        }
+        let e = io::Error::last_os_error();
+        if e.raw_os_error() == Some(libc::EAGAIN) {
+            return Ok(false);
+        }
+        Err(e)
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = file;
+        Err(io::Error::from(io::ErrorKind::Unsupported))
+    }
+}
+
+/// A file name that is not valid UTF-8, its other bytes escaped as `\xNN`.
+fn escaped_name(raw: &std::ffi::OsStr) -> String {
+    let mut out = String::new();
+    for chunk in raw.as_encoded_bytes().utf8_chunks() {
+        out.push_str(chunk.valid());
+        for b in chunk.invalid() {
+            out.push_str(&format!("\\x{b:02x}"));
+        }
+    }
+    out
+}
+
 /// Whether `path` still names the file that `lock` has open (not gone, not replaced).
 fn still_named(path: &Path, lock: &File) -> io::Result<bool> {
     let named = match fs::metadata(path) {
@@ -357,6 +509,72 @@ mod tests {
         let spool = Spool::new(&dir.join("s"), &dir.join("o"));
         spool.create().unwrap();
         spool
+    }
+
+    /// Claims `name`, which must be free.
+    fn claimed(spool: &Spool, name: &str) -> Claim {
+        match spool.claim(name).unwrap() {
+            Attempt::Claimed(claim) => claim,
+            other => panic!("{name} not claimed: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_file_open_for_writing_is_left_in_incoming_until_its_writer_closes_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let spool = created(dir.path());
+        let path = spool.incoming.join("a.conllu");
+        let mut writer = File::create(&path).unwrap();
+        io::Write::write_all(&mut writer, b"# sent_id = 1\n").unwrap();
+        // Leases need the file's owner or CAP_LEASE: as anyone else, the quiet period decides.
+        let leases = read_lease(&File::open(&path).unwrap()).is_ok();
+        assert!(matches!(spool.claim("a.conllu").unwrap(), Attempt::BeingWritten), "claimed while written");
+        assert!(path.exists(), "left in incoming/");
+        drop(writer);
+        if leases {
+            let claim = claimed(&spool, "a.conllu");
+            assert!(!claim.changed().unwrap());
+        } else {
+            eprintln!("leases unavailable here: only the quiet period was tested");
+        }
+    }
+
+    #[test]
+    fn without_leases_a_file_is_taken_once_it_has_not_changed_for_the_quiet_period() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("a");
+        fs::write(&path, "x").unwrap();
+        let meta = fs::metadata(&path).unwrap();
+        let now = SystemTime::now();
+        assert!(changed_within(&meta, now, QUIET), "just written");
+        assert!(!changed_within(&meta, now + QUIET + Duration::from_millis(10), QUIET), "quiet since");
+        assert!(changed_within(&meta, now - Duration::from_secs(3600), QUIET), "written in the future");
+    }
+
+    #[test]
+    fn a_claimed_file_written_to_after_the_claim_counts_as_changed() {
+        let dir = tempfile::tempdir().unwrap();
+        let spool = created(dir.path());
+        fs::write(spool.incoming.join("a.conllu"), "x\n").unwrap();
+        let mut claim = claimed(&spool, "a.conllu");
+        assert!(!claim.changed().unwrap());
+        let mut more = fs::OpenOptions::new().append(true).open(&claim.path).unwrap();
+        io::Write::write_all(&mut more, b"y\n").unwrap();
+        assert!(claim.changed().unwrap(), "grown since the claim");
+        claim.restamp().unwrap();
+        assert!(!claim.changed().unwrap(), "taken as it is now");
+    }
+
+    #[test]
+    fn a_name_that_is_not_utf8_is_listed_escaped_and_never_claimed() {
+        use std::os::unix::ffi::OsStrExt;
+        let dir = tempfile::tempdir().unwrap();
+        let spool = created(dir.path());
+        fs::write(spool.incoming.join(std::ffi::OsStr::from_bytes(b"caf\xe9.conllu")), "x").unwrap();
+        fs::write(spool.incoming.join(std::ffi::OsStr::from_bytes(b".caf\xe9.conllu")), "x").unwrap();
+        let waiting = spool.waiting().unwrap();
+        assert!(waiting.files.is_empty());
+        assert_eq!(waiting.bad_names, ["caf\\xe9.conllu"]);
     }
 
     #[test]
@@ -390,8 +608,8 @@ mod tests {
         fs::write(spool.incoming.join("a.conllu"), "x").unwrap();
         fs::write(spool.incoming.join(".b.conllu"), "x").unwrap();
         assert_eq!(spool.waiting().unwrap().files, ["a.conllu"]);
-        let claim = spool.claim("a.conllu").unwrap().expect("claimed");
-        assert!(spool.claim("a.conllu").unwrap().is_none(), "claimed twice");
+        let claim = claimed(&spool, "a.conllu");
+        assert!(matches!(spool.claim("a.conllu").unwrap(), Attempt::Gone), "claimed twice");
         assert!(spool.orphans().unwrap().is_empty(), "a held file is no orphan");
         drop(claim);
         let orphans = spool.orphans().unwrap();

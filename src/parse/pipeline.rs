@@ -13,8 +13,9 @@
 //! reach the sink in file order, and with one reader the files themselves come in job order.
 //! A file's first batch holds at least its first [`crate::parse::fit::CHECK_WORDS`] words: they decide whether
 //! the file is retagged ([`crate::parse::fit`]), and the sink hears the decision before the first sentence.
-//! This module owns concurrency and ordering; parsing is [`crate::parse::annotate`]'s, and where
-//! sentences go is the sink's.
+//! This module owns concurrency and ordering, and the identity of output sentences: every
+//! CoNLL-U output sentence has a `# sent_id`, the input's or else `NAME-N` ([`Numbering`]).
+//! Parsing is [`crate::parse::annotate`]'s, and where sentences go is the sink's.
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::io::{self, BufRead, Write};
@@ -25,7 +26,7 @@ use std::sync::{Arc, Mutex};
 
 use crossbeam_channel::{bounded, select, Receiver, Sender};
 
-use crate::corpus::{CorpusError, Format, Limits, Reader, Sentence};
+use crate::corpus::{conllu, Column, CorpusError, Format, Limits, Reader, Sentence};
 use crate::model::file::ModelFile;
 use crate::parse::annotate::{Annotator, NoTagger, Steps};
 use crate::parse::fit::{FitCheck, FitReport, Retag};
@@ -81,8 +82,9 @@ pub trait Sink {
     fn sentence(&mut self, job: &Job, sent: &Sentence, confidence: f64) -> Result<(), Self::Error>;
     /// A sentence that could not be read, with the text of its lines as read (empty unless
     /// [`PipelineOptions::keep_malformed`]; `truncated` if lines were left out of it because
-    /// the sentence is beyond the limits).
-    fn malformed(&mut self, job: &Job, error: CorpusError, text: &str, truncated: bool) -> Result<(), Self::Error>;
+    /// the sentence is beyond the limits), and the `sent_id` its place in the input gives it
+    /// when the output is CoNLL-U (for an input without its own: see [`Numbering`]).
+    fn malformed(&mut self, job: &Job, bad: Unreadable<'_>) -> Result<(), Self::Error>;
     /// What the job's first words showed about its tags and forms, and whether it is retagged
     /// (see [`crate::parse::fit`]); once per job with any words, before its first sentence.
     fn fit(&mut self, job: &Job, report: &FitReport) -> Result<(), Self::Error> {
@@ -91,6 +93,67 @@ pub trait Sink {
     }
     /// The job is over.
     fn end(&mut self, job: &Job, outcome: Outcome) -> Result<(), Self::Error>;
+}
+
+/// A sentence that could not be read, as handed to [`Sink::malformed`].
+#[derive(Debug)]
+pub struct Unreadable<'a> {
+    pub error: CorpusError,
+    /// Its lines as read (see [`Sink::malformed`]).
+    pub text: &'a str,
+    /// Lines were left out of `text`.
+    pub truncated: bool,
+    /// `NAME-N` for its place in the input; `None` when the output is not CoNLL-U.
+    pub sent_id: Option<&'a str>,
+}
+
+/// Numbers the sentences of one input, malformed ones included, so that every CoNLL-U output
+/// sentence has a `# sent_id`: one without gets `NAME-N`, NAME the input's file name (its
+/// whitespace and slashes, which the UD validator refuses in an id, as `_`) and N its place in
+/// the file from 1. The same file thus gets the same ids at every parse, whole or in shards (a
+/// shard counts the sentences before it), by `parse`, the daemon or the Python package alike.
+#[derive(Debug)]
+pub struct Numbering {
+    /// `None` where the output is not CoNLL-U (CoNLL-X has no comments).
+    prefix: Option<String>,
+    /// The place of the next sentence, from 1.
+    next: u64,
+    id: String,
+}
+
+impl Numbering {
+    /// Numbering for the input `path` (named by its file name), whose first sentence is number
+    /// `first`; no ids unless `conllu`.
+    pub fn new(path: &Path, first: u64, conllu: bool) -> Numbering {
+        let name = match path.file_name().map(|n| n.to_string_lossy()) {
+            Some(n) if n != crate::base::io::STDIO => n.into_owned(),
+            _ => "stdin".to_string(),
+        };
+        let name: String = name.chars().map(|c| if c.is_whitespace() || c == '/' { '_' } else { c }).collect();
+        Numbering { prefix: conllu.then_some(name), next: first, id: String::new() }
+    }
+
+    /// The id of the next sentence, which it takes; `None` without ids.
+    fn take(&mut self) -> Option<&str> {
+        use std::fmt::Write as _;
+        let n = self.next;
+        self.next += 1;
+        let prefix = self.prefix.as_deref()?;
+        self.id.clear();
+        let _ = write!(self.id, "{prefix}-{n}");
+        Some(&self.id)
+    }
+
+    /// Numbers `sent`, the next sentence: a `# sent_id` comment, first, unless it has one.
+    fn apply(&mut self, sent: &mut Sentence) {
+        let Some(id) = self.take() else { return };
+        if sent.comments.iter().any(|c| conllu::is_sent_id(c)) {
+            return;
+        }
+        sent.set_comment("sent_id", id);
+        // At the top, where UD puts it.
+        sent.comments.rotate_right(1);
+    }
 }
 
 /// How to run the pipeline.
@@ -151,9 +214,14 @@ impl PipelineOptions {
         self.retag == Retag::Always || format == Format::Text
     }
 
+    /// Whether input in `format` is written as CoNLL-U.
+    fn writes_conllu(&self, format: Format) -> bool {
+        format != Format::Conllx || self.conllx_as_conllu
+    }
+
     fn steps(&self, format: Format) -> Steps {
         // CoNLL-X has no MISC column and no comments to put confidences in.
-        let conllu_out = format != Format::Conllx || self.conllx_as_conllu;
+        let conllu_out = self.writes_conllu(format);
         Steps {
             tag: self.needs_tags(format),
             write_confidence: self.confidence && conllu_out,
@@ -165,16 +233,37 @@ impl PipelineOptions {
         Annotator::new(model, self.confidence || self.min_confidence.is_some())
     }
 
-    /// Opens a job's input, or says why it cannot be parsed at all.
-    fn open(&self, job: &Job) -> Result<Reader<Box<dyn io::BufRead + Send>>, JobError> {
+    /// Opens a job's input, with the numbering of its sentences, or says why it cannot be
+    /// parsed at all.
+    fn open(&self, job: &Job) -> Result<(Reader<Box<dyn io::BufRead + Send>>, Numbering), JobError> {
         if self.needs_tags(job.format) && job.model.tagger().is_none() {
             return Err(JobError::NoTagger { path: job.path.clone(), error: NoTagger });
         }
-        let reader = match &job.range {
-            None => Reader::open(&job.path, job.format)?,
-            Some(range) => Reader::open_range(&job.path, job.format, range.clone())?,
+        let conllu = self.writes_conllu(job.format);
+        let (reader, first) = match &job.range {
+            None => (Reader::open(&job.path, job.format)?, 1),
+            Some(range) => {
+                // A shard's sentences are numbered as in the whole file: count those before it.
+                let before = if conllu && range.start > 0 { self.count(job, 0..range.start)? } else { 0 };
+                (Reader::open_range(&job.path, job.format, range.clone())?, before + 1)
+            }
         };
-        Ok(self.configure(reader))
+        Ok((self.configure(reader), Numbering::new(&job.path, first, conllu)))
+    }
+
+    /// How many sentences (malformed ones included) bytes `range` of `job`'s file hold, read
+    /// as the job reads them.
+    fn count(&self, job: &Job, range: Range<u64>) -> Result<u64, JobError> {
+        let mut reader = self.configure(Reader::open_range(&job.path, job.format, range)?);
+        let (mut sent, mut numbering) = (Sentence::default(), Numbering::new(&job.path, 1, false));
+        let mut n = 0;
+        loop {
+            match self.read(&mut reader, &mut sent, job.format, &mut numbering) {
+                Read::Sentence | Read::Malformed(_) => n += 1,
+                Read::End => return Ok(n),
+                Read::Unreadable(e) => return Err(e.into()),
+            }
+        }
     }
 
     /// Applies the limits, and keeps malformed sentences' text if asked.
@@ -187,14 +276,27 @@ impl PipelineOptions {
         }
     }
 
-    /// Reads the next sentence of `reader` into `sent`, converting CoNLL-X if asked.
-    fn read(&self, reader: &mut Reader<Box<dyn io::BufRead + Send>>, sent: &mut Sentence, format: Format) -> Read {
+    /// Reads the next sentence of `reader` into `sent`, converting CoNLL-X if asked, and
+    /// numbers it.
+    fn read(
+        &self,
+        reader: &mut Reader<Box<dyn io::BufRead + Send>>,
+        sent: &mut Sentence,
+        format: Format,
+        numbering: &mut Numbering,
+    ) -> Read {
         match reader.read_next(sent) {
             None => Read::End,
             Some(Ok(())) => {
                 if format == Format::Conllx && self.conllx_as_conllu {
                     sent.conllx_to_conllu();
+                    // CoNLL-U gives each sentence its `# text`; CoNLL-X has no spacing to
+                    // restore it from: the forms, spaced, as CoNLL-U reads words without
+                    // SpaceAfter=No.
+                    let text = sent.words().map(|w| w.get(Column::Form)).collect::<Vec<_>>().join(" ");
+                    sent.set_comment("text", &text);
                 }
+                numbering.apply(sent);
                 Read::Sentence
             }
             Some(Err(e)) if e.kind.is_unreadable() => Read::Unreadable(e),
@@ -203,6 +305,7 @@ impl PipelineOptions {
                 error: e,
                 text: reader.sentence_text().to_string(),
                 truncated: reader.sentence_text_truncated(),
+                sent_id: numbering.take().map(str::to_string),
             }),
         }
     }
@@ -222,6 +325,15 @@ struct Malformed {
     error: CorpusError,
     text: String,
     truncated: bool,
+    sent_id: Option<String>,
+}
+
+impl Malformed {
+    /// Hands it to `sink` ([`Sink::malformed`]).
+    fn deliver<S: Sink>(self, job: &Job, sink: &mut S) -> Result<(), S::Error> {
+        let Malformed { error, text, truncated, sent_id, .. } = self;
+        sink.malformed(job, Unreadable { error, text: &text, truncated, sent_id: sent_id.as_deref() })
+    }
 }
 
 /// A batch is closed once its sentences hold this many bytes of text, whatever their words:
@@ -296,7 +408,7 @@ impl Batch {
         let mut malformed = self.malformed.drain(..).peekable();
         for (i, s) in self.sentences[..self.used].iter().enumerate() {
             match malformed.next_if(|m| m.index == i) {
-                Some(m) => sink.malformed(job, m.error, &m.text, m.truncated)?,
+                Some(m) => m.deliver(job, sink)?,
                 None => sink.sentence(job, s, self.confidence.get(i).copied().unwrap_or(1.0))?,
             }
         }
@@ -490,7 +602,8 @@ pub fn parse_reader(
     let job = Arc::new(Job { id: 0, path: name.to_path_buf(), format, model: Arc::clone(model), range: None });
     let mut sink = OutputsSink { out, min_confidence: opts.min_confidence, stats: ParseStats::default() };
     let reader = opts.configure(Reader::new(input, name, format));
-    let outcome = run_reader(&job, reader, &mut sink, &opts)?;
+    let numbering = Numbering::new(name, 1, opts.writes_conllu(format));
+    let outcome = run_reader(&job, reader, numbering, &mut sink, &opts)?;
     sink.end(&job, outcome)?;
     Ok(sink.stats)
 }
@@ -591,8 +704,8 @@ impl Sink for OutputsSink<'_> {
         Ok(())
     }
 
-    fn malformed(&mut self, _: &Job, error: CorpusError, _: &str, _: bool) -> Result<(), PipelineError> {
-        Err(error.into())
+    fn malformed(&mut self, _: &Job, bad: Unreadable<'_>) -> Result<(), PipelineError> {
+        Err(bad.error.into())
     }
 
     fn fit(&mut self, job: &Job, report: &FitReport) -> Result<(), PipelineError> {
@@ -620,7 +733,7 @@ pub fn run_sequential<S: Sink>(
     for job in jobs {
         let outcome = match opts.open(&job) {
             Err(e) => Outcome::Failed(e),
-            Ok(reader) => run_reader(&job, reader, sink, opts)?,
+            Ok((reader, numbering)) => run_reader(&job, reader, numbering, sink, opts)?,
         };
         sink.end(&job, outcome)?;
     }
@@ -632,6 +745,7 @@ pub fn run_sequential<S: Sink>(
 fn run_reader<S: Sink>(
     job: &Arc<Job>,
     mut reader: Reader<Box<dyn BufRead + Send>>,
+    mut numbering: Numbering,
     sink: &mut S,
     opts: &PipelineOptions,
 ) -> Result<Outcome, S::Error> {
@@ -641,7 +755,7 @@ fn run_reader<S: Sink>(
     // and handed on as a batch, the rest one at a time.
     let mut first = Batch::default();
     first.reset(job, 0, steps);
-    let end = fill_batch(opts, &AtomicBool::new(false), &mut reader, job, &mut first, Some(&mut steps));
+    let end = fill_batch(opts, &AtomicBool::new(false), &mut reader, &mut numbering, job, &mut first, Some(&mut steps));
     annotate_batch(&mut annotator, &mut first);
     first.deliver(sink)?;
     if let Some(outcome) = end {
@@ -649,10 +763,10 @@ fn run_reader<S: Sink>(
     }
     let mut sent = Sentence::default();
     loop {
-        match opts.read(&mut reader, &mut sent, job.format) {
+        match opts.read(&mut reader, &mut sent, job.format, &mut numbering) {
             Read::End => return Ok(Outcome::Complete),
             Read::Unreadable(e) => return Ok(Outcome::Failed(e.into())),
-            Read::Malformed(m) => sink.malformed(job, m.error, &m.text, m.truncated)?,
+            Read::Malformed(m) => m.deliver(job, sink)?,
             Read::Sentence => {
                 // Checked when the job was opened: the model can tag if the job needs it.
                 let _ = annotator.annotate(&mut sent, steps);
@@ -744,7 +858,7 @@ struct OpenFiles {
 /// A file being read.
 struct Open {
     job: Arc<Job>,
-    reader: Option<Reader<Box<dyn io::BufRead + Send>>>,
+    reader: Option<(Reader<Box<dyn io::BufRead + Send>>, Numbering)>,
     /// Why it cannot be read at all, when opening failed.
     error: Option<JobError>,
     seq: u64,
@@ -847,9 +961,9 @@ impl<S: Sink> Shared<'_, '_, S> {
         open.seq += 1;
         let outcome = match (open.error.take(), open.reader.as_mut()) {
             (Some(e), _) => Some(Outcome::Failed(e)),
-            (None, Some(reader)) => {
+            (None, Some((reader, numbering))) => {
                 let steps = first.then_some(&mut open.steps);
-                fill_batch(self.opts, self.abandon, reader, &open.job, batch, steps)
+                fill_batch(self.opts, self.abandon, reader, numbering, &open.job, batch, steps)
             }
             (None, None) => Some(Outcome::Complete),
         };
@@ -935,6 +1049,7 @@ fn fill_batch(
     opts: &PipelineOptions,
     abandon: &AtomicBool,
     reader: &mut Reader<Box<dyn io::BufRead + Send>>,
+    numbering: &mut Numbering,
     job: &Job,
     batch: &mut Batch,
     first: Option<&mut Steps>,
@@ -945,7 +1060,7 @@ fn fill_batch(
             break Some(Outcome::Abandoned);
         }
         let index = batch.used;
-        match opts.read(reader, batch.slot(), job.format) {
+        match opts.read(reader, batch.slot(), job.format, numbering) {
             Read::End => break Some(Outcome::Complete),
             Read::Unreadable(e) => break Some(Outcome::Failed(e.into())),
             Read::Malformed(m) => {

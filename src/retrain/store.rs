@@ -900,8 +900,8 @@ mod tests {
             r.rejected,
             [
                 "low.conllu:6: an unparsed placeholder (spoolparse_error), not an annotation",
-                "low.conllu:11: an unparsed placeholder (spoolparse_error), not an annotation",
-                "low.conllu:15: an unparsed placeholder (spoolparse_error), not an annotation",
+                "low.conllu:12: an unparsed placeholder (spoolparse_error), not an annotation",
+                "low.conllu:17: an unparsed placeholder (spoolparse_error), not an annotation",
             ]
         );
         assert!(store.rejected.join("low.conllu").exists() && store.rejected.join("low.conllu.error").exists());

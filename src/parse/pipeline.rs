@@ -106,7 +106,10 @@ pub struct PipelineOptions {
     pub min_confidence: Option<f64>,
     /// Rewrite CoNLL-X input as CoNLL-U (so that it can carry confidences and comments).
     pub conllx_as_conllu: bool,
-    /// Keep the text of malformed sentences for [`Sink::malformed`].
+    /// Keep the text of malformed sentences for [`Sink::malformed`]. The sink of
+    /// [`parse_files_split`] then writes each as an unparsed placeholder
+    /// ([`crate::corpus::unparsed`]) to the rejected output (the accepted one if there is none)
+    /// instead of stopping at it.
     pub keep_malformed: bool,
     /// Sentences beyond these are malformed (and never held whole in memory).
     pub limits: Limits,
@@ -340,7 +343,7 @@ pub fn parse_inputs_split(
             range: input.range.clone(),
         })
     });
-    let mut sink = OutputsSink { out, min_confidence: opts.min_confidence, stats: ParseStats::default() };
+    let mut sink = OutputsSink::new(out, &opts);
     if opts.threads <= 1 {
         run_sequential(jobs, &mut sink, &opts)?;
     } else {
@@ -431,6 +434,7 @@ fn parse_ranges_in_parallel(
         stats.sentences += more.sentences;
         stats.words += more.words;
         stats.rejected += more.rejected;
+        stats.malformed += more.malformed;
     }
     for (accepted, rejected) in spills {
         append(accepted, out.accepted)?;
@@ -475,7 +479,7 @@ pub fn parse_reader(
         return Err(NoTagger.into());
     }
     let job = Job { id: 0, path: name.to_path_buf(), format, model: Arc::clone(model), range: None };
-    let mut sink = OutputsSink { out, min_confidence: opts.min_confidence, stats: ParseStats::default() };
+    let mut sink = OutputsSink::new(out, &opts);
     let reader = opts.configure(Reader::new(input, name, format));
     let outcome = run_reader(&job, reader, &mut sink, &opts)?;
     sink.end(&job, outcome)?;
@@ -496,8 +500,11 @@ pub struct Outputs<'a> {
 pub struct ParseStats {
     pub sentences: usize,
     pub words: usize,
-    /// Sentences sent to the rejected output.
+    /// Sentences sent to the rejected output (malformed ones written there included).
     pub rejected: usize,
+    /// Malformed sentences written as unparsed placeholders (with
+    /// [`PipelineOptions::keep_malformed`]; counted in `sentences` too, with no words).
+    pub malformed: usize,
 }
 
 /// Why a run of [`parse_files`] stopped.
@@ -523,11 +530,24 @@ impl From<io::Error> for PipelineError {
     }
 }
 
-/// The sink of [`parse_files_split`]: one output stream (or two), any bad input an error.
+/// The sink of [`parse_files_split`]: one output stream (or two); a malformed sentence is an
+/// error, or with [`PipelineOptions::keep_malformed`] an unparsed placeholder.
 struct OutputsSink<'a> {
     out: Outputs<'a>,
     min_confidence: Option<f64>,
+    keep_malformed: bool,
     stats: ParseStats,
+}
+
+impl<'a> OutputsSink<'a> {
+    fn new(out: Outputs<'a>, opts: &PipelineOptions) -> Self {
+        OutputsSink {
+            out,
+            min_confidence: opts.min_confidence,
+            keep_malformed: opts.keep_malformed,
+            stats: ParseStats::default(),
+        }
+    }
 }
 
 impl Sink for OutputsSink<'_> {
@@ -549,8 +569,21 @@ impl Sink for OutputsSink<'_> {
         Ok(())
     }
 
-    fn malformed(&mut self, _: &Job, error: CorpusError, _: &str, _: bool) -> Result<(), PipelineError> {
-        Err(error.into())
+    fn malformed(&mut self, _: &Job, error: CorpusError, text: &str, truncated: bool) -> Result<(), PipelineError> {
+        if !self.keep_malformed {
+            return Err(error.into());
+        }
+        self.stats.sentences += 1;
+        self.stats.malformed += 1;
+        let out = match self.out.rejected.as_deref_mut() {
+            Some(rejected) => {
+                self.stats.rejected += 1;
+                rejected
+            }
+            None => &mut *self.out.accepted,
+        };
+        crate::corpus::unparsed::write(out, &error.to_string(), text, truncated)?;
+        Ok(())
     }
 
     fn end(&mut self, _: &Job, outcome: Outcome) -> Result<(), PipelineError> {

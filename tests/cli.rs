@@ -380,6 +380,41 @@ fn parse_names_the_line_of_any_malformed_sentence() {
     }
 }
 
+/// With `--malformed lowconf` a malformed sentence, whatever it is and wherever it stands, with
+/// one or two threads, goes to `--rejected` unparsed (the placeholder naming its line, and its
+/// raw lines) and the good ones to the output: it used to stop the run.
+#[test]
+fn parse_passes_any_malformed_sentence_to_rejected_unparsed_when_asked() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = fixture_model(dir.path());
+    let good = "1\ta\t_\tX\t_\t_\t_\t_\t_\t_\n\n";
+    let bad = [
+        ("1\ta\t_\tX\t_\t_\tone\t_\t_\t_\n", "invalid HEAD \"one\""),
+        ("1\ta\t_\tX\n", "expected 10 tab-separated columns"),
+        ("# only a comment\n", "sentence without any word"),
+    ];
+    let (input, out, low) =
+        (dir.path().join("in.conllu"), dir.path().join("out.conllu"), dir.path().join("low.conllu"));
+    for (text, problem) in bad {
+        for place in 0..3 {
+            let body = good.repeat(place) + text + "\n" + &good.repeat(2 - place);
+            std::fs::write(&input, &body).unwrap();
+            let line = 2 * place + 1;
+            for threads in ["1", "2"] {
+                let args = ["--threads", threads, "--malformed", "lowconf", "--rejected", low.to_str().unwrap()];
+                let run = ok(common::parse(&model, &input, &out, &[&args[..], &["--overwrite"]].concat()));
+                let stderr = String::from_utf8_lossy(&run.stderr);
+                assert!(stderr.contains(&format!("1 malformed sentences went to {}", low.display())), "{stderr}");
+                let rejected = std::fs::read_to_string(&low).unwrap();
+                let error = format!("# spoolparse_error = {}:{line}: {problem}", input.display());
+                assert!(rejected.starts_with(&error), "{text:?} at {place}: {rejected}");
+                assert!(rejected.ends_with("\t0\troot\t_\tSpoolparseUnparsed=Yes\n\n"), "{rejected}");
+                assert_eq!(read(&out).len(), 2, "{text:?} at {place}");
+            }
+        }
+    }
+}
+
 #[test]
 fn train_replaces_an_existing_model_only_when_asked_and_never_its_own_input() {
     let dir = tempfile::tempdir().unwrap();

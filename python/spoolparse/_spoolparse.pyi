@@ -22,6 +22,7 @@ class ParseStats(TypedDict):
     sentences: int
     words: int
     lowconf: int
+    malformed: int
 
 class Parse:
     """One parsed sentence; lists are indexed by word (first word at 0)."""
@@ -52,7 +53,7 @@ class Parse:
 class Model:
     """A memory-mapped spoolparse model; thread-safe, pickles as its path."""
 
-    def __init__(self, path: _Path, verify: bool = True) -> None: ...
+    def __init__(self, path: _Path, verify: bool = True, fingerprint: Optional[str] = None) -> None: ...
     @property
     def path(self) -> Path: ...
     @property
@@ -91,7 +92,8 @@ class Model:
         confidence: bool = True,
         overwrite: bool = False,
         byte_range: Optional[tuple[int, int]] = None,
+        malformed: Literal["fail", "lowconf"] = "fail",
     ) -> ParseStats: ...
-    def __reduce__(self) -> tuple[type["Model"], tuple[Path, bool]]: ...
+    def __reduce__(self) -> tuple[type["Model"], tuple[Path, bool, str]]: ...
 
 def shard_ranges(path: _Path, max_bytes: int, format: Optional[_Format] = None) -> Optional[list[tuple[int, int]]]: ...

@@ -17,9 +17,22 @@ one task each. Each task parses with the Rust library exactly as ``spoolparse pa
 writes, for input ``NAME`` (shard ``K`` of ``N``):
 
 - ``DIR/accepted/NAME`` (``NAME.part-K`` before the extension when split): the sentences whose
-  confidence is at least ``X`` (every sentence without ``--min-confidence``);
-- ``DIR/lowconf/NAME``: the others (only with ``--min-confidence``);
+  confidence is at least ``X`` (every parsed sentence without ``--min-confidence``);
+- ``DIR/lowconf/NAME``: the others, and the malformed sentences (see below);
 - ``DIR/_tasks/shard-K.json``: the shard's sentence counts, the task's commit record.
+
+Bad input does not stop a nightly job (``--malformed lowconf``, the default). A malformed
+sentence is written to ``lowconf/`` unparsed, as the daemon writes it: a placeholder word
+(``SpoolparseUnparsed=Yes`` in MISC) after a ``# spoolparse_error = FILE:LINE: problem`` comment
+and the sentence's raw lines in ``# spoolparse_raw`` comments; the manifest counts them
+(``malformed_sentences``, per shard, per input and in all). ``lowconf/`` is then made even
+without ``--min-confidence`` (its files hold only malformed sentences then, most of them
+empty). A file that cannot be read at all (not text, not CoNLL, compressed otherwise than
+with zstd, unreadable) publishes nothing of its own, the others go on: the manifest gives its
+shards an ``error`` (``FILE: problem``, accepted and lowconf ``null``) and counts it in
+``failed_inputs``; the driver says it in a line on stderr, and the command line exits with
+status 2 (1 is a job that failed as a whole and published nothing). ``--malformed fail`` is
+the strict job: the first malformed sentence, or unreadable file, fails the job as below.
 
 No two tasks write one output name: where an input's names (whole file, or every
 ``NAME.part-K``) would meet an earlier input's (the same name in another folder, or a file named
@@ -48,8 +61,12 @@ fails after creating its output directory (a task's error after Spark's retries,
 takes back what it created, and nothing else: the shards' outputs, records and temporaries,
 then the directories it made. The output directory is then as the job found it (absent, or
 empty), so a rerun works; a directory that holds anything else stays (the driver says which).
-The error raised is the task's own (``TaskError``: ``FILE:LINE: problem`` for bad input), and
-the command line prints it as its last line, with exit status 1.
+The error raised is the task's own (``TaskError``: ``FILE:LINE: problem`` for bad input with
+``--malformed fail``), and the command line prints it as its last line, with exit status 1.
+
+An input may be a directory: its files are the inputs (those directly in it, sorted, hidden
+ones left out; its subdirectories are not entered), or a glob pattern (``'corpus/*/*.conllu'``,
+quoted so that the job expands it).
 
 The model is opened once per executor Python process, however many tasks it runs (a
 module-level cache keyed by path and checked against the driver's fingerprint), not per task.
@@ -76,6 +93,9 @@ DEFAULT_SHARD_MB = 256
 
 #: What ``--compression`` takes: like each input, always zstd, or never.
 COMPRESSIONS = ("input", "zstd", "none")
+
+#: What ``--malformed`` takes: malformed sentences go to lowconf/ unparsed, or fail the job.
+MALFORMED = ("lowconf", "fail")
 
 MANIFEST = "_manifest.json"
 TASKS = "_tasks"
@@ -126,7 +146,7 @@ def _check_shard_mb(shard_mb: float) -> None:
         raise ValueError(f"the shard size must be 0 (never split) or a number of MiB (got {shard_mb})")
 
 
-def _check_arguments(*, min_confidence: Optional[float], shard_mb: float, compression: str) -> None:
+def _check_arguments(*, min_confidence: Optional[float], shard_mb: float, compression: str, malformed: str) -> None:
     """Raises ``ValueError`` for arguments the job cannot run with. The driver checks them
     before it creates anything: a threshold outside 0..1 would otherwise fail every task, each
     after the output directory was made, and a bad shard size or compression would be taken
@@ -135,6 +155,8 @@ def _check_arguments(*, min_confidence: Optional[float], shard_mb: float, compre
     _check_shard_mb(shard_mb)
     if compression not in COMPRESSIONS:
         raise ValueError(f"compression must be one of {', '.join(COMPRESSIONS)} (got {compression!r})")
+    if malformed not in MALFORMED:
+        raise ValueError(f"malformed must be one of {', '.join(MALFORMED)} (got {malformed!r})")
 
 
 def _output_names(path: str, compression: str) -> tuple[str, str, bool]:
@@ -254,6 +276,51 @@ def _record_path(output: str, shard_id: int) -> str:
     return os.path.join(output, TASKS, f"shard-{shard_id:05d}.json")
 
 
+def _has_lowconf(job: dict[str, Any]) -> bool:
+    """Whether the job writes lowconf/: with a threshold, or for malformed sentences."""
+    return job["min_confidence"] is not None or job.get("malformed") == "lowconf"
+
+
+#: The counts of a shard that published nothing.
+_NOTHING = {"sentences": 0, "words": 0, "lowconf": 0, "malformed": 0}
+
+
+def _parse_shard(
+    model: spoolparse.Model, shard: dict[str, Any], job: dict[str, Any]
+) -> tuple[dict[str, int], Optional[str]]:
+    """Parses ``shard`` into its outputs: its counts, and ``None``. With ``malformed="lowconf"``
+    an input that cannot be read at all publishes nothing and is not an error of the job:
+    the counts are then nothing, with what is wrong, in a line that names the file."""
+    lenient = job.get("malformed") == "lowconf"
+    if lenient:
+        # The input, not an output, is what cannot be opened (parse_file's OSError does not
+        # say which): the shard's failure, not the job's.
+        try:
+            with open(shard["path"], "rb"):
+                pass
+        except OSError as e:
+            return dict(_NOTHING), f"{shard['path']}: cannot open: {e.strerror or e}"
+    try:
+        # overwrite=True replaces only what an earlier attempt of this very shard renamed into
+        # place in this job's own directory: the same bytes.
+        stats = model.parse_file(
+            shard["path"],
+            os.path.join(job["output"], shard["accepted"]),
+            os.path.join(job["output"], shard["lowconf"]) if _has_lowconf(job) else None,
+            job["min_confidence"],
+            threads=job["threads"],
+            overwrite=True,
+            byte_range=tuple(shard["range"]) if shard["range"] is not None else None,
+            malformed=job.get("malformed", "fail"),
+        )
+    except spoolparse.InputError as e:
+        # Malformed sentences passed on, this is a file that is no corpus at all.
+        if not lenient:
+            raise
+        return dict(_NOTHING), str(e)
+    return stats, None
+
+
 def run_shard(shard: dict[str, Any], job: dict[str, Any]) -> dict[str, Any]:
     """One task: parses ``shard`` into its outputs under ``job["output"]`` and commits it;
     returns its record (what the manifest lists). Safe to run any number of times, one after
@@ -268,21 +335,7 @@ def run_shard(shard: dict[str, Any], job: dict[str, Any]) -> dict[str, Any]:
             done = json.load(f)
         done["committed_by_earlier_attempt"] = True
         return done
-    model = _model(job["model"])
-    threshold = job["min_confidence"]
-    accepted = os.path.join(job["output"], shard["accepted"])
-    lowconf = os.path.join(job["output"], shard["lowconf"]) if threshold is not None else None
-    # overwrite=True replaces only what an earlier attempt of this very shard renamed into
-    # place in this job's own directory: the same bytes.
-    stats = model.parse_file(
-        shard["path"],
-        accepted,
-        lowconf,
-        threshold,
-        threads=job["threads"],
-        overwrite=True,
-        byte_range=tuple(shard["range"]) if shard["range"] is not None else None,
-    )
+    stats, error = _parse_shard(_model(job["model"]), shard, job)
     if attempt == 0 and shard["id"] in job.get("fail_first_attempt", ()):
         # Tests: the worst moment to fail, with the outputs renamed into place and no record.
         raise RuntimeError(f"spoolparse.spark: failure injected into shard {shard['id']}, attempt {attempt}")
@@ -291,6 +344,8 @@ def run_shard(shard: dict[str, Any], job: dict[str, Any]) -> dict[str, Any]:
         "sentences": stats["sentences"],
         "words": stats["words"],
         "lowconf": stats["lowconf"],
+        "malformed": stats["malformed"],
+        "error": error,
         "attempt": attempt,
         "pid": os.getpid(),
         "models_opened_by_process": opened,
@@ -422,12 +477,13 @@ def _driver_checks(
     shard_mb: float,
     compression: str,
     verify: bool,
+    malformed: str,
 ) -> tuple[str, list[str], spoolparse.Model]:
     """What the driver can check alone, before anything is created: the arguments, that the
     output directory is absent or empty, the inputs (expanded) and the model (opened here, so
     that a bad one fails once, not in every task). Returns the output's absolute path, the
     input files and the model."""
-    _check_arguments(min_confidence=min_confidence, shard_mb=shard_mb, compression=compression)
+    _check_arguments(min_confidence=min_confidence, shard_mb=shard_mb, compression=compression, malformed=malformed)
     output = os.path.abspath(output)
     if os.path.exists(output) and (not os.path.isdir(output) or os.listdir(output)):
         raise FileExistsError(f"{output} exists and is not an empty directory: outputs are never overwritten")
@@ -446,10 +502,14 @@ def run(
     compression: str = "input",
     model_on_shared_storage: bool = False,
     verify: bool = True,
+    malformed: str = "lowconf",
     fail_first_attempt: Sequence[int] = (),
 ) -> dict[str, Any]:
     """Runs the job on the SparkContext ``sc``; returns the manifest (also written to
     ``OUTPUT/_manifest.json``). ``inputs`` are files, directories or glob patterns.
+    ``malformed="lowconf"`` passes malformed sentences to lowconf/ and records inputs that
+    cannot be read at all in the manifest (``failed_inputs``, said on stderr), ``"fail"``
+    fails the job at either (see the module's documentation).
     ``fail_first_attempt`` (tests) makes the first attempt of these shards fail after their
     outputs were renamed into place. Bad arguments raise ``ValueError`` before anything is
     created."""
@@ -462,6 +522,7 @@ def run(
         shard_mb=shard_mb,
         compression=compression,
         verify=verify,
+        malformed=malformed,
     )
     model_path = os.path.abspath(model)
     if not model_on_shared_storage:
@@ -479,9 +540,10 @@ def run(
         "output": output,
         "min_confidence": min_confidence,
         "threads": max(1, threads_per_task),
+        "malformed": malformed,
         "fail_first_attempt": frozenset(fail_first_attempt),
     }
-    subs = ("accepted", "lowconf", TASKS) if min_confidence is not None else ("accepted", TASKS)
+    subs = ("accepted", "lowconf", TASKS) if _has_lowconf(job) else ("accepted", TASKS)
     created = _make_directories(output, subs)
     try:
         manifest = _run_tasks(sc, files, shards, job, driver_model, started)
@@ -497,6 +559,9 @@ def run(
         if kept:
             print(f"spoolparse.spark: kept {', '.join(kept)}: they hold files the job did not write", file=sys.stderr)
         raise
+    for entry in manifest["inputs"]:
+        for error in entry["errors"]:
+            print(f"spoolparse.spark: warning: {error}: nothing of it was published", file=sys.stderr)
     return manifest
 
 
@@ -539,20 +604,24 @@ def _manifest(
     removed: int,
 ) -> dict[str, Any]:
     threshold = job["min_confidence"]
+    lowconf = _has_lowconf(job)
     entries = []
     for index, path in enumerate(files):
         parts = []
         for s in (s for s in shards if s["input"] == index):
             r = records[s["id"]]
+            failed = r.get("error") is not None
             parts.append(
                 {
                     "range": list(s["range"]) if s["range"] else None,
-                    "accepted": s["accepted"],
+                    "accepted": None if failed else s["accepted"],
                     "accepted_sentences": r["sentences"] - r["lowconf"],
-                    "lowconf": s["lowconf"] if threshold is not None else None,
+                    "lowconf": s["lowconf"] if lowconf and not failed else None,
                     "lowconf_sentences": r["lowconf"],
+                    "malformed_sentences": r.get("malformed", 0),
                     "words": r["words"],
                     "attempt": r["attempt"],
+                    "error": r.get("error"),
                 }
             )
         entries.append(
@@ -563,12 +632,15 @@ def _manifest(
                 "sentences": sum(p["accepted_sentences"] + p["lowconf_sentences"] for p in parts),
                 "accepted_sentences": sum(p["accepted_sentences"] for p in parts),
                 "lowconf_sentences": sum(p["lowconf_sentences"] for p in parts),
+                "malformed_sentences": sum(p["malformed_sentences"] for p in parts),
                 "words": sum(p["words"] for p in parts),
+                "errors": [p["error"] for p in parts if p["error"] is not None],
             }
         )
     return {
         "model": {"path": job["model"]["path"], "fingerprint": model.fingerprint},
         "min_confidence": threshold,
+        "malformed": job.get("malformed", "fail"),
         "spoolparse_version": spoolparse.__version__,
         "inputs": entries,
         "files": len(files),
@@ -576,6 +648,8 @@ def _manifest(
         "sentences": sum(e["sentences"] for e in entries),
         "accepted_sentences": sum(e["accepted_sentences"] for e in entries),
         "lowconf_sentences": sum(e["lowconf_sentences"] for e in entries),
+        "malformed_sentences": sum(e["malformed_sentences"] for e in entries),
+        "failed_inputs": sum(1 for e in entries if e["errors"]),
         "words": sum(e["words"] for e in entries),
         "retried_shards": sum(1 for r in records.values() if r["attempt"] > 0),
         "temporaries_removed": removed,
@@ -638,6 +712,13 @@ def _arguments(argv: Optional[Sequence[str]]) -> argparse.Namespace:
         action="store_true",
         help="executors open --model at its path instead of receiving a copy through SparkContext.addFile",
     )
+    p.add_argument(
+        "--malformed",
+        choices=MALFORMED,
+        default="lowconf",
+        help="lowconf (default): malformed sentences go to DIR/lowconf unparsed, and a file that cannot be read at "
+        "all is recorded in the manifest (exit status 2); fail: either fails the job",
+    )
     p.add_argument("--no-verify", action="store_true", help="do not check the model's checksums when opening it")
     p.add_argument("--master", help="Spark master (default: spark-submit's, else local[*])")
     p.add_argument("--app-name", default="spoolparse", help="Spark application name")
@@ -662,6 +743,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         "shard_mb": args.shard_mb,
         "compression": args.compression,
         "verify": not args.no_verify,
+        "malformed": args.malformed,
     }
     # A missing input, a bad model or a used output directory is said in a line before Spark
     # starts (seconds, and pages of its log); `run` checks again, as callers may skip this.
@@ -698,15 +780,21 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     if failure is not None:
         return _failed(failure)
     lowconf = ""
+    malformed = manifest["malformed_sentences"]
     if args.min_confidence is not None:
-        lowconf = f", {manifest['lowconf_sentences']} below {args.min_confidence} in lowconf/"
+        lowconf = f", {manifest['lowconf_sentences'] - malformed} below {args.min_confidence} in lowconf/"
+    if args.malformed == "lowconf":
+        lowconf += f", {malformed} malformed in lowconf/ unparsed"
+    failed = manifest["failed_inputs"]
+    unread = f"{failed} files could not be read, nothing of them published (listed in the manifest); " if failed else ""
     print(
         f"spoolparse.spark: {manifest['sentences']} sentences, {manifest['words']} words from {manifest['files']} "
         f"files in {manifest['shards']} tasks in {manifest['seconds']:.1f} s: {manifest['accepted_sentences']} in "
-        f"accepted/{lowconf}; manifest {os.path.join(os.path.abspath(args.output), MANIFEST)}",
+        f"accepted/{lowconf}; {unread}manifest {os.path.join(os.path.abspath(args.output), MANIFEST)}",
         file=sys.stderr,
     )
-    return 0
+    # Complete, but not every input is in it: for the scheduler to notice (1 is a failed job).
+    return 2 if failed else 0
 
 
 if __name__ == "__main__":

@@ -12,7 +12,8 @@ use std::sync::Arc;
 
 use pyo3::create_exception;
 use pyo3::exceptions::{
-    PyFileExistsError, PyFileNotFoundError, PyOSError, PyPermissionError, PyRuntimeError, PyValueError,
+    PyFileExistsError, PyFileNotFoundError, PyIsADirectoryError, PyOSError, PyPermissionError, PyRuntimeError,
+    PyValueError,
 };
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyType};
@@ -46,6 +47,7 @@ fn os_error(kind: std::io::ErrorKind, message: String) -> PyErr {
         std::io::ErrorKind::NotFound => PyFileNotFoundError::new_err(message),
         std::io::ErrorKind::PermissionDenied => PyPermissionError::new_err(message),
         std::io::ErrorKind::AlreadyExists => PyFileExistsError::new_err(message),
+        std::io::ErrorKind::IsADirectory => PyIsADirectoryError::new_err(message),
         _ => PyOSError::new_err(message),
     }
 }
@@ -107,8 +109,12 @@ fn format_named(name: &str) -> PyResult<Format> {
 ///
 /// ``Model(path, verify=True)`` checks every checksum of the file first, as
 /// ``spoolparse parse`` does (a few ms; a corrupt model would parse wrongly without
-/// complaint). A ``Model`` pickles as its path: unpickling opens the file again (for example
-/// in a Spark executor), and the file must be there.
+/// complaint). ``fingerprint``, if given, is the model the file must hold (``ModelError``
+/// naming the file otherwise). The path is made absolute when the model is opened (``path``).
+///
+/// A ``Model`` pickles as its absolute path and fingerprint: unpickling opens the file again
+/// (for example in a Spark executor, whatever its working directory), which must be there and
+/// still hold the same model: a file replaced by another model raises ``ModelError``.
 ///
 /// Raises ``FileNotFoundError`` (or another ``OSError``) if the file cannot be read, and
 /// ``spoolparse.ModelError`` if it is not a model this version can use.
@@ -203,24 +209,35 @@ fn parse_sentences(model: &ModelFile, mut sentences: Vec<Sentence>, tag: bool) -
 #[pymethods]
 impl Model {
     #[new]
-    #[pyo3(signature = (path, verify = true))]
-    fn new(py: Python<'_>, path: PathBuf, verify: bool) -> PyResult<Self> {
+    #[pyo3(signature = (path, verify = true, fingerprint = None))]
+    fn new(py: Python<'_>, path: PathBuf, verify: bool, fingerprint: Option<String>) -> PyResult<Self> {
+        // Absolute, not canonical: a link stays a link (a model swapped by relinking is
+        // followed), and the path still names the file for another working directory.
+        let path = std::path::absolute(&path).map_err(|e| os_error(e.kind(), format!("{}: {e}", path.display())))?;
         let opened = py.detach(|| files::open_model(&path, verify));
         let model = opened.map_err(model_error)?;
+        if let Some(expected) = fingerprint.filter(|f| *f != model.fingerprint()) {
+            return Err(ModelError::new_err(format!(
+                "{}: holds model {}, not {expected}: the file was replaced since this Model was made",
+                path.display(),
+                model.fingerprint()
+            )));
+        }
         Ok(Model { model: Arc::new(model), path, verify })
     }
 
-    /// Pickles as ``Model(path, verify)``: the mapping is not copied, the file is opened again.
-    fn __reduce__<'py>(slf: &Bound<'py, Self>) -> (Bound<'py, PyType>, (PathBuf, bool)) {
+    /// Pickles as ``Model(path, verify, fingerprint)``: the mapping is not copied, the file is
+    /// opened again by its absolute path, and must still hold this model.
+    fn __reduce__<'py>(slf: &Bound<'py, Self>) -> (Bound<'py, PyType>, (PathBuf, bool, String)) {
         let me = slf.get();
-        (slf.get_type(), (me.path.clone(), me.verify))
+        (slf.get_type(), (me.path.clone(), me.verify, me.model.fingerprint()))
     }
 
     fn __repr__(&self) -> String {
         format!("Model({:?}, fingerprint={:?})", self.path.display().to_string(), self.model.fingerprint())
     }
 
-    /// The path the model was opened from.
+    /// The absolute path the model was opened from.
     #[getter]
     fn path(&self) -> PathBuf {
         self.path.clone()
@@ -356,9 +373,18 @@ impl Model {
     /// Ctrl-C (``KeyboardInterrupt``) stops it within about 50 ms, and nothing is published.
     /// ``byte_range=(start, end)`` parses only those bytes of a single plain file: a shard
     /// from ``spoolparse.shard_ranges``. ``threads`` parsing threads (input order is kept).
-    /// Returns ``{"sentences": …, "words": …, "lowconf": …}``.
+    ///
+    /// ``malformed="fail"`` (the default) raises ``spoolparse.InputError`` (``FILE:LINE:
+    /// problem``) at the first malformed sentence and publishes nothing; ``"lowconf"`` writes
+    /// each unparsed, as the daemon does (a placeholder word, the error and the raw lines in
+    /// comments), to ``lowconf`` (which may then be given without ``min_confidence``), or to
+    /// ``accepted`` without one, and goes on. A file that is not a corpus at all raises
+    /// ``InputError`` either way. Returns ``{"sentences": …, "words": …, "lowconf": …,
+    /// "malformed": …}`` (malformed sentences are counted in ``sentences``, and in ``lowconf``
+    /// when they went there).
     #[pyo3(signature = (input, accepted, lowconf = None, min_confidence = None, *, threads = 1, format = None,
-                        retag = false, confidence = true, overwrite = false, byte_range = None))]
+                        retag = false, confidence = true, overwrite = false, byte_range = None,
+                        malformed = "fail"))]
     #[allow(clippy::too_many_arguments)]
     fn parse_file<'py>(
         &self,
@@ -373,9 +399,24 @@ impl Model {
         confidence: bool,
         overwrite: bool,
         byte_range: Option<(u64, u64)>,
+        malformed: &str,
     ) -> PyResult<Bound<'py, PyDict>> {
-        if lowconf.is_some() != min_confidence.is_some() {
-            return Err(PyValueError::new_err("lowconf and min_confidence go together: give both or neither"));
+        let keep_malformed = match malformed {
+            "fail" => false,
+            "lowconf" => true,
+            _ => {
+                return Err(PyValueError::new_err(format!(
+                    "malformed must be \"fail\" or \"lowconf\" (got {malformed:?})"
+                )))
+            }
+        };
+        if min_confidence.is_some() && lowconf.is_none() {
+            return Err(PyValueError::new_err("min_confidence needs lowconf, the output of the sentences below it"));
+        }
+        if lowconf.is_some() && min_confidence.is_none() && !keep_malformed {
+            return Err(PyValueError::new_err(
+                "lowconf takes the sentences below min_confidence or, with malformed=\"lowconf\", the malformed ones: give either",
+            ));
         }
         if threads == 0 {
             return Err(PyValueError::new_err("threads must be at least 1"));
@@ -411,6 +452,7 @@ impl Model {
             retag: retag_of(retag),
             confidence,
             min_confidence,
+            keep_malformed,
             limits: Limits::default(),
             ..PipelineOptions::default()
         };
@@ -453,6 +495,7 @@ impl Model {
         dict.set_item("sentences", stats.sentences)?;
         dict.set_item("words", stats.words)?;
         dict.set_item("lowconf", stats.rejected)?;
+        dict.set_item("malformed", stats.malformed)?;
         Ok(dict)
     }
 }

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import os
 import pickle
 import re
 import shutil
 import signal
+import subprocess
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -13,7 +15,7 @@ from pathlib import Path
 
 import pytest
 import spoolparse
-from conftest import Data, decompress, sentences
+from conftest import FIXTURES, Data, decompress, sentences
 
 
 def tokens_of(conllu: str) -> list[list[str]]:
@@ -185,8 +187,10 @@ def test_existing_outputs_are_never_overwritten_unless_asked(data: Data, tmp_pat
     assert low.read_text() == "keep me\n" and not acc.exists()
     model.parse_file(a, acc, low, data.threshold, overwrite=True)
     assert low.read_text() != "keep me\n" and acc.stat().st_size > 0
-    with pytest.raises(ValueError, match="go together"):
+    with pytest.raises(ValueError, match="lowconf takes the sentences below min_confidence"):
         model.parse_file(a, tmp_path / "x.conllu", tmp_path / "y.conllu")
+    with pytest.raises(ValueError, match="min_confidence needs lowconf"):
+        model.parse_file(a, tmp_path / "x.conllu", None, 0.5)
 
 
 def test_overwriting_refuses_an_output_that_is_not_a_file_before_writing_either(data: Data, tmp_path: Path) -> None:
@@ -294,3 +298,89 @@ def test_threads_share_a_model_and_parse_without_the_gil(data: Data) -> None:
     took = time.perf_counter() - started
     assert took > 0.05, f"parsing took {took:.3f} s: too short to tell"
     assert longest_pause < took / 2, f"this thread stopped for {longest_pause:.3f} s of {took:.3f} s: the GIL was held"
+
+
+MALFORMED = "# sent_id = broken\n1\tunparsable\tfour\tcolumns\n\n"
+
+
+def test_malformed_sentences_go_to_lowconf_unparsed_when_asked_as_the_command_line_does(
+    data: Data, tmp_path: Path
+) -> None:
+    """``malformed="lowconf"`` (``--malformed lowconf``): the placeholder with the error and the
+    raw lines, in lowconf (in accepted without one), the run goes on, and the count is given;
+    the default still raises."""
+    model = spoolparse.Model(data.model)
+    good = sentences((data.inputs / "a.conllu").read_text())
+    bad = tmp_path / "bad.conllu"
+    bad.write_text("".join(good[:3]) + MALFORMED + "".join(good[3:6]))
+    bad_line = sum(s.count("\n") for s in good[:3]) + 2
+    out, low = tmp_path / "out.conllu", tmp_path / "low.conllu"
+    stats = model.parse_file(bad, out, low, data.threshold, malformed="lowconf")
+    assert stats["malformed"] == 1 and stats["sentences"] == 7 and stats["lowconf"] >= 1
+    placeholder = (
+        f"# spoolparse_error = {bad}:{bad_line}: expected 10 tab-separated columns, found 4\n"
+        "# spoolparse_raw = # sent_id = broken\n# spoolparse_raw = 1\\tunparsable\\tfour\\tcolumns\n"
+        "1\t_\t_\tX\t_\t_\t0\troot\t_\tSpoolparseUnparsed=Yes\n\n"
+    )
+    assert placeholder in low.read_text() and "unparsable" not in out.read_text()
+    assert len(sentences(out.read_text())) + len(sentences(low.read_text())) == 7
+    cli_out, cli_low = tmp_path / "cli-out.conllu", tmp_path / "cli-low.conllu"
+    args = ["--model", data.model, bad, "--output", cli_out, "--rejected", cli_low]
+    result = data.run("parse", *args, "--min-confidence", data.threshold, "--malformed", "lowconf")
+    assert (cli_out.read_bytes(), cli_low.read_bytes()) == (out.read_bytes(), low.read_bytes())
+    assert f"1 malformed sentences went to {cli_low} unparsed" in result.stderr.decode()
+    # Without a threshold, lowconf holds the malformed sentences only; without lowconf, the
+    # placeholder is in accepted, in its place.
+    only = tmp_path / "only.conllu"
+    model.parse_file(bad, tmp_path / "all.conllu", only, malformed="lowconf")
+    assert only.read_text() == placeholder
+    stats = model.parse_file(bad, tmp_path / "one.conllu", malformed="lowconf")
+    assert stats["malformed"] == 1 and placeholder in (tmp_path / "one.conllu").read_text()
+    with pytest.raises(spoolparse.InputError, match=f"^{re.escape(str(bad))}:{bad_line}:"):
+        model.parse_file(bad, tmp_path / "strict.conllu")
+    with pytest.raises(ValueError, match="malformed must be"):
+        model.parse_file(bad, tmp_path / "x.conllu", malformed="skip")
+
+
+def test_a_file_that_is_no_corpus_fails_even_with_malformed_sentences_passed_on(data: Data, tmp_path: Path) -> None:
+    binary = tmp_path / "binary.conllu"
+    binary.write_bytes(bytes(range(256)) * 64)
+    with pytest.raises(spoolparse.InputError, match=f"^{re.escape(str(binary))}"):
+        spoolparse.Model(data.model).parse_file(binary, tmp_path / "out.conllu", malformed="lowconf")
+    assert not (tmp_path / "out.conllu").exists()
+
+
+def test_a_directory_as_input_is_said_to_be_one_with_how_to_name_its_files(data: Data, tmp_path: Path) -> None:
+    """It said only "is a directory"; now what to give instead."""
+    said = f"{data.inputs}: cannot open: is a directory; name the files in it instead (say {data.inputs}/*.conllu)"
+    with pytest.raises(IsADirectoryError, match=re.escape(said)):
+        spoolparse.Model(data.model).parse_file(data.inputs, tmp_path / "out.conllu")
+    assert data.run_fails("parse", "--model", data.model, data.inputs).strip() == f"spoolparse: error: {said}"
+
+
+def test_a_pickled_model_opens_its_absolute_path_from_another_working_directory(
+    data: Data, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A relative path is resolved when the model is opened: unpickled where the working
+    directory is another (a Spark executor), it used to name no file there."""
+    monkeypatch.chdir(data.model.parent)
+    model = spoolparse.Model(data.model.name)
+    assert model.path == data.model
+    blob = pickle.dumps(model)
+    monkeypatch.chdir(tmp_path)
+    assert pickle.loads(blob).fingerprint == model.fingerprint
+
+
+def test_an_unpickled_model_whose_file_now_holds_another_model_is_refused(data: Data, tmp_path: Path) -> None:
+    """The pickle carries the fingerprint: a file replaced by another model used to be opened
+    and parsed with, silently."""
+    path = tmp_path / "m.model"
+    shutil.copy(data.model, path)
+    blob = pickle.dumps(spoolparse.Model(path))
+    other = tmp_path / "other.model"
+    train = [str(data.bin), "train", "--train", str(FIXTURES / "special.conllu"), "--output", str(other)]
+    subprocess.run([*train, "--epochs", "1", "--jackknife", "0"], check=True, capture_output=True)
+    os.replace(other, path)
+    fingerprint = spoolparse.Model(path).fingerprint
+    with pytest.raises(spoolparse.ModelError, match=f"^{re.escape(str(path))}: holds model {fingerprint}, not "):
+        pickle.loads(blob)

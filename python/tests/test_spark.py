@@ -67,8 +67,11 @@ def check_against_cli(output: Path, manifest: dict[str, Any], cli: dict[str, tup
         listed.update(p["accepted"] for p in parts)
         if low is not None:
             assert b"".join(decompress(output / p["lowconf"]) for p in parts) == low, entry["path"]
-            listed.update(p["lowconf"] for p in parts)
             assert f"{entry['lowconf_sentences']} of {entry['sentences']} sentences below" in stderr
+        elif any(p["lowconf"] for p in parts):
+            # Without a threshold, lowconf/ holds the malformed sentences only: none here.
+            assert all(decompress(output / p["lowconf"]) == b"" for p in parts), entry["path"]
+        listed.update(p["lowconf"] for p in parts if p["lowconf"])
         assert f"parsed {entry['sentences']} sentences, {entry['words']} words" in stderr
     found = {str(p.relative_to(output)) for p in output.rglob("*") if p.is_file() and p.parent.name != job.TASKS}
     assert found == listed, "files in the output directory that the manifest does not list"
@@ -122,15 +125,19 @@ def test_without_a_threshold_everything_is_accepted(data: Data, sc: Any, tmp_pat
     cli = expected(data, tmp_path, None)
     out = tmp_path / "out"
     manifest = job.run(sc, model=str(data.model), inputs=[str(data.inputs / "*")], output=str(out))
-    assert not (out / "lowconf").exists() and manifest["lowconf_sentences"] == 0
+    assert manifest["lowconf_sentences"] == 0 and manifest["malformed_sentences"] == 0
     check_against_cli(out, manifest, cli)
+    strict = tmp_path / "strict"
+    manifest = job.run(sc, model=str(data.model), inputs=[str(data.inputs / "*")], output=str(strict), malformed="fail")
+    assert not (strict / "lowconf").exists()
+    check_against_cli(strict, manifest, cli)
 
 
 BAD_INPUT = "1\tgood\t_\t_\t_\t_\t_\t_\t_\t_\n\n# sent_id = broken\n1\tbroken\n\n"
 
 
-def test_bad_input_fails_the_job_naming_file_and_line(data: Data, sc: Any, tmp_path: Path) -> None:
-    """The task's own error, not Spark's trace; and the job takes back what it created (the
+def test_bad_input_fails_a_strict_job_naming_file_and_line(data: Data, sc: Any, tmp_path: Path) -> None:
+    """With ``malformed="fail"``: the task's own error, not Spark's trace; and the job takes back what it created (the
     good file's outputs, published before the bad one failed, too): the directory used to stay
     without a manifest, and a rerun refused it."""
     bad = tmp_path / "in" / "bad.conllu"
@@ -141,7 +148,7 @@ def test_bad_input_fails_the_job_naming_file_and_line(data: Data, sc: Any, tmp_p
     with pytest.raises(job.TaskError) as failed:
         job.run(
             sc, model=str(data.model), inputs=[str(bad.parent)], output=str(out), min_confidence=0.5,
-            shard_mb=(bad.parent / "a.conllu").stat().st_size / 3 / (1 << 20),
+            shard_mb=(bad.parent / "a.conllu").stat().st_size / 3 / (1 << 20), malformed="fail",
         )  # fmt: skip
     assert str(failed.value) == f"{bad}:4: expected 10 tab-separated columns, found 2"
     assert failed.value.kind == "spoolparse.InputError"
@@ -157,7 +164,7 @@ def test_a_failed_job_leaves_the_empty_output_directory_it_was_given(data: Data,
     out = tmp_path / "out"
     out.mkdir()
     with pytest.raises(job.TaskError, match=re.escape(f"{bad}:4:")):
-        job.run(sc, model=str(data.model), inputs=[str(bad)], output=str(out), min_confidence=0.5)
+        job.run(sc, model=str(data.model), inputs=[str(bad)], output=str(out), min_confidence=0.5, malformed="fail")
     assert out.is_dir() and not list(out.iterdir())
 
 
@@ -326,13 +333,14 @@ def test_the_command_line_refuses_a_missing_input_or_model_or_a_used_output_befo
 
 
 def test_the_command_line_ends_with_the_tasks_error(data: Data, tmp_path: Path) -> None:
-    """A bad input: status 1, the last line is the task's `FILE:LINE: problem` (the line that
-    `spoolparse parse` prints), not Spark's trace, and no output directory is left."""
+    """A bad input with ``--malformed fail``: status 1, the last line is the task's
+    `FILE:LINE: problem` (the line that `spoolparse parse` prints), not Spark's trace, and no
+    output directory is left."""
     bad = tmp_path / "bad.conllu"
     bad.write_text(BAD_INPUT)
     out = tmp_path / "out"
     argv = [sys.executable, "-m", "spoolparse.spark", "--master", "local[1]", "--model", str(data.model)]
-    argv += ["--input", str(bad), "--output", str(out), "--min-confidence", "0.5"]
+    argv += ["--input", str(bad), "--output", str(out), "--min-confidence", "0.5", "--malformed", "fail"]
     env = {**os.environ, "PYSPARK_PYTHON": sys.executable}
     result = subprocess.run(argv, capture_output=True, env=env, timeout=300)
     last = result.stderr.decode().strip().splitlines()[-1]
@@ -340,6 +348,77 @@ def test_the_command_line_ends_with_the_tasks_error(data: Data, tmp_path: Path) 
     assert (result.returncode, last) == (1, f"spoolparse.spark: error: {problem}")
     assert data.run_fails("parse", "--model", data.model, bad).strip() == f"spoolparse: error: {problem}"
     assert not out.exists()
+
+
+PLACEHOLDER = "1\t_\t_\tX\t_\t_\t0\troot\t_\tSpoolparseUnparsed=Yes\n\n"
+
+
+def three_inputs(data: Data, folder: Path) -> Path:
+    """Two good inputs and one (bad.conllu) with a malformed sentence on line 4 between two good
+    ones; the folder."""
+    folder.mkdir()
+    shutil.copy(data.inputs / "a.conllu", folder / "a.conllu")
+    shutil.copy(data.inputs / "c.conllx", folder / "c.conllx")
+    (folder / "bad.conllu").write_text(BAD_INPUT + "1\tgood\t_\t_\t_\t_\t_\t_\t_\t_\n\n")
+    return folder
+
+
+def test_a_malformed_sentence_goes_to_lowconf_unparsed_and_the_job_goes_on(
+    data: Data, sc: Any, tmp_path: Path
+) -> None:
+    """By default: one malformed sentence used to fail the whole job and take back every
+    output, the good files' too. Now it is in lowconf/ as the daemon writes it, counted in the
+    manifest, and every other sentence is where it was."""
+    inputs = three_inputs(data, tmp_path / "in")
+    cli = expected(data, tmp_path, data.threshold, [inputs / "a.conllu", inputs / "c.conllx"])
+    out = tmp_path / "out"
+    manifest = job.run(sc, model=str(data.model), inputs=[str(inputs)], output=str(out), min_confidence=data.threshold)
+    by_name = {Path(e["path"]).name: e for e in manifest["inputs"]}
+    bad = by_name["bad.conllu"]
+    assert (bad["sentences"], bad["malformed_sentences"], bad["errors"]) == (3, 1, [])
+    assert (manifest["malformed_sentences"], manifest["failed_inputs"], manifest["malformed"]) == (1, 0, "lowconf")
+    assert by_name["a.conllu"]["malformed_sentences"] == 0
+    low = (out / bad["shards"][0]["lowconf"]).read_text()
+    assert low.count("SpoolparseUnparsed=Yes") == 1 and low.count("\n\n") == bad["lowconf_sentences"]
+    placeholder = f"# spoolparse_error = {inputs / 'bad.conllu'}:4: expected 10 tab-separated columns, found 2\n"
+    placeholder += "# spoolparse_raw = # sent_id = broken\n# spoolparse_raw = 1\\tbroken\n" + PLACEHOLDER
+    assert placeholder in low
+    accepted = (out / bad["shards"][0]["accepted"]).read_text()
+    assert "broken" not in accepted and accepted.count("\n\n") == bad["accepted_sentences"]
+    # The good inputs: the command line's bytes.
+    del by_name["bad.conllu"]
+    manifest["inputs"] = list(by_name.values())
+    (out / job.MANIFEST).write_text(json.dumps(manifest))
+    for name in ("accepted", "lowconf"):
+        (out / bad["shards"][0][name]).unlink()
+    check_against_cli(out, manifest, cli)
+
+
+def test_a_file_that_cannot_be_read_is_in_the_manifest_and_the_others_are_published(
+    data: Data, tmp_path: Path
+) -> None:
+    """The command line over three inputs, one malformed sentence in one and a file that is no
+    corpus beside them: status 2 (complete, an input missing), a warning line naming the file,
+    the manifest says which; every other sentence is published."""
+    inputs = three_inputs(data, tmp_path / "in")
+    binary = inputs / "zz-binary.conllu"
+    binary.write_bytes(bytes(range(256)) * 64)
+    out = tmp_path / "out"
+    argv = [sys.executable, "-m", "spoolparse.spark", "--master", "local[1]", "--model", str(data.model)]
+    argv += ["--input", str(inputs), "--output", str(out), "--min-confidence", str(data.threshold)]
+    env = {**os.environ, "PYSPARK_PYTHON": sys.executable}
+    result = subprocess.run(argv, capture_output=True, env=env, timeout=300)
+    lines = result.stderr.decode().strip().splitlines()
+    manifest = json.loads((out / job.MANIFEST).read_text())
+    assert result.returncode == 2, lines[-5:]
+    (unread,) = [e for e in manifest["inputs"] if e["errors"]]
+    assert unread["path"] == str(binary) and unread["errors"][0].startswith(f"{binary}")
+    assert unread["shards"][0]["accepted"] is None and unread["sentences"] == 0
+    assert f"spoolparse.spark: warning: {unread['errors'][0]}: nothing of it was published" in lines
+    assert (manifest["failed_inputs"], manifest["malformed_sentences"], manifest["files"]) == (1, 1, 4)
+    assert "1 malformed in lowconf/ unparsed" in lines[-1] and "1 files could not be read" in lines[-1]
+    assert not list((out / "accepted").glob("zz-binary*")) and not list((out / "lowconf").glob("zz-binary*"))
+    assert sum(e["sentences"] for e in manifest["inputs"]) == manifest["sentences"] > 3
 
 
 def run_command(argv: list[str], env: dict[str, str]) -> subprocess.CompletedProcess:

@@ -43,9 +43,16 @@ pub struct ParseArgs {
     /// Sentences whose confidence (mean arc confidence) is below this go to --rejected.
     #[arg(long, requires = "rejected")]
     min_confidence: Option<f64>,
-    /// Output for the sentences below --min-confidence (`.zst`: compressed).
-    #[arg(long, requires = "min_confidence")]
+    /// Output for the sentences below --min-confidence, and with `--malformed lowconf` the
+    /// malformed ones (`.zst`: compressed).
+    #[arg(long)]
     rejected: Option<PathBuf>,
+    /// What a malformed sentence does: `fail` stops the run with its `FILE:LINE: problem`
+    /// (nothing is published); `lowconf` writes it unparsed, as the daemon does (a placeholder
+    /// word, the error and its raw lines in comments), to --rejected, or to --output without
+    /// one, and goes on. A file that is not a corpus at all fails either way.
+    #[arg(long, value_enum, default_value_t = MalformedArg::Fail)]
+    malformed: MalformedArg,
     /// Do not check the model's checksums before parsing (saves a few milliseconds).
     #[arg(long)]
     no_verify: bool,
@@ -59,6 +66,15 @@ pub struct ParseArgs {
     /// Sentences (and lines) longer than this many bytes are bad input.
     #[arg(long, default_value_t = Limits::default().max_bytes)]
     max_sentence_bytes: usize,
+}
+
+/// What `--malformed` takes.
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum MalformedArg {
+    /// Stop at the first malformed sentence.
+    Fail,
+    /// Write it unparsed to --rejected (or --output) and go on.
+    Lowconf,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -117,6 +133,7 @@ impl From<ParseArgs> for ParseJob {
             retag: a.retag.into(),
             confidence: !a.no_confidence,
             min_confidence: a.min_confidence,
+            keep_malformed: a.malformed == MalformedArg::Lowconf,
             limits: Limits { max_words: a.max_sentence_words, max_bytes: a.max_sentence_bytes },
             ..PipelineOptions::default()
         };
@@ -137,6 +154,9 @@ impl From<ParseArgs> for ParseJob {
 pub fn exec(args: ParseArgs) -> Result<()> {
     let job = ParseJob::from(args);
     let (output, rejected, opts) = (job.output.as_path(), job.rejected.as_deref(), job.opts);
+    if rejected.is_some() && opts.min_confidence.is_none() && !opts.keep_malformed {
+        bail!("--rejected takes the sentences below --min-confidence or, with --malformed lowconf, the malformed ones");
+    }
     let publish = publish_for(output, rejected, job.overwrite)?;
     let loading = Instant::now();
     let model = Arc::new(files::open_model(&job.model, job.verify)?);
@@ -167,8 +187,13 @@ pub fn exec(args: ParseArgs) -> Result<()> {
         let kind = if note.report.is_unfit() { "warning" } else { "note" };
         eprintln!("spoolparse: {kind}: {}: {}", note.path.display(), note.report.describe());
     }
-    if let Some(p) = rejected {
-        eprintln!("{} of {} sentences below --min-confidence went to {}", stats.rejected, stats.sentences, p.display());
+    if let (Some(p), Some(_)) = (rejected, opts.min_confidence) {
+        let below = stats.rejected - stats.malformed;
+        eprintln!("{below} of {} sentences below --min-confidence went to {}", stats.sentences, p.display());
+    }
+    if opts.keep_malformed {
+        let to = rejected.unwrap_or(output);
+        eprintln!("{} malformed sentences went to {} unparsed", stats.malformed, to.display());
     }
     let secs = started.elapsed().as_secs_f64();
     eprintln!(

@@ -166,7 +166,10 @@ pub fn parse_to_files(
         let unreadable = |error| FilesError::Input { path: input.path.clone(), error };
         let meta = std::fs::metadata(&input.path).map_err(unreadable)?;
         if meta.is_dir() {
-            return Err(unreadable(io::Error::new(io::ErrorKind::IsADirectory, "is a directory")));
+            // Said with what to do instead: a directory is not read file by file.
+            let glob = input.path.join("*.conllu");
+            let why = format!("is a directory; name the files in it instead (say {})", glob.display());
+            return Err(unreadable(io::Error::new(io::ErrorKind::IsADirectory, why)));
         }
         // A plain file is opened to check permissions; a pipe is not (a writer would see its
         // reader leave before the pipeline opens it again).

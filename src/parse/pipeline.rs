@@ -178,7 +178,10 @@ pub struct PipelineOptions {
     pub min_confidence: Option<f64>,
     /// Rewrite CoNLL-X input as CoNLL-U (so that it can carry confidences and comments).
     pub conllx_as_conllu: bool,
-    /// Keep the text of malformed sentences for [`Sink::malformed`].
+    /// Keep the text of malformed sentences for [`Sink::malformed`]. The sink of
+    /// [`parse_files_split`] then writes each as an unparsed placeholder
+    /// ([`crate::corpus::unparsed`]) to the rejected output (the accepted one if there is none)
+    /// instead of stopping at it.
     pub keep_malformed: bool,
     /// Sentences beyond these are malformed (and never held whole in memory).
     pub limits: Limits,
@@ -468,7 +471,7 @@ pub fn parse_inputs_split(
             range: input.range.clone(),
         })
     });
-    let mut sink = OutputsSink { out, min_confidence: opts.min_confidence, stats: ParseStats::default() };
+    let mut sink = OutputsSink::new(out, &opts);
     if opts.threads <= 1 {
         run_sequential(jobs, &mut sink, &opts)?;
     } else {
@@ -600,7 +603,7 @@ pub fn parse_reader(
         return Err(NoTagger.into());
     }
     let job = Arc::new(Job { id: 0, path: name.to_path_buf(), format, model: Arc::clone(model), range: None });
-    let mut sink = OutputsSink { out, min_confidence: opts.min_confidence, stats: ParseStats::default() };
+    let mut sink = OutputsSink::new(out, &opts);
     let reader = opts.configure(Reader::new(input, name, format));
     let numbering = Numbering::new(name, 1, opts.writes_conllu(format));
     let outcome = run_reader(&job, reader, numbering, &mut sink, &opts)?;
@@ -622,8 +625,11 @@ pub struct Outputs<'a> {
 pub struct ParseStats {
     pub sentences: usize,
     pub words: usize,
-    /// Sentences sent to the rejected output.
+    /// Sentences sent to the rejected output (malformed ones written there included).
     pub rejected: usize,
+    /// Malformed sentences written as unparsed placeholders (with
+    /// [`PipelineOptions::keep_malformed`]; counted in `sentences` too, with no words).
+    pub malformed: usize,
     /// The inputs that were retagged or that the model does not fit ([`FitReport::is_notable`]),
     /// each once, in input order.
     pub notes: Vec<InputNote>,
@@ -642,6 +648,7 @@ impl ParseStats {
         self.sentences += more.sentences;
         self.words += more.words;
         self.rejected += more.rejected;
+        self.malformed += more.malformed;
         for note in more.notes {
             self.note(note);
         }
@@ -678,11 +685,24 @@ impl From<io::Error> for PipelineError {
     }
 }
 
-/// The sink of [`parse_files_split`]: one output stream (or two), any bad input an error.
+/// The sink of [`parse_files_split`]: one output stream (or two); a malformed sentence is an
+/// error, or with [`PipelineOptions::keep_malformed`] an unparsed placeholder.
 struct OutputsSink<'a> {
     out: Outputs<'a>,
     min_confidence: Option<f64>,
+    keep_malformed: bool,
     stats: ParseStats,
+}
+
+impl<'a> OutputsSink<'a> {
+    fn new(out: Outputs<'a>, opts: &PipelineOptions) -> Self {
+        OutputsSink {
+            out,
+            min_confidence: opts.min_confidence,
+            keep_malformed: opts.keep_malformed,
+            stats: ParseStats::default(),
+        }
+    }
 }
 
 impl Sink for OutputsSink<'_> {
@@ -705,7 +725,22 @@ impl Sink for OutputsSink<'_> {
     }
 
     fn malformed(&mut self, _: &Job, bad: Unreadable<'_>) -> Result<(), PipelineError> {
-        Err(bad.error.into())
+        if !self.keep_malformed {
+            return Err(bad.error.into());
+        }
+        self.stats.sentences += 1;
+        self.stats.malformed += 1;
+        let out = match self.out.rejected.as_deref_mut() {
+            Some(rejected) => {
+                self.stats.rejected += 1;
+                rejected
+            }
+            None => &mut *self.out.accepted,
+        };
+        let enhanced = crate::corpus::unparsed::has_enhanced_deps(bad.text);
+        let placeholder = crate::corpus::unparsed::Placeholder { sent_id: bad.sent_id, enhanced };
+        placeholder.write(out, &bad.error.to_string(), bad.text, bad.truncated)?;
+        Ok(())
     }
 
     fn fit(&mut self, job: &Job, report: &FitReport) -> Result<(), PipelineError> {

@@ -423,6 +423,16 @@ fn write_config(dir: &Path, model: &Path, base: &Path, heldout: &Path, extra: &s
     config
 }
 
+/// `spoolparse daemon --config CONFIG`, logging into `log`.
+fn start_daemon(config: &Path, log: &Path) -> std::process::Child {
+    Command::new(env!("CARGO_BIN_EXE_spoolparse"))
+        .args(["daemon", "--config", config.to_str().unwrap()])
+        .stdout(Stdio::null())
+        .stderr(fs::File::create(log).unwrap())
+        .spawn()
+        .unwrap()
+}
+
 /// Sentences of an en_ewt file.
 fn sentences(path: &Path) -> Vec<Sentence> {
     Reader::open(path, Format::Conllu).unwrap().map(|s| s.unwrap()).collect()
@@ -613,12 +623,7 @@ fn the_daemon_switches_to_a_promoted_or_rolled_back_model_between_files() {
     let extra = "max_las_drop = 100\nepochs = 1\n[watch]\nrescan_seconds = 0.2\n";
     let config = write_config(dir.path(), &model, &fixture, &heldout, extra);
     let log = dir.path().join("daemon.log");
-    let mut daemon = Command::new(env!("CARGO_BIN_EXE_spoolparse"))
-        .args(["daemon", "--config", config.to_str().unwrap()])
-        .stdout(Stdio::null())
-        .stderr(fs::File::create(&log).unwrap())
-        .spawn()
-        .unwrap();
+    let mut daemon = start_daemon(&config, &log);
     let text = fs::read_to_string(&fixture).unwrap();
     let incoming = dir.path().join("spool/incoming");
     let parsed_with = |name: &str| -> String {
@@ -669,14 +674,7 @@ fn kill_9_during_retraining_and_promotion_leaves_a_serving_model_and_every_annot
     let (train, config) = en_ewt_setup(&ud, dir.path(), 800, 300, 2, false, extra);
     let store = Store::new(&dir.path().join("spool/annotated"));
     let registry = Registry::new(dir.path().join("spool/models"));
-    let start = |log: &Path| {
-        Command::new(env!("CARGO_BIN_EXE_spoolparse"))
-            .args(["daemon", "--config", config.to_str().unwrap()])
-            .stdout(Stdio::null())
-            .stderr(fs::File::create(log).unwrap())
-            .spawn()
-            .unwrap()
-    };
+    let start = |log: &Path| start_daemon(&config, log);
     // The ids in the .conllu files of `dir`.
     let ids_in = |dir: &Path| -> std::collections::BTreeSet<String> {
         let names = fs::read_dir(dir).map(|d| d.map(|e| e.unwrap().file_name().into_string().unwrap()).collect());
@@ -788,12 +786,7 @@ fn a_retraining_request_runs_the_daemons_own_cycle_once() {
     let extra = "enabled = true\nevery = \"1s\"\nmin_new_sentences = 1000000\nmax_las_drop = 100\nepochs = 1\n";
     let config = write_config(dir.path(), &model, &fixture, &heldout, extra);
     let log = dir.path().join("daemon.log");
-    let mut daemon = Command::new(env!("CARGO_BIN_EXE_spoolparse"))
-        .args(["daemon", "--config", config.to_str().unwrap()])
-        .stdout(Stdio::null())
-        .stderr(fs::File::create(&log).unwrap())
-        .spawn()
-        .unwrap();
+    let mut daemon = start_daemon(&config, &log);
     let annotated = dir.path().join("spool/annotated");
     drop_in(&annotated, "a.conllu", &fs::read_to_string(&fixture).unwrap());
     let listing = || {

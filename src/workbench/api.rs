@@ -44,6 +44,18 @@ struct Task {
     check: Vec<u32>,
 }
 
+impl Task {
+    /// Who answers this task, and what it is, as the files and the audit log record it.
+    fn provenance(&self, task: &str, who: &Annotator) -> Provenance {
+        Provenance {
+            task: task.to_string(),
+            sent_id: self.sent_id.clone(),
+            source: self.source.clone(),
+            annotator: who.name.clone(),
+        }
+    }
+}
+
 /// What today's work came to, for `/api/stats`.
 #[derive(Default)]
 struct Today {
@@ -276,8 +288,8 @@ impl Workbench {
     fn answer(&self, who: &Annotator, body: &[u8]) -> Result<Response, Refusal> {
         let req: ArcsIn = parse_json(body)?;
         let model = self.serving();
-        let (sent, shown, source, sent_id) =
-            self.with_task(who, &req.task, |t| (t.sent.clone(), t.shown.clone(), t.source.clone(), t.sent_id.clone()))?;
+        let (sent, shown, meta) =
+            self.with_task(who, &req.task, |t| (t.sent.clone(), t.shown.clone(), t.provenance(&req.task, who)))?;
         let mut reparser = Reparser::new(&model);
         let constraints = self.constraints(&reparser, &sent, &req.arcs)?;
         let n = sent.len();
@@ -297,12 +309,6 @@ impl Workbench {
             let w = &view[a.word as usize - 1];
             arcs[a.word as usize] = Some((w.head, w.deprel.clone()));
         }
-        let meta = Provenance {
-            task: req.task.clone(),
-            sent_id: sent_id.clone(),
-            source: source.clone(),
-            annotator: who.name.clone(),
-        };
         let file = self
             .answers
             .write_correction(&sent, &arcs, req.whole, &meta)
@@ -320,17 +326,17 @@ impl Workbench {
             .collect();
         let stored = changes.len();
         let decision = if req.whole { "whole" } else { "answer" };
-        self.finish(who, &req.task, decision, source, sent_id, changes, None, Some(file))?;
+        self.finish(&meta, decision, changes, None, Some(file))?;
         Ok(Response::json(200, &json!({ "stored": stored })))
     }
 
     fn skip(&self, who: &Annotator, body: &[u8]) -> Result<Response, Refusal> {
         let req: TaskIn = parse_json(body)?;
-        let (source, sent_id) = self.with_task(who, &req.task, |t| (t.source.clone(), t.sent_id.clone()))?;
+        let meta = self.with_task(who, &req.task, |t| t.provenance(&req.task, who))?;
         let ms = self.lease_ms(&req.task);
         self.queue.lock().unwrap_or_else(|p| p.into_inner()).skip(&req.task);
         self.tasks.lock().unwrap_or_else(|p| p.into_inner()).remove(&req.task);
-        let d = decision(who, &req.task, "skip", source, sent_id, ms, Vec::new(), None, None);
+        let d = decision(&meta, "skip", ms, Vec::new(), None, None);
         self.answers
             .record(&d)
             .map_err(|e| Response::error(500, format!("the audit log could not be written: {e}")))?;
@@ -342,38 +348,28 @@ impl Workbench {
         let reason = req.reason.as_deref().map(str::trim).filter(|r| !r.is_empty()).ok_or_else(|| {
             unprocessable("say why the sentence is bad (\"reason\"): broken tokenization, not a sentence, ...")
         })?;
-        let (sent, source, sent_id) =
-            self.with_task(who, &req.task, |t| (t.sent.clone(), t.source.clone(), t.sent_id.clone()))?;
-        let meta = Provenance {
-            task: req.task.clone(),
-            sent_id: sent_id.clone(),
-            source: source.clone(),
-            annotator: who.name.clone(),
-        };
+        let (sent, meta) = self.with_task(who, &req.task, |t| (t.sent.clone(), t.provenance(&req.task, who)))?;
         let file = self
             .answers
             .write_bad(&sent, reason, &meta)
             .map_err(|e| Response::error(500, format!("the sentence could not be set aside: {e}")))?;
-        self.finish(who, &req.task, "bad", source, sent_id, Vec::new(), Some(reason.to_string()), Some(file))?;
+        self.finish(&meta, "bad", Vec::new(), Some(reason.to_string()), Some(file))?;
         Ok(Response::json(200, &json!({})))
     }
 
     /// Records a final decision on a task durably, then takes it out of the queue for good.
-    #[allow(clippy::too_many_arguments)]
     fn finish(
         &self,
-        who: &Annotator,
-        task: &str,
+        meta: &Provenance,
         kind: &str,
-        source: String,
-        sent_id: String,
         arcs: Vec<ArcChange>,
         reason: Option<String>,
         file: Option<PathBuf>,
     ) -> Result<(), Refusal> {
+        let task = meta.task.as_str();
         let ms = self.lease_ms(task);
         let arcs_count = arcs.len() as u64;
-        let d = decision(who, task, kind, source, sent_id, ms, arcs, reason, file);
+        let d = decision(meta, kind, ms, arcs, reason, file);
         self.answers
             .record(&d)
             .map_err(|e| Response::error(500, format!("the audit log could not be written: {e}")))?;
@@ -454,13 +450,10 @@ impl Workbench {
     }
 }
 
-#[allow(clippy::too_many_arguments)]
+/// An audit line for a decision on the task of `meta`.
 fn decision(
-    who: &Annotator,
-    task: &str,
+    meta: &Provenance,
     kind: &str,
-    source: String,
-    sent_id: String,
     ms: u64,
     arcs: Vec<ArcChange>,
     reason: Option<String>,
@@ -468,11 +461,11 @@ fn decision(
 ) -> Decision {
     Decision {
         time: unix_time(),
-        annotator: who.name.clone(),
+        annotator: meta.annotator.clone(),
         decision: kind.to_string(),
-        task: task.to_string(),
-        source,
-        sent_id,
+        task: meta.task.clone(),
+        source: meta.source.clone(),
+        sent_id: meta.sent_id.clone(),
         ms,
         arcs,
         reason,

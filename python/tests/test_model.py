@@ -116,10 +116,11 @@ def test_parse_conllu_is_the_command_lines_output(data: Data) -> None:
         text = path.read_text()
         fmt = "conllx" if path.suffix == ".conllx" else "conllu"
         cli = data.run("parse", "--model", data.model, "--format", fmt, "-", input=text.encode()).stdout.decode()
-        assert model.parse_conllu(text, format=fmt) == cli
+        # The command line names its standard input "stdin" in the ids it gives sentences.
+        assert model.parse_conllu(text, format=fmt, name="stdin") == cli
     text = (data.inputs / "a.conllu").read_text()
     plain = data.run("parse", "--model", data.model, "--no-confidence", "-", input=text.encode()).stdout.decode()
-    assert model.parse_conllu(text, confidence=False) == plain
+    assert model.parse_conllu(text, confidence=False, name="stdin") == plain
 
 
 def test_parse_file_is_byte_identical_to_the_command_line(data: Data, tmp_path: Path) -> None:
@@ -318,6 +319,7 @@ def test_malformed_sentences_go_to_lowconf_unparsed_when_asked_as_the_command_li
     stats = model.parse_file(bad, out, low, data.threshold, malformed="lowconf")
     assert stats["malformed"] == 1 and stats["sentences"] == 7 and stats["lowconf"] >= 1
     placeholder = (
+        "# sent_id = broken\n# text = _\n"
         f"# spoolparse_error = {bad}:{bad_line}: expected 10 tab-separated columns, found 4\n"
         "# spoolparse_raw = # sent_id = broken\n# spoolparse_raw = 1\\tunparsable\\tfour\\tcolumns\n"
         "1\t_\t_\tX\t_\t_\t0\troot\t_\tSpoolparseUnparsed=Yes\n\n"

@@ -236,6 +236,8 @@ pub struct Parser<'m, S: Scorer> {
     /// Sum of the log-probabilities of the last parse's transitions.
     log_tree_prob: f64,
     repaired: usize,
+    /// Scratch for constrained decoding: legal transitions by score.
+    ranked: Vec<(f32, Transition)>,
 }
 
 impl<'m> Parser<'m, TableView<'m>> {
@@ -269,6 +271,7 @@ impl<'m, S: Scorer> Parser<'m, S> {
             arc_confidence: Vec::new(),
             log_tree_prob: 0.0,
             repaired: 0,
+            ranked: Vec::new(),
         }
     }
 
@@ -352,17 +355,26 @@ impl<'m, S: Scorer> Parser<'m, S> {
     }
 
     /// The highest-scoring legal transition (the lowest index among equals) of those of the
-    /// least cost against `constraints`.
-    fn best_keeping(&self, legal: &Legal, constraints: &Constraints) -> Option<Transition> {
-        let mut best: Option<(Transition, u32, f32)> = None;
-        for t in legal.transitions(self.labels.len()) {
+    /// least cost against `constraints`. Costs are computed in score order and the first that
+    /// costs nothing is taken: no cost is lower, and it is the best of those that cost nothing.
+    /// Usually that is the first tried, instead of a cost for each of the hundred or so legal
+    /// transitions.
+    fn best_keeping(&mut self, legal: &Legal, constraints: &Constraints) -> Option<Transition> {
+        let ranked = &mut self.ranked;
+        ranked.clear();
+        ranked.extend(legal.transitions(self.labels.len()).map(|t| (self.scores.get(t), t)));
+        ranked.sort_unstable_by(|a, b| b.0.total_cmp(&a.0).then(a.1.index().cmp(&b.1.index())));
+        let mut best: Option<(Transition, u32)> = None;
+        for &(_, t) in ranked.iter() {
             let cost = self.system.cost(&self.config, constraints.gold(), t);
-            let score = self.scores.get(t);
-            if best.is_none_or(|(_, c, s)| cost < c || (cost == c && score > s)) {
-                best = Some((t, cost, score));
+            if cost == 0 {
+                return Some(t);
+            }
+            if best.is_none_or(|(_, c)| cost < c) {
+                best = Some((t, cost));
             }
         }
-        best.map(|(t, _, _)| t)
+        best.map(|(t, _)| t)
     }
 
     /// Parses `sent` and writes HEAD and DEPREL of its words.

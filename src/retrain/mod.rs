@@ -368,6 +368,18 @@ pub struct State {
 const STATE: &str = "retrain-state.json";
 const LOCK: &str = ".retrain.lock";
 
+/// The lock of a running cycle, released explicitly when dropped: closing the file alone would
+/// leave it held while a process forked in the meantime (before its exec closes the descriptor)
+/// still shares it, and the next cycle would be refused as busy (seen in the tests, whose other
+/// threads spawn processes).
+struct CycleLock(fs::File);
+
+impl Drop for CycleLock {
+    fn drop(&mut self) {
+        let _ = self.0.unlock();
+    }
+}
+
 impl State {
     /// The state in the models directory `dir` (default if absent or unreadable).
     pub fn read(dir: &Path) -> State {
@@ -433,6 +445,7 @@ pub fn run_cycle(
     if lock.try_lock().is_err() {
         return Err(RetrainError::Busy(lock_path));
     }
+    let _cycle = CycleLock(lock);
     // A cycle killed while writing leaves its candidate (megabytes) behind, and cron-only users
     // never start a daemon, whose start sweeps it. Only dead processes' temporaries go: a
     // daemon (this one, too) may be installing a model here at this moment.

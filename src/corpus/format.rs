@@ -76,6 +76,22 @@ pub enum Column {
 /// Number of tab-separated columns on a token line.
 pub const COLUMNS: usize = 10;
 
+impl Column {
+    /// Every column, in file order.
+    pub const ALL: [Column; COLUMNS] = [
+        Column::Id,
+        Column::Form,
+        Column::Lemma,
+        Column::Upos,
+        Column::Xpos,
+        Column::Feats,
+        Column::Head,
+        Column::Deprel,
+        Column::Deps,
+        Column::Misc,
+    ];
+}
+
 /// What an ID column says a token line is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TokenKind {

@@ -219,19 +219,7 @@ fn correction_text(sent: &Sentence, arcs: &[Option<(u32, String)>], whole: bool,
         }
         word += 1;
         let answered = arcs.get(word).and_then(|a| a.as_ref());
-        const ALL: [Column; 10] = [
-            Column::Id,
-            Column::Form,
-            Column::Lemma,
-            Column::Upos,
-            Column::Xpos,
-            Column::Feats,
-            Column::Head,
-            Column::Deprel,
-            Column::Deps,
-            Column::Misc,
-        ];
-        let cols: Vec<String> = ALL
+        let cols: Vec<String> = Column::ALL
             .iter()
             .map(|&col| match (col, answered) {
                 (Column::Head, Some((h, _))) => h.to_string(),

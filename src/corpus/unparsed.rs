@@ -59,7 +59,7 @@ pub fn has_enhanced_deps(text: &str) -> bool {
 }
 
 impl Placeholder<'_> {
-    /// Writes the unparsed sentence (see [`write`]).
+    /// Writes the unparsed sentence (see [`fn@write`]).
     pub fn write<W: Write + ?Sized>(&self, out: &mut W, why: &str, text: &str, truncated: bool) -> io::Result<()> {
         let own = text.lines().map(|l| l.trim_end_matches('\r')).find(|l| super::conllu::is_sent_id(l));
         match (own, self.sent_id) {

@@ -32,6 +32,7 @@
 //! This module owns the cycle and its report; it must not know about the daemon (which runs
 //! [`run_cycle`] on a schedule in a background thread) nor about the spool.
 
+mod checks;
 pub mod reference;
 pub mod store;
 

@@ -51,7 +51,7 @@ pub const MIN_AGREEMENT: f64 = 0.5;
 #[derive(Default)]
 pub struct Reference {
     /// The DEPREL of the root arc, and of no other, that training expects (see
-    /// [`super::store::Store::root_label`]).
+    /// [`super::store::Store::with_reference`]).
     pub root_label: String,
     /// The serving model's label names, plain (pseudo-projective labels split into their
     /// parts); `None` without a serving model.

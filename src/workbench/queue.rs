@@ -47,7 +47,7 @@ pub const LEASE: Duration = Duration::from_secs(15 * 60);
 pub struct Candidate {
     /// Byte offset of the sentence's first line in the decompressed file.
     pub offset: u64,
-    /// Index into [`Queue::files`].
+    /// Index of its file in the queue's list of files.
     pub file: u32,
     /// 0-based position of the sentence in its file.
     pub ordinal: u32,

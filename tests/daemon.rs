@@ -956,17 +956,7 @@ fn unfit_tags_without_a_tagger_are_flagged_in_log_metrics_and_outputs() {
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let setup = Setup::new(&model, 2);
     let fixture = fs::read_to_string(common::fixture("special.conllu")).unwrap();
-    let foreign: String = fixture
-        .lines()
-        .map(|l| {
-            let mut cols: Vec<&str> = l.split('\t').collect();
-            if cols.len() == 10 && cols[0].parse::<u32>().is_ok() {
-                cols[4] = "zz";
-            }
-            cols.join("\t") + "\n"
-        })
-        .collect();
-    fs::write(setup.path("spool/incoming/zz.conllu"), foreign).unwrap();
+    fs::write(setup.path("spool/incoming/zz.conllu"), common::foreign_tags(1)).unwrap();
     fs::write(setup.path("spool/incoming/known.conllu"), &fixture).unwrap();
     let mut daemon = setup.start("daemon.log");
     setup.wait_until_finished(2, &mut daemon);

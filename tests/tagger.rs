@@ -83,22 +83,6 @@ fn text_needs_a_model_with_a_tagger() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("the model has no tagger"));
 }
 
-/// The fixture with every XPOS replaced by `zz` (a tag set the model never saw), `times` over.
-fn foreign_tags(times: usize) -> String {
-    let text = std::fs::read_to_string(common::fixture("special.conllu")).unwrap();
-    let blanked: String = text
-        .lines()
-        .map(|l| {
-            let mut cols: Vec<&str> = l.split('\t').collect();
-            if cols.len() == 10 && cols[0].parse::<u32>().is_ok() {
-                cols[4] = "zz";
-            }
-            cols.join("\t") + "\n"
-        })
-        .collect();
-    blanked.repeat(times)
-}
-
 #[test]
 fn conllu_with_tags_the_model_never_saw_is_retagged_unless_retag_never() {
     let dir = tempfile::tempdir().unwrap();
@@ -110,7 +94,7 @@ fn conllu_with_tags_the_model_never_saw_is_retagged_unless_retag_never() {
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     // Over 1000 words, so that the decision is made before the file ends; one and two threads.
     let input = dir.path().join("zz.conllu");
-    std::fs::write(&input, foreign_tags(100)).unwrap();
+    std::fs::write(&input, common::foreign_tags(100)).unwrap();
     let xpos = |out: &std::process::Output| -> Vec<String> {
         Reader::new(&out.stdout[..], Path::new("stdout"), Format::Conllu)
             .flat_map(|s| s.unwrap().words().map(|w| w.get(Column::Xpos).to_string()).collect::<Vec<_>>())

@@ -73,3 +73,20 @@ pub fn parse(
     all.extend_from_slice(args);
     spoolparse(&all)
 }
+
+/// The fixture `special.conllu` with every XPOS replaced by `zz` (a tag set no model saw),
+/// `times` over.
+pub fn foreign_tags(times: usize) -> String {
+    let text = std::fs::read_to_string(fixture("special.conllu")).unwrap();
+    let blanked: String = text
+        .lines()
+        .map(|l| {
+            let mut cols: Vec<&str> = l.split('\t').collect();
+            if cols.len() == 10 && cols[0].parse::<u32>().is_ok() {
+                cols[4] = "zz";
+            }
+            cols.join("\t") + "\n"
+        })
+        .collect();
+    blanked.repeat(times)
+}

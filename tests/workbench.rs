@@ -73,14 +73,45 @@ impl Spool {
     }
 }
 
+/// SHA-256 of a token, hex, as the tokens file stores it.
+fn token_hash(token: &str) -> String {
+    use sha2::Digest;
+    sha2::Sha256::digest(token.as_bytes()).iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Names annotators (`(name, admin)`, each with the token `tok-NAME`) in a tokens file that
+/// the spool's configuration points to.
+fn with_tokens(spool: &Spool, annotators: &[(&str, bool)]) {
+    let tokens = spool.dir.path().join("tokens.toml");
+    let entries: Vec<String> = annotators
+        .iter()
+        .map(|(name, admin)| {
+            format!(
+                "[[annotator]]\nname = \"{name}\"\nsha256 = \"{}\"\nadmin = {admin}\n",
+                token_hash(&format!("tok-{name}"))
+            )
+        })
+        .collect();
+    std::fs::write(&tokens, entries.join("\n")).unwrap();
+    let text = std::fs::read_to_string(&spool.config).unwrap();
+    std::fs::write(&spool.config, format!("{text}\n[annotate]\ntokens_file = \"{}\"\n", tokens.display())).unwrap();
+}
+
 /// A running `spoolparse annotate`.
 struct Server {
     child: Child,
     addr: SocketAddr,
+    /// Sent with `get` and `post`.
+    token: Option<String>,
 }
 
 impl Server {
     fn start(spool: &Spool, extra: &[&str]) -> Server {
+        Server::start_as(spool, extra, None)
+    }
+
+    /// Starts it with tokens configured ([`with_tokens`]); `get` and `post` send `token`.
+    fn start_as(spool: &Spool, extra: &[&str], token: Option<&str>) -> Server {
         let mut child = Command::new(env!("CARGO_BIN_EXE_spoolparse"))
             .args(["annotate", "--config", spool.config.to_str().unwrap(), "--listen", "127.0.0.1:0"])
             .args(extra)
@@ -96,7 +127,7 @@ impl Server {
         };
         // Keep draining the log so the server never blocks on a full pipe.
         std::thread::spawn(move || for _ in lines {});
-        let server = Server { child, addr };
+        let server = Server { child, addr, token: token.map(str::to_string) };
         let deadline = Instant::now() + Duration::from_secs(20);
         while server.get("/api/stats").1["queued"].as_u64().unwrap_or(0) == 0 {
             assert!(Instant::now() < deadline, "nothing queued");
@@ -120,11 +151,11 @@ impl Server {
     }
 
     fn get(&self, path: &str) -> (u16, Value) {
-        self.request("GET", path, b"", None)
+        self.request("GET", path, b"", self.token.as_deref())
     }
 
     fn post(&self, path: &str, body: Value) -> (u16, Value) {
-        self.request("POST", path, body.to_string().as_bytes(), None)
+        self.request("POST", path, body.to_string().as_bytes(), self.token.as_deref())
     }
 
     /// Every task still to give, leased to the caller.
@@ -307,38 +338,10 @@ fn without_tokens_it_listens_on_loopback_only_and_with_them_every_request_needs_
     let out = common::spoolparse(&["annotate", "--config", spool.config.to_str().unwrap(), "--listen", "0.0.0.0:0"]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success() && stderr.contains("not a loopback address"), "{stderr}");
-    let hash = |t: &str| {
-        use sha2::Digest;
-        sha2::Sha256::digest(t.as_bytes()).iter().map(|b| format!("{b:02x}")).collect::<String>()
-    };
-    let tokens = spool.dir.path().join("tokens.toml");
-    std::fs::write(
-        &tokens,
-        format!(
-            "[[annotator]]\nname = \"ana\"\nsha256 = \"{}\"\n\n[[annotator]]\nname = \"root\"\nsha256 = \"{}\"\nadmin = true\n",
-            hash("tok-ana"),
-            hash("tok-root")
-        ),
-    )
-    .unwrap();
-    let with_tokens = Spool { dir: spool.dir, config: spool.config.clone() };
-    let text = std::fs::read_to_string(&with_tokens.config).unwrap();
-    std::fs::write(&with_tokens.config, format!("{text}\n[annotate]\ntokens_file = \"{}\"\n", tokens.display()))
-        .unwrap();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_spoolparse"))
-        .args(["annotate", "--config", with_tokens.config.to_str().unwrap(), "--listen", "127.0.0.1:0"])
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-    let addr = loop {
-        let line = lines.next().unwrap().unwrap();
-        if let Some(rest) = line.split("workbench on http://").nth(1) {
-            break rest.trim_end_matches('/').parse().unwrap();
-        }
-    };
-    std::thread::spawn(move || for _ in lines {});
-    let server = Server { child, addr };
+    with_tokens(&spool, &[("ana", false), ("root", true)]);
+    let with_tokens = spool;
+    let mut server = Server::start_as(&with_tokens, &[], Some("tok-ana"));
+    server.token = None;
     assert_eq!(server.get("/api/stats").0, 401);
     assert_eq!(server.request("GET", "/api/stats", b"", Some("wrong")).0, 401);
     assert_eq!(server.get("/").0, 200, "the page itself asks for the token");
@@ -398,4 +401,63 @@ fn every_acknowledged_answer_survives_kill_9_and_is_stored_exactly_once() {
         .filter(|e| e.file_name().to_string_lossy().starts_with('.'))
         .collect();
     assert!(leftovers.is_empty(), "no temporary left where the daemon reads: {leftovers:?}");
+}
+
+#[test]
+fn several_annotators_at_once_never_share_a_task_and_a_kill_9_among_them_loses_no_answer() {
+    let spool = Spool::new(60, "");
+    let names = ["ana", "bo", "cy"];
+    with_tokens(&spool, &names.map(|n| (n, false)));
+    let mut acknowledged: Vec<(String, String)> = Vec::new(); // (annotator, sent_id)
+    for round in 0..2 {
+        let server = Server::start_as(&spool, &[], Some("tok-ana"));
+        let answered = std::sync::Mutex::new(Vec::new());
+        let held = std::sync::Mutex::new(std::collections::HashMap::<String, String>::new());
+        std::thread::scope(|scope| {
+            for name in names {
+                let (server, answered, held) = (&server, &answered, &held);
+                scope.spawn(move || {
+                    let token = format!("tok-{name}");
+                    for _ in 0..6 {
+                        let (status, task) = server.request("GET", "/api/next", b"", Some(&token));
+                        assert_eq!(status, 200, "{task}");
+                        let sid = task["sent_id"].as_str().unwrap().to_string();
+                        let other = held.lock().unwrap().insert(sid.clone(), name.to_string());
+                        assert!(other.is_none(), "{sid} handed to {name} while {other:?} holds it");
+                        let body = json!({ "task": task["task"], "arcs": [{ "id": 2, "head": 3, "deprel": "nsubj" }] });
+                        let (status, reply) =
+                            server.request("POST", "/api/answer", body.to_string().as_bytes(), Some(&token));
+                        assert_eq!(status, 200, "{reply}");
+                        answered.lock().unwrap().push((name.to_string(), sid.clone()));
+                        held.lock().unwrap().remove(&sid);
+                    }
+                });
+            }
+        });
+        acknowledged.extend(answered.into_inner().unwrap());
+        // One more task leased and left unanswered, then SIGKILL: it must come back, and no
+        // acknowledged answer may be lost or doubled.
+        let (status, _) = server.get("/api/next");
+        assert_eq!(status, 200, "round {round}");
+        server.kill();
+    }
+    let mut stored: Vec<(String, String)> = spool
+        .corrections()
+        .iter()
+        .map(|f| {
+            let text = std::fs::read_to_string(f).unwrap();
+            let get = |key: &str| text.lines().find_map(|l| l.strip_prefix(key)).unwrap().to_string();
+            (get("# annotator = "), get("# sent_id = "))
+        })
+        .collect();
+    stored.sort();
+    acknowledged.sort();
+    assert_eq!(stored.len(), 36);
+    assert_eq!(stored, acknowledged, "each acknowledged answer once, under its annotator");
+    let mut sentences: Vec<&String> = stored.iter().map(|(_, s)| s).collect();
+    sentences.dedup();
+    assert_eq!(sentences.len(), 36, "no sentence asked twice, across the restart");
+    // The audit log says what the queue knew of every checked arc it learned from.
+    let audit = std::fs::read_to_string(spool.annotated().join("workbench/audit.jsonl")).unwrap();
+    assert!(audit.lines().any(|l| l.contains("\"checked\"")), "{audit}");
 }

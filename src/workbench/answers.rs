@@ -40,6 +40,25 @@ pub struct ArcChange {
     /// `None`: the head was marked unknown.
     pub head: Option<u32>,
     pub deprel: Option<String>,
+    /// For a word the task flagged to check: what the queue ranked it by.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub checked: Option<Checked>,
+}
+
+/// What the queue knew of a checked arc: its calibrated probability of being wrong and its
+/// pattern (see [`super::error_model`]).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Checked {
+    pub p: f32,
+    pub pattern: String,
+}
+
+impl ArcChange {
+    /// Whether the decision changed the arc shown (a head marked unknown changed nothing known).
+    pub fn changed(&self) -> Option<bool> {
+        let head = self.head?;
+        Some(head != self.old_head || self.deprel.as_deref() != Some(self.old_deprel.as_str()))
+    }
 }
 
 /// One line of the audit log.
@@ -166,6 +185,20 @@ fn read_decisions(annotated: &Path) -> io::Result<Vec<Decision>> {
     for line in io::BufReader::new(file).lines() {
         if let Ok(d) = serde_json::from_str::<Decision>(&line?) {
             out.push(d);
+        }
+    }
+    Ok(out)
+}
+
+/// Every checked arc the audit log has an answer for: (pattern key, calibrated probability of
+/// being wrong, whether the answer changed it), oldest first, for the queue's error model.
+pub fn checked_answers(annotated: &Path) -> io::Result<Vec<(u32, f32, bool)>> {
+    let mut out = Vec::new();
+    for d in read_decisions(annotated)? {
+        for arc in &d.arcs {
+            if let (Some(checked), Some(changed)) = (&arc.checked, arc.changed()) {
+                out.push((super::error_model::Pattern::from_name(&checked.pattern).key, checked.p, changed));
+            }
         }
     }
     Ok(out)

@@ -16,11 +16,12 @@ use std::time::Instant;
 use serde::Deserialize;
 use serde_json::json;
 
-use super::answers::{Answers, ArcChange, Decision, Provenance};
+use super::answers::{Answers, ArcChange, Checked, Decision, Provenance};
 use super::auth::{Annotator, Tokens};
+use super::error_model::{ErrorModel, Pattern};
 use super::http::{Request, Response};
 use super::queue::{read_sentence, Queue};
-use super::task::{Reparser, WordView};
+use super::task::{arc_pattern, Reparser, WordView};
 use crate::corpus::Sentence;
 use crate::model::file::ModelFile;
 use crate::model::registry::{unix_time, Registry};
@@ -42,6 +43,8 @@ struct Task {
     /// The parse shown by `/api/next`, per word (index 0 unused).
     shown: Vec<(u32, String)>,
     check: Vec<u32>,
+    /// What the queue knew of each word to check, by word id.
+    checked: HashMap<u32, Checked>,
 }
 
 impl Task {
@@ -223,8 +226,9 @@ impl Workbench {
                     continue;
                 }
             };
+            let errors = self.queue.lock().unwrap_or_else(|p| p.into_inner()).errors().clone();
             let mut reparser = Reparser::new(&model);
-            let words = reparser.view(&sent, &Constraints::none(sent.len()), &[]);
+            let words = reparser.view(&sent, &Constraints::none(sent.len()), &[], &errors);
             let sent_id = comment(&sent, "sent_id").unwrap_or_else(|| source.clone());
             let text = comment(&sent, "text")
                 .unwrap_or_else(|| words.iter().map(|w| w.form.as_str()).collect::<Vec<_>>().join(" "));
@@ -236,6 +240,11 @@ impl Workbench {
                     .chain(words.iter().map(|w| (w.head, w.deprel.clone())))
                     .collect(),
                 check: words.iter().filter(|w| w.check).map(|w| w.id).collect(),
+                checked: words
+                    .iter()
+                    .filter(|w| w.check)
+                    .map(|w| (w.id, Checked { p: 1.0 - w.conf, pattern: arc_pattern(&words, w).name }))
+                    .collect(),
                 sent,
             };
             self.tasks.lock().unwrap_or_else(|p| p.into_inner()).insert(task_id, task);
@@ -281,15 +290,16 @@ impl Workbench {
         let (sent, check) = self.with_task(who, &req.task, |t| (t.sent.clone(), t.check.clone()))?;
         let mut reparser = Reparser::new(&model);
         let constraints = self.constraints(&reparser, &sent, &req.arcs)?;
-        let words = reparser.view(&sent, &constraints, &check);
+        let words = reparser.view(&sent, &constraints, &check, &ErrorModel::default());
         Ok(Response::json(200, &json!({ "words": words })))
     }
 
     fn answer(&self, who: &Annotator, body: &[u8]) -> Result<Response, Refusal> {
         let req: ArcsIn = parse_json(body)?;
         let model = self.serving();
-        let (sent, shown, meta) =
-            self.with_task(who, &req.task, |t| (t.sent.clone(), t.shown.clone(), t.provenance(&req.task, who)))?;
+        let (sent, shown, checked, meta) = self.with_task(who, &req.task, |t| {
+            (t.sent.clone(), t.shown.clone(), t.checked.clone(), t.provenance(&req.task, who))
+        })?;
         let mut reparser = Reparser::new(&model);
         let constraints = self.constraints(&reparser, &sent, &req.arcs)?;
         let n = sent.len();
@@ -303,7 +313,7 @@ impl Workbench {
             return Err(unprocessable("no arc to store: give at least one, or skip the task"));
         }
         // Arcs given without a label take the one the model gives them around the others.
-        let view: Vec<WordView> = reparser.view(&sent, &constraints, &[]);
+        let view: Vec<WordView> = reparser.view(&sent, &constraints, &[], &ErrorModel::default());
         let mut arcs: Vec<Option<(u32, String)>> = vec![None; n + 1];
         for a in constraints.arcs() {
             let w = &view[a.word as usize - 1];
@@ -321,6 +331,7 @@ impl Workbench {
                     old_deprel: shown[w].1.clone(),
                     head: Some(*h),
                     deprel: Some(d.clone()),
+                    checked: checked.get(&(w as u32)).cloned(),
                 })
             })
             .collect();
@@ -373,7 +384,14 @@ impl Workbench {
         self.answers
             .record(&d)
             .map_err(|e| Response::error(500, format!("the audit log could not be written: {e}")))?;
-        self.queue.lock().unwrap_or_else(|p| p.into_inner()).finish(task);
+        let mut queue = self.queue.lock().unwrap_or_else(|p| p.into_inner());
+        for arc in &d.arcs {
+            if let (Some(checked), Some(changed)) = (&arc.checked, arc.changed()) {
+                queue.observe(Pattern::from_name(&checked.pattern).key, checked.p, changed);
+            }
+        }
+        queue.finish(task);
+        drop(queue);
         self.tasks.lock().unwrap_or_else(|p| p.into_inner()).remove(task);
         let mut today = self.today.lock().unwrap_or_else(|p| p.into_inner());
         let day = unix_time() / 86_400;

@@ -19,6 +19,7 @@
 pub mod answers;
 pub mod api;
 pub mod auth;
+pub mod error_model;
 pub mod http;
 pub mod queue;
 pub mod task;
@@ -84,6 +85,13 @@ pub fn run(config: &Config, options: &Options, stop: &AtomicBool) -> Result<(), 
     let annotated = config.paths.annotated();
     let answers = answers::Answers::open(&annotated).map_err(io(format!("opening {}", annotated.display())))?;
     let done = answers::done_sources(&annotated).map_err(io(format!("reading {}", annotated.display())))?;
+    let mut queue = queue::Queue::new(done);
+    // What earlier sessions' answers said of the parser's errors still ranks the queue.
+    for (pattern, p, wrong) in
+        answers::checked_answers(&annotated).map_err(io(format!("reading {}", annotated.display())))?
+    {
+        queue.observe(pattern, p, wrong);
+    }
     let registry = Registry::new(config.paths.models());
     let current = registry.current_name().map_err(io("reading models/current".into()))?;
     let model = match &current {
@@ -92,14 +100,7 @@ pub fn run(config: &Config, options: &Options, stop: &AtomicBool) -> Result<(), 
             .map_err(|e| WorkbenchError::Config(format!("{}: {e}", config.paths.model.display())))?,
     };
     let listener = http::bind(addr).map_err(io(format!("listening on {addr}")))?;
-    let bench = Arc::new(api::Workbench::new(
-        queue::Queue::new(done),
-        registry,
-        (current, Arc::new(model)),
-        answers,
-        annotated,
-        tokens,
-    ));
+    let bench = Arc::new(api::Workbench::new(queue, registry, (current, Arc::new(model)), answers, annotated, tokens));
     let lowconf = config.paths.output.join("lowconf");
     spawn_scanner(Arc::clone(&bench), lowconf, options.inputs.clone());
     // The address bound (port 0 picks one), in the form scripts and tests wait for.

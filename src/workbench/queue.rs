@@ -3,13 +3,17 @@
 //! uncertain words, leased to one annotator at a time.
 //!
 //! Memory is bounded by keeping, per sentence, where it is (file, decompressed byte offset,
-//! ordinal) and what ranks it, not the sentence: [`Candidate`] is 32 bytes, so a million queued
-//! sentences take about 32 MB, plus 16 bytes each in the duplicate index. A task's sentence is
+//! ordinal) and what ranks it, not the sentence: [`Candidate`] is 72 bytes, so a million queued
+//! sentences take about 72 MB, plus 16 bytes each in the duplicate index. A task's sentence is
 //! read again from its file when it is handed out.
 //!
 //! Ranking ([`Queue::lease`]): the highest [`Candidate::priority`] first, which is the sum of
-//! (1 − calibrated confidence) over the sentence's [`CHECK_WORDS`] least confident flagged
-//! words, so the expected count of wrong arcs a task shows; then two corrections measured
+//! the probabilities of being wrong over the sentence's [`CHECK_WORDS`] likeliest wrong flagged
+//! words, so the expected count of wrong arcs a task shows. Each probability is the calibrated
+//! one (1 − confidence) as corrected by what the answers so far say of its arc's pattern
+//! ([`super::error_model`]): every [`RERANK_EVERY`] answered arcs, every queued sentence is
+//! ranked again from the [`KEPT`] flagged words it keeps (a pattern's interned number and its
+//! calibrated probability; a million sentences re-rank in milliseconds). Then two corrections measured
 //! against it in the terms: diversity (the next task's least confident word is not of
 //! the same UPOS→DEPREL pattern as the annotator's previous one, when one of the next
 //! [`DIVERSITY_WINDOW`] candidates differs), and a [`RANDOM_SHARE`] of tasks drawn at random, so
@@ -28,6 +32,7 @@ use std::time::{Duration, Instant};
 
 use rand::{Rng, SeedableRng};
 
+use super::error_model::{self, ErrorModel};
 use crate::corpus::{Column, CorpusError, ErrorKind, Format, Reader, Sentence};
 
 /// Words flagged for checking in one task, the least confident first.
@@ -35,6 +40,12 @@ pub const CHECK_WORDS: usize = 3;
 
 /// How many of the best candidates diversity may look through.
 pub const DIVERSITY_WINDOW: usize = 8;
+
+/// Flagged words a candidate keeps for ranking (the likeliest wrong by calibration).
+pub const KEPT: usize = 5;
+
+/// Answered arcs between two re-rankings of the whole queue.
+pub const RERANK_EVERY: u64 = 30;
 
 /// The share of tasks drawn at random from the whole queue.
 pub const RANDOM_SHARE: f64 = 0.05;
@@ -53,9 +64,24 @@ pub struct Candidate {
     pub ordinal: u32,
     /// Expected wrong arcs among the words a task flags.
     pub priority: f32,
-    /// Hash of the UPOS and DEPREL of the least confident word, for diversity.
+    /// The pattern of the least confident word, for diversity.
     pub pattern: u32,
+    /// The flagged words that rank it, likeliest wrong first (unused ones: [`Flagged::NONE`]).
+    words: [Flagged; KEPT],
     state: State,
+}
+
+/// A flagged word as the queue keeps it.
+#[derive(Debug, Clone, Copy)]
+struct Flagged {
+    /// Calibrated probability that its arc is wrong.
+    p: f32,
+    /// Its pattern's number in [`Queue::patterns`].
+    pattern: u32,
+}
+
+impl Flagged {
+    const NONE: Flagged = Flagged { p: 0.0, pattern: u32::MAX };
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -89,24 +115,34 @@ pub struct Stats {
     pub unflagged: usize,
 }
 
-/// A sentence scanned into the queue: what ranks it.
-fn rank(sent: &Sentence) -> Option<(f32, u32)> {
-    let mut flagged: Vec<(f32, usize)> = Vec::new();
-    for (i, w) in sent.words().enumerate() {
-        let misc = w.get(Column::Misc);
-        if misc.split('|').any(|e| e == "LowConf=Yes") {
-            flagged.push((misc_conf(misc).unwrap_or(0.0), i + 1));
-        }
-    }
-    if flagged.is_empty() {
-        return None;
-    }
-    flagged.sort_by(|a, b| a.0.total_cmp(&b.0));
-    let priority = flagged.iter().take(CHECK_WORDS).map(|(c, _)| 1.0 - c).sum();
-    let least = sent.word(flagged[0].1);
-    let mut h = std::collections::hash_map::DefaultHasher::new();
-    (least.get(Column::Upos), least.get(Column::Deprel)).hash(&mut h);
-    Some((priority, h.finish() as u32))
+/// A sentence's flagged words (LowConf=Yes), likeliest wrong first: calibrated probability of
+/// being wrong and pattern; `None` when it has none.
+fn flagged(sent: &Sentence) -> Option<Vec<(f32, error_model::Pattern)>> {
+    let upos = |head: &str| match head.parse::<usize>() {
+        Ok(h) if h >= 1 && h <= sent.len() => sent.word(h).get(Column::Upos).to_string(),
+        _ => "ROOT".to_string(),
+    };
+    let mut flagged: Vec<(f32, error_model::Pattern)> = sent
+        .words()
+        .filter(|w| w.get(Column::Misc).split('|').any(|e| e == "LowConf=Yes"))
+        .map(|w| {
+            let p = 1.0 - misc_conf(w.get(Column::Misc)).unwrap_or(0.0);
+            (p, error_model::pattern(w.get(Column::Upos), w.get(Column::Deprel), &upos(w.get(Column::Head))))
+        })
+        .collect();
+    flagged.sort_by(|a, b| b.0.total_cmp(&a.0));
+    (!flagged.is_empty()).then_some(flagged)
+}
+
+/// Expected wrong arcs among the [`CHECK_WORDS`] likeliest wrong of `words`, with `scale` the
+/// error model's factor per pattern number (1 for numbers past its end).
+fn priority(words: &[Flagged; KEPT], scale: &[f32]) -> f32 {
+    let mut p: [f32; KEPT] = words.map(|w| match scale.get(w.pattern as usize) {
+        Some(s) => (w.p * s).min(error_model::CEILING),
+        None => w.p,
+    });
+    p.sort_by(|a, b| b.total_cmp(a));
+    p.iter().take(CHECK_WORDS).sum()
 }
 
 /// The `Conf=` value of a MISC column.
@@ -157,6 +193,15 @@ pub struct Queue {
     skipped: HashMap<String, HashSet<usize>>,
     stats: Stats,
     rng: rand_chacha::ChaCha8Rng,
+    /// What the answers say of each pattern.
+    errors: ErrorModel,
+    /// Pattern keys by number, and the numbers by key.
+    patterns: Vec<u32>,
+    pattern_numbers: HashMap<u32, u32>,
+    /// [`ErrorModel::scale`] by pattern number as of the last ranking (patterns seen since: 1).
+    scale: Vec<f32>,
+    /// [`ErrorModel::observations`] when the queue was last ranked.
+    ranked_at: u64,
 }
 
 impl Queue {
@@ -174,7 +219,51 @@ impl Queue {
             skipped: HashMap::new(),
             stats: Stats::default(),
             rng: rand_chacha::ChaCha8Rng::seed_from_u64(0x5ee1),
+            errors: ErrorModel::default(),
+            patterns: Vec::new(),
+            pattern_numbers: HashMap::new(),
+            scale: Vec::new(),
+            ranked_at: 0,
         }
+    }
+
+    /// What the answers said so far.
+    pub fn errors(&self) -> &ErrorModel {
+        &self.errors
+    }
+
+    /// An answer to a checked arc: of `pattern`, wrong with calibrated probability `p`, was
+    /// `wrong` (the annotator changed it). The queue is ranked again when enough were observed.
+    pub fn observe(&mut self, pattern: u32, p: f32, wrong: bool) {
+        self.errors.observe(pattern, p, wrong);
+    }
+
+    /// Ranks every queued candidate again with the error model, if enough answers came since
+    /// the last time.
+    fn rerank_if_due(&mut self) {
+        if self.errors.observations() < self.ranked_at + RERANK_EVERY {
+            return;
+        }
+        self.ranked_at = self.errors.observations();
+        self.scale = self.patterns.iter().map(|&key| self.errors.scale(key)).collect();
+        let scale = &self.scale;
+        let mut entries = Vec::with_capacity(self.stats.left);
+        for (i, c) in self.candidates.iter_mut().enumerate() {
+            c.priority = priority(&c.words, scale);
+            if c.state == State::Queued {
+                entries.push(Ranked(c.priority, i));
+            }
+        }
+        self.heap = BinaryHeap::from(entries);
+    }
+
+    /// The number of a pattern key, interned.
+    fn pattern_number(&mut self, key: u32) -> u32 {
+        let next = self.patterns.len() as u32;
+        *self.pattern_numbers.entry(key).or_insert_with(|| {
+            self.patterns.push(key);
+            next
+        })
     }
 
     /// Adds the low-confidence sentences of `path` (once per path; a file is complete when it
@@ -225,7 +314,7 @@ impl Queue {
         let mut sent = Sentence::default();
         // An unparsed placeholder (a malformed input sentence) has nothing to check.
         let read = reader.read_into(&mut sent).unwrap_or(false);
-        let Some((priority, pattern)) = rank(&sent).filter(|_| read) else {
+        let Some(flagged) = flagged(&sent).filter(|_| read) else {
             self.stats.unflagged += 1;
             return false;
         };
@@ -234,8 +323,14 @@ impl Queue {
             return false;
         }
         let state = if self.done.contains(&source_key(path, ordinal)) { State::Done } else { State::Queued };
+        let mut words = [Flagged::NONE; KEPT];
+        for (slot, (p, pattern)) in words.iter_mut().zip(&flagged) {
+            *slot = Flagged { p: *p, pattern: self.pattern_number(pattern.key) };
+        }
+        let priority = priority(&words, &self.scale);
+        let pattern = flagged[0].1.key;
         let index = self.candidates.len();
-        self.candidates.push(Candidate { offset, file, ordinal, priority, pattern, state });
+        self.candidates.push(Candidate { offset, file, ordinal, priority, pattern, words, state });
         self.stats.queued += 1;
         if state == State::Queued {
             self.heap.push(Ranked(priority, index));
@@ -247,6 +342,7 @@ impl Queue {
     /// Hands the next task to `annotator`, under a new task id; `None` when nothing is left.
     pub fn lease(&mut self, annotator: &str, now: Instant) -> Option<(String, usize)> {
         self.expire(now);
+        self.rerank_if_due();
         let index = if self.rng.gen_bool(RANDOM_SHARE) { self.random_queued() } else { None };
         let index = index.or_else(|| self.best_for(annotator))?;
         let c = &mut self.candidates[index];
@@ -478,6 +574,38 @@ mod tests {
         }
         assert_eq!(got, [1, 2, 0]);
         assert_eq!(q.stats().left, 0);
+    }
+
+    #[test]
+    fn answers_that_find_a_pattern_wrong_more_often_than_calibrated_move_its_sentences_up() {
+        let dir = tempfile::tempdir().unwrap();
+        // VERB arcs look likelier wrong (0.5) than NOUN ones (0.4) to the calibration.
+        let sentences: Vec<(&[f32], &str)> = (0..40)
+            .map(|i: u32| if i.is_multiple_of(2) { (&[0.5][..], "VERB") } else { (&[0.6][..], "NOUN") })
+            .collect();
+        let path = lowconf(dir.path(), &sentences);
+        let upos_of = |q: &Queue, i: usize| if q.candidate(i).ordinal.is_multiple_of(2) { "VERB" } else { "NOUN" };
+        let mut q = Queue::new(HashSet::new());
+        q.rng = rand_chacha::ChaCha8Rng::seed_from_u64(1);
+        q.add_file(&path).unwrap();
+        let now = Instant::now();
+        let (id, first) = q.lease("ana", now).unwrap();
+        assert_eq!(upos_of(&q, first), "VERB", "the calibration alone ranks VERB first");
+        q.finish(&id);
+        // The answers say NOUN arcs are always wrong and VERB arcs never are.
+        for _ in 0..RERANK_EVERY / 2 {
+            q.observe(error_model::pattern("NOUN", "dep", "ROOT").key, 0.4, true);
+            q.observe(error_model::pattern("VERB", "dep", "ROOT").key, 0.5, false);
+        }
+        // Annotators with no previous task, so that diversity does not alternate the patterns.
+        let nouns_first = (0..10)
+            .filter(|n| {
+                let (_, i) = q.lease(&format!("a{n}"), now).unwrap();
+                upos_of(&q, i) == "NOUN"
+            })
+            .count();
+        assert!(nouns_first >= 9, "{nouns_first} of 10 NOUN tasks after the answers");
+        assert_eq!(q.errors().observations(), RERANK_EVERY);
     }
 
     #[test]

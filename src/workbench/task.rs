@@ -9,10 +9,14 @@
 //! current one included: how much the model would rather have the word there, everything else
 //! re-derived. About 13 constrained parses per checked word.
 //!
+//! Words to check: the [`super::queue::CHECK_WORDS`] unconstrained words likeliest wrong, by
+//! their calibrated probability as the answers so far correct it ([`super::error_model`]).
+//!
 //! This module reads a model; it keeps no state between requests and writes nothing.
 
 use serde::Serialize;
 
+use super::error_model::{self, ErrorModel, Pattern};
 use crate::base::label::{Label, LabelSet};
 use crate::corpus::{Column, Sentence};
 use crate::model::features::{encode_sentence, TokenAttrs};
@@ -84,16 +88,21 @@ impl<'m> Reparser<'m> {
     }
 
     /// Parses `sent` with `constraints` and shows it: the `check` words (or, when empty, the
-    /// [`super::queue::CHECK_WORDS`] least confident unconstrained words) flagged, with their
-    /// alternatives.
-    pub fn view(&mut self, sent: &Sentence, constraints: &Constraints, check: &[u32]) -> Vec<WordView> {
+    /// [`super::queue::CHECK_WORDS`] unconstrained words likeliest wrong by `errors`) flagged,
+    /// with their alternatives.
+    pub fn view(
+        &mut self,
+        sent: &Sentence,
+        constraints: &Constraints,
+        check: &[u32],
+        errors: &ErrorModel,
+    ) -> Vec<WordView> {
         encode_sentence(sent, self.morphology, &mut self.attrs);
         self.parser.parse_constrained(&self.attrs, constraints);
         let heads = self.parser.heads().to_vec();
         let labels = self.parser.labels().to_vec();
         let conf = self.parser.arc_confidence().to_vec();
         let best_log = self.parser.log_tree_probability();
-        let check: Vec<u32> = if check.is_empty() { least_confident(&conf, constraints) } else { check.to_vec() };
         let mut words: Vec<WordView> = sent
             .words()
             .enumerate()
@@ -106,12 +115,16 @@ impl<'m> Reparser<'m> {
                     head: heads[id as usize],
                     deprel: self.labels.name(labels[id as usize]).to_string(),
                     conf: conf[id as usize],
-                    check: check.contains(&id) && constraints.head(id).is_none(),
+                    check: false,
                     fixed: constraints.head(id).is_some(),
                     alternatives: Vec::new(),
                 }
             })
             .collect();
+        let check: Vec<u32> = if check.is_empty() { likeliest_wrong(&words, errors) } else { check.to_vec() };
+        for w in words.iter_mut() {
+            w.check = check.contains(&w.id) && !w.fixed;
+        }
         for w in words.iter_mut().filter(|w| w.check) {
             w.alternatives = self.alternatives(constraints, w.id, w.head, best_log);
         }
@@ -156,10 +169,22 @@ pub fn with_arc(constraints: &Constraints, arc: Arc) -> Result<Constraints, Cons
     Constraints::new(constraints.len(), constraints.arcs().chain(std::iter::once(arc)))
 }
 
-/// The [`super::queue::CHECK_WORDS`] least confident words without a constraint.
-fn least_confident(conf: &[f32], constraints: &Constraints) -> Vec<u32> {
-    let mut words: Vec<u32> = (1..conf.len() as u32).filter(|&w| constraints.head(w).is_none()).collect();
-    words.sort_by(|&a, &b| conf[a as usize].total_cmp(&conf[b as usize]));
-    words.truncate(super::queue::CHECK_WORDS);
-    words
+/// The pattern of `word`'s arc in the parse `words` (see [`error_model::pattern`]).
+pub fn arc_pattern(words: &[WordView], word: &WordView) -> Pattern {
+    let head_upos = match word.head {
+        0 => "ROOT",
+        h => words.get(h as usize - 1).map_or("ROOT", |w| w.upos.as_str()),
+    };
+    error_model::pattern(&word.upos, &word.deprel, head_upos)
+}
+
+/// The [`super::queue::CHECK_WORDS`] words without a constraint likeliest wrong.
+fn likeliest_wrong(words: &[WordView], errors: &ErrorModel) -> Vec<u32> {
+    let mut ranked: Vec<(f32, u32)> = words
+        .iter()
+        .filter(|w| !w.fixed)
+        .map(|w| (errors.adjusted(arc_pattern(words, w).key, 1.0 - w.conf), w.id))
+        .collect();
+    ranked.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+    ranked.into_iter().take(super::queue::CHECK_WORDS).map(|(_, id)| id).collect()
 }

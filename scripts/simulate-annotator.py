@@ -1,0 +1,220 @@
+#!/usr/bin/env python3
+"""A simulated annotator against the workbench, and what its answers buy (issue 29).
+
+MODEL (trained on en_ewt, with its tagger) parses the training part of another domain
+(default: en_atis train, airline queries; its missing XPOS makes `parse` retag it) as the
+daemon would: sentences below --min-confidence go to a lowconf file. Then, for each budget of
+answered arcs and each way of spending it, the annotations go into `annotated/` of a run of
+their own and one retraining cycle runs (`spoolparse retrain --force`, today's defaults, with
+en_ewt train as `retrain.base` and the domain's dev file as `retrain.heldout`, so the report's
+held-out LAS is the domain's dev LAS, before and after, promoted or not). Ways of spending it:
+
+  queue         `spoolparse annotate` serves the lowconf file; the annotator takes tasks with
+                GET /api/next and answers every word flagged to check with its gold arc
+                (POST /api/answer), until the budget of answered arcs
+  random        whole gold sentences of the corpus, at random
+  lowest        whole gold sentences, lowest `# confidence` first
+  partial-arcs  the corpus's lowest-confidence arcs, wherever they are (no queue smarts)
+
+Also printed, from the queue runs: the share of wrong arcs among the first N arcs asked,
+against every arc of the lowconf sentences ordered by confidence alone, and the share of the
+pool's errors within the first 30% of its arcs (with the bound no ranking can pass).
+
+usage: scripts/simulate-annotator.py MODEL [--budgets 1000,2000,4000]
+         [--strategies queue,random,lowest,partial-arcs] [--work DIR] [--epochs N]
+Results are appended to WORK/results.jsonl as they come (a run already there is not redone).
+"""
+import argparse
+import json
+import os
+import random
+import shutil
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from annotation_loop import misc, read_conllu, select, sent_id, words, write_conllu  # noqa: E402
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+UD = os.path.join(ROOT, "..", "shared", "data", "ud")
+SP = os.environ.get("SPOOLPARSE_BIN", os.path.join(ROOT, "target", "release", "spoolparse"))
+
+
+def wrong(cols, gold_cols):
+    return (cols[6], cols[7]) != (gold_cols[6], gold_cols[7])
+
+
+def config(path, run, model, base, heldout, epochs):
+    with open(path, "w") as f:
+        f.write(f'[paths]\nspool = "{run}/spool"\noutput = "{run}/out"\nmodel = "{model}"\n'
+                f'[retrain]\nbase = ["{base}"]\nheldout = "{heldout}"\n'
+                + (f"epochs = {epochs}\n" if epochs else ""))
+
+
+def call(url, path, body=None):
+    data = None if body is None else json.dumps(body).encode()
+    try:
+        reply = urllib.request.urlopen(urllib.request.Request(url + path, data=data))
+    except urllib.error.HTTPError as e:
+        return e.code, json.load(e)
+    return reply.status, (json.load(reply) if reply.status == 200 else None)
+
+
+def queue_answers(run, model, lowconf, gold, budget):
+    """Answers tasks through the API until `budget` arcs; returns the asked arcs' wrongness and
+    the count of arcs answered.
+
+    A gold label the model does not have is answered as the head alone (the page offers only
+    the model's labels); gold arcs that no projective tree holds together are answered as many
+    as can be, the first ones first, as the page would refuse the rest."""
+    cfg = os.path.join(run, "annotate.toml")
+    with open(cfg, "w") as f:
+        f.write(f'[paths]\nspool = "{run}/spool"\noutput = "{run}/out"\nmodel = "{model}"\n')
+    os.makedirs(os.path.join(run, "out", "lowconf"), exist_ok=True)
+    shutil.copy(lowconf, os.path.join(run, "out", "lowconf", "corpus.conllu"))
+    log_path = os.path.join(run, "annotate.log")
+    with open(log_path, "w") as log:  # a file, not a pipe: a full pipe would stop the server
+        server = subprocess.Popen([SP, "annotate", "--config", cfg, "--listen", "127.0.0.1:0"], stderr=log)
+    asked = []
+    try:
+        url = None
+        while url is None:
+            time.sleep(0.1)
+            if server.poll() is not None:
+                sys.exit(f"spoolparse annotate stopped: see {log_path}")
+            url = next((line.split("workbench on ")[1].strip().rstrip("/")
+                        for line in open(log_path) if "workbench on http://" in line), None)
+        labels = set(call(url, "/api/labels")[1]["labels"])
+        answered = 0
+        while call(url, "/api/stats")[1]["queued"] < 1:
+            time.sleep(0.2)
+        time.sleep(2)  # the scan of the one file is complete once `queued` stops moving
+        while answered < budget:
+            status, task = call(url, "/api/next")
+            if status == 204:
+                break
+            g = {cols[0]: cols for cols in words(gold[task["sent_id"]][1])}
+            arcs = []
+            for w in task["words"]:
+                if w["check"]:
+                    gc = g[str(w["id"])]
+                    asked.append((str(w["head"]), w["deprel"]) != (gc[6], gc[7]))
+                    arcs.append({"id": w["id"], "head": int(gc[6]), "deprel": gc[7] if gc[7] in labels else None})
+            while arcs:
+                status, reply = call(url, "/api/answer", {"task": task["task"], "arcs": arcs, "whole": False})
+                if status == 200:
+                    answered += len(arcs)
+                    break
+                if status != 422:
+                    sys.exit(f"POST /api/answer: {status} {reply}")
+                arcs.pop()
+            else:
+                call(url, "/api/skip", {"task": task["task"]})
+    finally:
+        server.terminate()
+        server.wait()
+    return asked, answered
+
+
+def retrain(run, cfg):
+    out = subprocess.run(["nice", "-n", "5", SP, "retrain", "--config", cfg, "--force", "--json"],
+                         capture_output=True, text=True)
+    if out.returncode not in (0, 3):
+        sys.exit(f"retrain failed in {run}:\n{out.stderr}")
+    return json.loads(out.stdout)
+
+
+def precision(asked, pool, gold):
+    """Rows for the queue-precision table."""
+    arcs = []
+    for c, l in pool:
+        g = {cols[0]: cols for cols in words(gold[sent_id(c)][1])}
+        arcs += [(float(misc(cols, "Conf") or 0), wrong(cols, g[cols[0]])) for cols in words(l)]
+    arcs.sort(key=lambda a: a[0])
+    plain = [w for _, w in arcs]
+    errors, cut = sum(plain), int(0.3 * len(plain))
+    print(f"\npool: {len(pool)} low-confidence sentences, {len(plain)} arcs, {errors} wrong "
+          f"({100 * errors / len(plain):.1f}%); at most {100 * min(cut, errors) / errors:.1f}% of its errors "
+          f"fit in the first 30% of its arcs")
+    print("| ranking | wrong in first 500 | 1,000 | 2,000 | 4,000 | the pool's errors in its first 30% of arcs |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: |")
+    for name, order in [("workbench queue", asked), ("plain confidence, every arc", plain)]:
+        shares = [f"{100 * sum(order[:n]) / n:.1f}%" if len(order) >= n else "-" for n in (500, 1000, 2000, 4000)]
+        found = f"{100 * sum(order[:cut]) / errors:.1f}%" if len(order) >= cut else f"(asked {len(order)} arcs)"
+        print(f"| {name} | {' | '.join(shares)} | {found} |")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("model")
+    ap.add_argument("--domain", default=os.path.join(UD, "en_atis"))
+    ap.add_argument("--base", default=os.path.join(UD, "en_ewt", "train.conllu.zst"))
+    ap.add_argument("--budgets", default="1000,2000,4000")
+    ap.add_argument("--strategies", default="queue,random,lowest,partial-arcs")
+    ap.add_argument("--min-confidence", default="0.8")
+    ap.add_argument("--epochs", type=int, help="retrain.epochs (default: the model's own)")
+    ap.add_argument("--work", default=os.path.join(ROOT, "runs", "simulate-annotator"))
+    args = ap.parse_args()
+    model = os.path.abspath(args.model)
+    train, dev = os.path.join(args.domain, "train.conllu.zst"), os.path.join(args.domain, "dev.conllu.zst")
+    if not os.path.exists(train):
+        sys.exit(f"{train} is missing")
+    os.makedirs(args.work, exist_ok=True)
+    accepted, lowconf = os.path.join(args.work, "accepted.conllu"), os.path.join(args.work, "lowconf.conllu")
+    subprocess.run([SP, "parse", "--model", model, train, "--output", accepted, "--rejected", lowconf,
+                    "--min-confidence", args.min_confidence, "--overwrite"], check=True)
+    gold = {sent_id(c): (c, l) for c, l in read_conllu(train)}
+    pool = read_conllu(lowconf)
+    parsed = read_conllu(accepted) + pool
+    results_path = os.path.join(args.work, "results.jsonl")
+    done = {}
+    if os.path.exists(results_path):
+        for line in open(results_path):
+            r = json.loads(line)
+            done[(r["strategy"], r["budget"])] = r
+    asked_max = []
+    for budget in [int(b) for b in args.budgets.split(",")]:
+        for strategy in args.strategies.split(","):
+            if (strategy, budget) in done:
+                continue
+            run = os.path.join(args.work, f"{strategy}-{budget}")
+            shutil.rmtree(run, ignore_errors=True)
+            os.makedirs(os.path.join(run, "spool", "annotated"))
+            cfg = os.path.join(run, "spoolparse.toml")
+            config(cfg, run, model, os.path.abspath(args.base), os.path.abspath(dev), args.epochs)
+            if strategy == "queue":
+                asked, arcs = queue_answers(run, model, lowconf, gold, budget)
+                asked_max = max(asked_max, asked, key=len)
+            else:
+                sents, _, arcs = select(strategy, parsed, gold, set(), budget, random.Random(1))
+                tmp = os.path.join(run, "spool", "annotated", ".answers.conllu")
+                write_conllu(tmp, sents)
+                os.rename(tmp, os.path.join(run, "spool", "annotated", "answers.conllu"))
+            report = retrain(run, cfg)
+            row = {"strategy": strategy, "budget": budget, "arcs": arcs,
+                   "before": report["current"]["heldout_las"],
+                   "after": (report.get("candidate") or {}).get("heldout_las"),
+                   "decision": report.get("decision"), "train_seconds": report.get("train_seconds")}
+            print(json.dumps(row), flush=True)
+            done[(strategy, budget)] = row
+            with open(results_path, "a") as f:
+                f.write(json.dumps(row) + "\n")
+    print(f"\nLAS on {dev} (before: {next(iter(done.values()))['before']:.2f}), one retraining cycle:")
+    print("| budget (arcs) | " + " | ".join(args.strategies.split(",")) + " |")
+    print("| ---: |" + " ---: |" * len(args.strategies.split(",")))
+    for budget in [int(b) for b in args.budgets.split(",")]:
+        cells = []
+        for s in args.strategies.split(","):
+            r = done.get((s, budget))
+            cells.append("-" if not r or r["after"] is None else
+                         f"{r['after']:.2f} ({r['after'] - r['before']:+.2f}, {r['decision']})")
+        print(f"| {budget} | " + " | ".join(cells) + " |")
+    if asked_max:
+        precision(asked_max, pool, gold)
+
+
+if __name__ == "__main__":
+    main()

@@ -22,6 +22,8 @@ pool's errors within the first 30% of its arcs (with the bound no ranking can pa
 
 usage: scripts/simulate-annotator.py MODEL [--budgets 1000,2000,4000]
          [--strategies queue,random,lowest,partial-arcs] [--work DIR] [--epochs N]
+       scripts/simulate-annotator.py MODEL --precision-only [--budgets 7000]
+         (the queue alone, answered until the budget or its end, no retraining)
 Results are appended to WORK/results.jsonl as they come (a run already there is not redone).
 """
 import argparse
@@ -157,6 +159,7 @@ def main():
     ap.add_argument("--min-confidence", default="0.8")
     ap.add_argument("--epochs", type=int, help="retrain.epochs (default: the model's own)")
     ap.add_argument("--work", default=os.path.join(ROOT, "runs", "simulate-annotator"))
+    ap.add_argument("--precision-only", action="store_true")
     args = ap.parse_args()
     model = os.path.abspath(args.model)
     train, dev = os.path.join(args.domain, "train.conllu.zst"), os.path.join(args.domain, "dev.conllu.zst")
@@ -169,6 +172,13 @@ def main():
     gold = {sent_id(c): (c, l) for c, l in read_conllu(train)}
     pool = read_conllu(lowconf)
     parsed = read_conllu(accepted) + pool
+    if args.precision_only:
+        run = os.path.join(args.work, "precision")
+        shutil.rmtree(run, ignore_errors=True)
+        os.makedirs(os.path.join(run, "spool", "annotated"))
+        asked, _ = queue_answers(run, model, lowconf, gold, max(int(b) for b in args.budgets.split(",")))
+        precision(asked, pool, gold)
+        return
     results_path = os.path.join(args.work, "results.jsonl")
     done = {}
     if os.path.exists(results_path):

@@ -13,7 +13,7 @@
 //! one (1 − confidence) as corrected by what the answers so far say of its arc's pattern
 //! ([`super::error_model`]): every [`RERANK_EVERY`] answered arcs, every queued sentence is
 //! ranked again from the [`KEPT`] flagged words it keeps (a pattern's interned number and its
-//! calibrated probability; a million sentences re-rank in milliseconds). Then two corrections measured
+//! calibrated probability), [`RERANK_CHUNK`] of them per task handed out. Then two corrections measured
 //! against it in the terms: diversity (the next task's least confident word is not of
 //! the same UPOS→DEPREL pattern as the annotator's previous one, when one of the next
 //! [`DIVERSITY_WINDOW`] candidates differs), and a [`RANDOM_SHARE`] of tasks drawn at random, so
@@ -46,6 +46,9 @@ pub const KEPT: usize = 5;
 
 /// Answered arcs between two re-rankings of the whole queue.
 pub const RERANK_EVERY: u64 = 30;
+
+/// Candidates ranked again per task handed out (about a millisecond's work).
+pub const RERANK_CHUNK: usize = 50_000;
 
 /// The share of tasks drawn at random from the whole queue.
 pub const RANDOM_SHARE: f64 = 0.05;
@@ -200,8 +203,10 @@ pub struct Queue {
     pattern_numbers: HashMap<u32, u32>,
     /// [`ErrorModel::scale`] by pattern number as of the last ranking (patterns seen since: 1).
     scale: Vec<f32>,
-    /// [`ErrorModel::observations`] when the queue was last ranked.
+    /// [`ErrorModel::observations`] when the last ranking pass started.
     ranked_at: u64,
+    /// Where the ranking pass under way is, if one is.
+    rerank_cursor: Option<usize>,
 }
 
 impl Queue {
@@ -224,6 +229,7 @@ impl Queue {
             pattern_numbers: HashMap::new(),
             scale: Vec::new(),
             ranked_at: 0,
+            rerank_cursor: None,
         }
     }
 
@@ -238,23 +244,42 @@ impl Queue {
         self.errors.observe(pattern, p, wrong);
     }
 
-    /// Ranks every queued candidate again with the error model, if enough answers came since
-    /// the last time.
-    fn rerank_if_due(&mut self) {
-        if self.errors.observations() < self.ranked_at + RERANK_EVERY {
-            return;
+    /// Goes on ranking the candidates again with the error model: a pass over all of them
+    /// starts when [`RERANK_EVERY`] answers came since the last one, and each call does the next
+    /// [`RERANK_CHUNK`] of it, so that no request waits for a million at once. A candidate whose
+    /// priority changes is pushed again; its old heap entry is stale (see [`Queue::valid`]), and
+    /// the stale ones are dropped once they outnumber the live ones.
+    fn rerank_step(&mut self) {
+        if self.rerank_cursor.is_none() && self.errors.observations() >= self.ranked_at + RERANK_EVERY {
+            self.ranked_at = self.errors.observations();
+            self.scale = self.patterns.iter().map(|&key| self.errors.scale(key)).collect();
+            self.rerank_cursor = Some(0);
         }
-        self.ranked_at = self.errors.observations();
-        self.scale = self.patterns.iter().map(|&key| self.errors.scale(key)).collect();
-        let scale = &self.scale;
-        let mut entries = Vec::with_capacity(self.stats.left);
-        for (i, c) in self.candidates.iter_mut().enumerate() {
-            c.priority = priority(&c.words, scale);
-            if c.state == State::Queued {
-                entries.push(Ranked(c.priority, i));
+        let Some(from) = self.rerank_cursor else { return };
+        let to = (from + RERANK_CHUNK).min(self.candidates.len());
+        for i in from..to {
+            let c = &mut self.candidates[i];
+            let p = priority(&c.words, &self.scale);
+            if p != c.priority {
+                c.priority = p;
+                if c.state == State::Queued {
+                    self.heap.push(Ranked(p, i));
+                }
             }
         }
-        self.heap = BinaryHeap::from(entries);
+        self.rerank_cursor = (to < self.candidates.len()).then_some(to);
+        if self.heap.len() > 2 * self.stats.left + 1024 {
+            // In place: the buffer is reused, so that memory does not grow with each pass.
+            let mut entries = std::mem::take(&mut self.heap).into_vec();
+            entries.retain(|r| self.valid(r));
+            self.heap = BinaryHeap::from(entries);
+        }
+    }
+
+    /// Whether a heap entry is the live one of a queued candidate.
+    fn valid(&self, r: &Ranked) -> bool {
+        let c = &self.candidates[r.1];
+        c.state == State::Queued && c.priority == r.0
     }
 
     /// The number of a pattern key, interned.
@@ -342,7 +367,7 @@ impl Queue {
     /// Hands the next task to `annotator`, under a new task id; `None` when nothing is left.
     pub fn lease(&mut self, annotator: &str, now: Instant) -> Option<(String, usize)> {
         self.expire(now);
-        self.rerank_if_due();
+        self.rerank_step();
         let index = if self.rng.gen_bool(RANDOM_SHARE) { self.random_queued() } else { None };
         let index = index.or_else(|| self.best_for(annotator))?;
         let c = &mut self.candidates[index];
@@ -365,8 +390,8 @@ impl Queue {
         let (mut same, mut aside) = (Vec::new(), Vec::new());
         let mut chosen = None;
         while let Some(Ranked(p, i)) = self.heap.pop() {
-            if self.candidates[i].state != State::Queued {
-                continue; // stale entry: leased or done since it was pushed
+            if !self.valid(&Ranked(p, i)) {
+                continue; // stale entry: leased, done or ranked again since it was pushed
             }
             if skipped.is_some_and(|s| s.contains(&i)) {
                 aside.push(Ranked(p, i));

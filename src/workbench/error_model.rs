@@ -16,7 +16,9 @@
 //! Measured with the simulated annotator on en_atis train (`scripts/simulate-annotator.py`,
 //! 2,082 low-confidence sentences, 41.9% of their arcs wrong; the queue offline, same order):
 //! wrong among the first 2,000 arcs asked 79.0% without it, 90.0% with `PRIOR` 5, 88.7% with 10
-//! and 87.7% with 20; plain confidence order over every arc gives 83.0%.
+//! and 87.7% with 20; plain confidence order over every arc gives 83.0%. Through the API, the
+//! server itself (`--precision-only`): 93.2, 92.5, 89.5 and 81.0% wrong among the first 500,
+//! 1,000, 2,000 and 4,000 arcs asked, against 74.6, 80.1, 83.0 and 75.6% by confidence alone.
 //!
 //! This module owns the counts and the formula; the queue decides when to re-rank with them,
 //! and the audit log (see [`super::answers`]) keeps the observations across restarts.

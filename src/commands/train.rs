@@ -260,7 +260,12 @@ impl ModelOutput {
 }
 
 /// Trains the tokenizer on the raw text of `train`, scored on that of `dev`.
-fn train_tokenizer(train: &[PathBuf], dev: Option<&Path>, epochs: u32, seed: u64) -> Result<(TokenizerModel, Option<Scores>)> {
+fn train_tokenizer(
+    train: &[PathBuf],
+    dev: Option<&Path>,
+    epochs: u32,
+    seed: u64,
+) -> Result<(TokenizerModel, Option<Scores>)> {
     let started = std::time::Instant::now();
     let mut corpus = tokenizer::load_raw(train)?;
     let chars: usize = corpus.paragraphs.iter().map(|p| p.chars.len()).sum();

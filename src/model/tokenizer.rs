@@ -262,7 +262,8 @@ impl MwtDict {
         let Some(words) = self.entries.get(scratch.as_str()) else { return false };
         let mut letters = token.chars().filter(|c| c.is_alphabetic());
         let first_upper = letters.next().is_some_and(char::is_uppercase);
-        let all_upper = first_upper && token.chars().filter(|c| c.is_alphabetic()).count() > 1
+        let all_upper = first_upper
+            && token.chars().filter(|c| c.is_alphabetic()).count() > 1
             && token.chars().filter(|c| c.is_alphabetic()).all(char::is_uppercase);
         for (k, w) in words.iter().enumerate() {
             let cased = if all_upper {
@@ -294,8 +295,7 @@ impl MwtCounts {
             .filter_map(|(form, (plain, expansions))| {
                 let split: u32 = expansions.values().sum();
                 let (words, _) = expansions.into_iter().max_by(|a, b| a.1.cmp(&b.1).then_with(|| b.0.cmp(&a.0)))?;
-                (split > plain && words.iter().all(|w| !w.is_empty() && !w.contains(is_space)))
-                    .then_some((form, words))
+                (split > plain && words.iter().all(|w| !w.is_empty() && !w.contains(is_space))).then_some((form, words))
             })
             .collect();
         MwtDict { entries }
@@ -467,14 +467,46 @@ fn best(scores: &[f32], chars: &[char], i: usize) -> usize {
     }
 }
 
-/// A tokenizer over borrowed weights, with reusable buffers.
-pub struct Tokenizer<'m, S: Scorer> {
-    weights: S,
-    mwt: &'m MwtDict,
+/// The buffers of tokenizing, reused from text to text; the weights are passed to each call,
+/// so that a reader that owns its model (behind an `Arc`) can own these too.
+#[derive(Debug, Default, Clone)]
+pub struct Workspace {
     attrs: Attrs,
     feats: Vec<u64>,
     scores: [f32; CLASSES],
     scratch: String,
+}
+
+impl Workspace {
+    /// Decides what follows each character of `chars`, writing [`NONE`], [`TOKEN`] or
+    /// [`SENTENCE`] per character into `out` (whitespace gets [`NONE`]). The last character
+    /// that is not whitespace always ends a token (the caller decides whether the text's end is
+    /// a sentence end).
+    pub fn classify<S: Scorer>(&mut self, weights: &S, chars: &[char], out: &mut Vec<u8>) {
+        out.clear();
+        out.resize(chars.len(), NONE);
+        self.attrs.fill(chars);
+        for (i, &c) in chars.iter().enumerate() {
+            if is_space(c) {
+                continue;
+            }
+            self.attrs.extract(i, &mut self.feats);
+            weights.score(&self.feats, &mut self.scores);
+            out[i] = best(&self.scores, chars, i) as u8;
+        }
+    }
+
+    /// The words of `token` if `mwt` splits it ([`MwtDict::expand`]).
+    pub fn expand(&mut self, mwt: &MwtDict, token: &str, out: &mut Vec<String>) -> bool {
+        mwt.expand(token, &mut self.scratch, out)
+    }
+}
+
+/// A tokenizer over borrowed weights, with reusable buffers.
+pub struct Tokenizer<'m, S: Scorer> {
+    weights: S,
+    mwt: &'m MwtDict,
+    work: Workspace,
 }
 
 impl<'m> Tokenizer<'m, &'m Weights> {
@@ -487,30 +519,17 @@ impl<'m> Tokenizer<'m, &'m Weights> {
 impl<'m, S: Scorer> Tokenizer<'m, S> {
     /// A tokenizer over its weights and dictionary.
     pub fn new(weights: S, mwt: &'m MwtDict) -> Self {
-        Tokenizer { weights, mwt, attrs: Attrs::default(), feats: Vec::new(), scores: [0.0; CLASSES], scratch: String::new() }
+        Tokenizer { weights, mwt, work: Workspace::default() }
     }
 
-    /// Decides what follows each character of `chars`, writing [`NONE`], [`TOKEN`] or
-    /// [`SENTENCE`] per character into `out` (whitespace gets [`NONE`]). The last character
-    /// that is not whitespace always ends a token (the caller decides whether the text's end is
-    /// a sentence end).
+    /// [`Workspace::classify`] with this tokenizer's weights.
     pub fn classify(&mut self, chars: &[char], out: &mut Vec<u8>) {
-        out.clear();
-        out.resize(chars.len(), NONE);
-        self.attrs.fill(chars);
-        for (i, &c) in chars.iter().enumerate() {
-            if is_space(c) {
-                continue;
-            }
-            self.attrs.extract(i, &mut self.feats);
-            self.weights.score(&self.feats, &mut self.scores);
-            out[i] = best(&self.scores, chars, i) as u8;
-        }
+        self.work.classify(&self.weights, chars, out)
     }
 
     /// The words of `token` if the dictionary splits it ([`MwtDict::expand`]).
     pub fn expand(&mut self, token: &str, out: &mut Vec<String>) -> bool {
-        self.mwt.expand(token, &mut self.scratch, out)
+        self.work.expand(self.mwt, token, out)
     }
 }
 

@@ -29,8 +29,9 @@ pub enum ErrorKind {
     )]
     InvalidUtf8,
     /// Invalid UTF-8 in raw text, which has no lines to skip to: the rest of the file is not read.
+    /// `offset` counts bytes from 0 at the start of the file (of the decompressed text).
     #[error(
-        "invalid UTF-8 at byte {offset}: input must be UTF-8 (convert a file in another encoding, such as Latin-1, e.g. with iconv)"
+        "invalid UTF-8 at byte offset {offset}: input must be UTF-8 (convert a file in another encoding, such as Latin-1, e.g. with iconv)"
     )]
     InvalidUtf8At { offset: u64 },
     #[error("a NUL byte: this is binary data, not {0}")]

@@ -192,3 +192,23 @@ fn greek_raw_text_gets_the_multiword_tokens_of_el_gdt_and_passes_the_validator()
     }
     validate(&output, "el");
 }
+
+#[test]
+fn a_large_raw_file_parses_to_the_same_bytes_on_one_thread_and_on_two() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = model(dir.path());
+    // Over the size at which other formats are split between threads.
+    let par = "Sue likes coffee. Vámonos al mar!\n  Yes yes.\n\n";
+    let input = dir.path().join("big.raw");
+    std::fs::write(&input, par.repeat((1 << 20) / par.len() + 1000)).unwrap();
+    let outputs: Vec<Vec<u8>> = ["1", "2"]
+        .iter()
+        .map(|threads| {
+            let output = dir.path().join(format!("out{threads}.conllu"));
+            let out = common::parse(&model, &input, &output, &["--threads", threads]);
+            assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+            std::fs::read(&output).unwrap()
+        })
+        .collect();
+    assert!(outputs[0] == outputs[1], "the outputs differ");
+}

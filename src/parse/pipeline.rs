@@ -545,7 +545,10 @@ const MIN_PARALLEL_BYTES: u64 = 1 << 20;
 /// file's sentence-aligned byte ranges, one per thread.
 fn parallel_ranges(inputs: &[Input], opts: &PipelineOptions) -> Option<Vec<Range<u64>>> {
     let [input] = inputs else { return None };
-    if opts.threads <= 1 || input.range.is_some() {
+    // Raw text is not split: a shard's first sentence would see no text to its left, and its
+    // whitespace would go to `SpacesBefore` instead of the last sentence before, so that the
+    // output would differ from one pipeline's.
+    if opts.threads <= 1 || input.range.is_some() || opts.format_of(&input.path) == Format::Raw {
         return None;
     }
     let meta = std::fs::metadata(&input.path).ok()?;

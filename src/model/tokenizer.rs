@@ -163,14 +163,14 @@ impl Attrs {
                 continue;
             }
             let start = i;
-            let mut h = 0x4348_554e_4bu64;
+            let mut h = 0x0043_4855_4e4b_u64;
             while i < n && !is_space(chars[i]) {
                 h = combine(h, self.id[i]);
                 self.before[i] = h;
                 i += 1;
             }
             let end = i;
-            let mut a = 0x4146_5445_52u64;
+            let mut a = 0x0041_4654_4552_u64;
             for j in (start..end).rev() {
                 self.after[j] = a;
                 a = combine(a, self.id[j]);
@@ -199,7 +199,7 @@ impl Attrs {
         let mut t = 0u64;
         let mut push = |vals: &[u64]| {
             t += 1;
-            let mut h = mix(t.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ 0x746f_6b);
+            let mut h = mix(t.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ 0x0074_6f6b);
             for &v in vals {
                 h = combine(h, v);
             }

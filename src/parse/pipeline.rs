@@ -80,7 +80,8 @@ pub enum JobError {
 /// Where a job's sentences come from: a ten-column or tokenized-text reader, or raw text
 /// through the model's tokenizer.
 pub enum Source {
-    Corpus(Reader<Box<dyn BufRead + Send>>),
+    // Boxed: a job holds one, moved between threads' queues as it is read.
+    Corpus(Box<Reader<Box<dyn BufRead + Send>>>),
     Raw(Box<RawReader>),
 }
 
@@ -306,7 +307,7 @@ impl PipelineOptions {
             None => Reader::open(&job.path, job.format)?,
             Some(range) => Reader::open_range(&job.path, job.format, range)?,
         };
-        Ok(Source::Corpus(self.configure(reader)))
+        Ok(Source::Corpus(Box::new(self.configure(reader))))
     }
 
     /// How many sentences (malformed ones included) bytes `range` of `job`'s file hold, read
@@ -659,7 +660,7 @@ pub fn parse_reader(
     let reader = if format == Format::Raw {
         Source::Raw(Box::new(RawReader::new(input, name, Arc::clone(model), true)?))
     } else {
-        Source::Corpus(opts.configure(Reader::new(input, name, format)))
+        Source::Corpus(Box::new(opts.configure(Reader::new(input, name, format))))
     };
     let numbering = Numbering::new(name, 1, opts.writes_conllu(format));
     let outcome = run_reader(&job, reader, numbering, &mut sink, &opts)?;

@@ -83,13 +83,16 @@ pub struct RawReader {
     labels: Vec<u8>,
     classified: bool,
     pos: usize,
-    /// 1-based line of `chars[0]`.
-    window_line: u64,
+    /// 1-based line of `chars[counted]`: lines are counted as sentences are built, each
+    /// character once.
+    line: u64,
+    counted: usize,
     new_doc: bool,
     new_par: bool,
     /// The next read is the file's first: a byte order mark is dropped.
     at_start: bool,
     lines: String,
+    body: String,
     form: String,
     words: Vec<String>,
     text: String,
@@ -120,11 +123,13 @@ impl RawReader {
             labels: Vec::new(),
             classified: false,
             pos: 0,
-            window_line: 1,
+            line: 1,
+            counted: 0,
             new_doc: starts_file,
             new_par: true,
             at_start: starts_file,
             lines: String::new(),
+            body: String::new(),
             form: String::new(),
             words: Vec::new(),
             text: String::new(),
@@ -145,7 +150,8 @@ impl RawReader {
     /// Drops the text already in sentences and reads and decodes the next chunk.
     fn fill(&mut self) {
         if self.pos > 0 {
-            self.window_line += self.chars[..self.pos].iter().filter(|&&c| c == '\n').count() as u64;
+            self.line_at(self.pos);
+            self.counted = 0;
             self.chars.drain(..self.pos);
             self.pos = 0;
         }
@@ -198,6 +204,13 @@ impl RawReader {
             Some(None) if !self.eof && nul.is_none() => self.carry = bytes[valid..].to_vec(),
             Some(_) => self.fail(self.line_feeds + 1, ErrorKind::InvalidUtf8At { offset: self.offset }),
         }
+    }
+
+    /// The line of `chars[at]`, `at` at or after the last position asked for.
+    fn line_at(&mut self, at: usize) -> u64 {
+        self.line += self.chars[self.counted..at].iter().filter(|&&c| c == '\n').count() as u64;
+        self.counted = at;
+        self.line
     }
 
     /// Where the decisions stop being final in text that goes on: at the start of the
@@ -305,7 +318,7 @@ impl RawReader {
         paragraph: bool,
     ) -> Result<(), CorpusError> {
         use std::fmt::Write as _;
-        let line = self.window_line + self.chars[..start].iter().filter(|&&c| c == '\n').count() as u64;
+        let line = self.line_at(start);
         let Some((meta, _)) = self.model.tokenizer() else { return Err(self.error_at(line, NoTokenizer)) };
         let mwt = &meta.mwt;
         self.lines.clear();
@@ -316,7 +329,8 @@ impl RawReader {
             self.lines.push_str("# newpar\n");
         }
         self.text.clear();
-        let mut body = String::new();
+        let mut body = std::mem::take(&mut self.body);
+        body.clear();
         let mut id = 1;
         let mut i = start;
         while i <= end {
@@ -383,6 +397,7 @@ impl RawReader {
         }
         let _ = writeln!(self.lines, "# text = {}", self.text);
         self.lines.push_str(&body);
+        self.body = body;
         self.pos = after;
         self.new_doc = false;
         self.new_par = paragraph;

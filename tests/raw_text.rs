@@ -212,3 +212,21 @@ fn a_large_raw_file_parses_to_the_same_bytes_on_one_thread_and_on_two() {
         .collect();
     assert!(outputs[0] == outputs[1], "the outputs differ");
 }
+
+#[test]
+fn inspect_shows_the_tokenizer_with_its_dev_scores() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = dir.path().join("t.model");
+    let fixture = common::fixture("special.conllu");
+    let args = ["--epochs", "1", "--tokenizer", "--dev", fixture.to_str().unwrap()];
+    let out = common::train(&fixture, &model, &args);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("tokenizer: "), "training logs it");
+    let out = spoolparse(&["inspect", "--verify", model.to_str().unwrap()]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    let line = text.lines().find(|l| l.starts_with("tokenizer ")).unwrap_or_else(|| panic!("{text}"));
+    assert!(line.contains("multiword forms") && line.contains("dev tokens F1 "), "{line}");
+    for section in ["TOKMETA", "TKSLOTS", "TKROWS"] {
+        assert!(text.contains(&format!("section {section}")), "{text}");
+    }
+}

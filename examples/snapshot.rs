@@ -48,6 +48,7 @@ fn write(snapshot: &Path, out: &Path, precision: Precision, prune_below: f32) ->
         info: s.info,
         morphology: s.morphology,
         tagger: None,
+        tokenizer: None,
         temperature: s.temperature,
         arc_calibration: s.arc_calibration,
     };

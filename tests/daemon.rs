@@ -1279,3 +1279,38 @@ fn under_the_units_umask_the_group_writes_incoming_and_reads_outputs_and_metrics
         assert_eq!(*got, want, "{rel}: {got:o}, want {want:o}");
     }
 }
+
+/// Raw text (`.raw`, `.raw.zst`) is tokenized by the model's tokenizer, and its text comes back
+/// from the outputs; raw text with invalid UTF-8 fails with the byte offset, after its sentences
+/// before it were published.
+#[test]
+fn raw_text_is_tokenized_and_comes_back_whole_and_bad_bytes_fail_it() {
+    let work = tempfile::tempdir().unwrap();
+    let model = work.path().join("tok.model");
+    let args = ["--epochs", "1", "--tagger", "--jackknife", "0", "--tagger-epochs", "1", "--tokenizer"];
+    let out = common::train(&common::fixture("special.conllu"), &model, &args);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let setup = Setup::new(&model, 2);
+    let text = "Sue likes coffee. Vámonos al mar!\n\nYes  yes.\n";
+    fs::write(setup.path("spool/incoming/a.raw"), text).unwrap();
+    fs::write(setup.path("spool/incoming/b.raw.zst"), zstd::encode_all(text.as_bytes(), 3).unwrap()).unwrap();
+    fs::write(setup.path("spool/incoming/bad.raw"), b"Yes.\n\nno \xff\n").unwrap();
+    let mut daemon = setup.start("daemon.log");
+    setup.wait_until_finished(3, &mut daemon);
+    terminate(&mut daemon, Duration::from_secs(10));
+    for name in ["a.raw", "b.raw.zst"] {
+        // Accepted and lowconf share the sentences: in the order of their ids.
+        let all =
+            setup.output("accepted", name).unwrap_or_default() + &setup.output("lowconf", name).unwrap_or_default();
+        let mut sents: Vec<Sentence> =
+            Reader::new(all.as_bytes(), Path::new(name), Format::Conllu).map(|s| s.unwrap()).collect();
+        let place = |s: &Sentence| {
+            let id = s.comments.iter().find_map(|c| c.strip_prefix("# sent_id = ")).unwrap().to_string();
+            id.rsplit('-').next().unwrap().parse::<usize>().unwrap()
+        };
+        sents.sort_by_key(place);
+        assert_eq!(spoolparse::parse::raw::recover_text(&sents), text, "{name}");
+    }
+    let why = fs::read_to_string(setup.path("spool/failed/bad.raw.error")).unwrap();
+    assert!(why.contains("bad.raw:3: invalid UTF-8 at byte offset 9"), "{why}");
+}

@@ -135,3 +135,34 @@ fn a_size_bound_prunes_by_the_smallest_threshold_that_fits() {
     let looser = write("looser.model", WriteOptions { prune_below: below, ..opts });
     assert!(table_bytes(&looser) > bound, "pruning at {below} would fit too: {threshold} is not the smallest");
 }
+
+/// The tokenizer is stored in the file, tokenizes from the map as in memory, and a model
+/// written without one keeps that of the file it replaces (as retraining writes it).
+#[test]
+fn a_tokenizer_round_trips_through_the_file_and_is_kept_by_a_retrained_parser() {
+    use spoolparse::model::tokenizer::{load_raw, train_tokenizer, Tokenizer, Workspace};
+    let mut corpus = load_raw(&[common::fixture("special.conllu")]).unwrap();
+    let mwt = corpus.mwt_dict();
+    let tokenizer = train_tokenizer(&corpus.paragraphs, mwt, 3, 1);
+    let (_, mut model) = fixture_trained(2);
+    model.tokenizer = Some((tokenizer.clone(), None));
+    let dir = tempfile::tempdir().unwrap();
+    let (with, without) = (dir.path().join("with.model"), dir.path().join("without.model"));
+    spoolparse::model::file::write(&model, &with, WriteOptions::default()).unwrap();
+    let file = ModelFile::open(&with).unwrap();
+    file.verify().unwrap();
+    let (meta, weights) = file.tokenizer().expect("a tokenizer");
+    assert_eq!(meta.mwt, tokenizer.mwt);
+    let chars: Vec<char> = "Vámonos al mar. Sue likes coffee and Bill tea.".chars().collect();
+    let (mut from_file, mut in_memory) = (Vec::new(), Vec::new());
+    Workspace::default().classify(&weights, &chars, &mut from_file);
+    Tokenizer::from_model(&tokenizer).classify(&chars, &mut in_memory);
+    assert_eq!(from_file, in_memory);
+    model.tokenizer = None;
+    let extras = spoolparse::model::file::Extras { recipe: None, tagger_from: Some(&file) };
+    spoolparse::model::file::write_with(&model, &without, WriteOptions::default(), extras).unwrap();
+    let kept = ModelFile::open(&without).unwrap();
+    assert_eq!(kept.tokenizer().expect("kept").0.mwt, tokenizer.mwt);
+    spoolparse::model::file::write(&model, &without, WriteOptions::default()).unwrap();
+    assert!(ModelFile::open(&without).unwrap().tokenizer().is_none());
+}

@@ -5,7 +5,7 @@ from pathlib import Path
 from typing import Literal, Optional, Sequence, TypedDict, Union
 
 _Path = Union[str, "os.PathLike[str]"]
-_Format = Literal["conllu", "conllx", "text"]
+_Format = Literal["conllu", "conllx", "text", "raw"]
 
 __version__: str
 
@@ -61,6 +61,8 @@ class Model:
     @property
     def has_tagger(self) -> bool: ...
     @property
+    def has_tokenizer(self) -> bool: ...
+    @property
     def labels(self) -> list[str]: ...
     @property
     def system(self) -> str: ...
@@ -79,6 +81,7 @@ class Model:
         retag: bool = False,
         name: str = "<string>",
     ) -> str: ...
+    def parse_text(self, text: str, *, confidence: bool = True, name: str = "<string>") -> str: ...
     def parse_file(
         self,
         input: Union[_Path, Sequence[_Path]],

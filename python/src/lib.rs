@@ -75,7 +75,7 @@ fn pipeline_error(py: Python<'_>, e: PipelineError) -> PyErr {
         PipelineError::Corpus(c) => input_error(py, c),
         PipelineError::Write(io) => os_error(io.kind(), e.to_string()),
         PipelineError::Pool(_) => PyRuntimeError::new_err(e.to_string()),
-        PipelineError::NoTagger(_) => PyValueError::new_err(e.to_string()),
+        PipelineError::NoTagger(_) | PipelineError::NoTokenizer(_) => PyValueError::new_err(e.to_string()),
         PipelineError::Cancelled => pyo3::exceptions::PyKeyboardInterrupt::new_err(e.to_string()),
     }
 }
@@ -94,13 +94,14 @@ fn files_error(py: Python<'_>, e: FilesError) -> PyErr {
     }
 }
 
-/// The format named `name` (`"conllu"`, `"conllx"` or `"text"`).
+/// The format named `name` (`"conllu"`, `"conllx"`, `"text"` or `"raw"`).
 fn format_named(name: &str) -> PyResult<Format> {
     match name {
         "conllu" => Ok(Format::Conllu),
         "conllx" => Ok(Format::Conllx),
         "text" => Ok(Format::Text),
-        _ => Err(PyValueError::new_err(format!("unknown format {name:?}: conllu, conllx or text"))),
+        "raw" => Ok(Format::Raw),
+        _ => Err(PyValueError::new_err(format!("unknown format {name:?}: conllu, conllx, text or raw"))),
     }
 }
 
@@ -257,6 +258,12 @@ impl Model {
         self.model.tagger().is_some()
     }
 
+    /// Whether the model has a tokenizer (needed for raw text: ``parse_text``).
+    #[getter]
+    fn has_tokenizer(&self) -> bool {
+        self.model.tokenizer().is_some()
+    }
+
     /// The dependency labels the model predicts.
     #[getter]
     fn labels(&self) -> Vec<String> {
@@ -324,7 +331,7 @@ impl Model {
     }
 
     /// Parses CoNLL-U text (or ``format="conllx"``, or ``"text"``: one sentence per line,
-    /// tokens separated by whitespace) and returns what ``spoolparse parse`` writes for it:
+    /// tokens separated by whitespace, or ``"raw"``: see ``parse_text``) and returns what ``spoolparse parse`` writes for it:
     /// HEAD and DEPREL filled, every other byte kept, and unless ``confidence=False`` the
     /// ``Conf=`` MISC entries and ``# confidence`` / ``# tree_prob`` comments. ``retag=True``
     /// replaces the tags with the tagger's; by default they are replaced only when most of the
@@ -359,6 +366,16 @@ impl Model {
         });
         let out = result.map_err(|e| pipeline_error(py, e))?;
         String::from_utf8(out).map_err(|e| PyRuntimeError::new_err(format!("internal error: output not UTF-8: {e}")))
+    }
+
+    /// Parses raw text (paragraphs separated by blank lines) as ``spoolparse parse --format
+    /// raw`` does: tokenized and split into sentences by the model's tokenizer, tagged and
+    /// parsed; returns the CoNLL-U (``# newdoc``, ``# newpar``, ``# text``, ``SpaceAfter=No``,
+    /// multiword tokens; see docs/formats.md). Needs a model trained with ``--tagger
+    /// --tokenizer`` (else ``ValueError``); invalid input raises ``spoolparse.InputError``.
+    #[pyo3(signature = (text, *, confidence = true, name = "<string>"))]
+    fn parse_text(&self, py: Python<'_>, text: String, confidence: bool, name: &str) -> PyResult<String> {
+        self.parse_conllu(py, text, "raw", confidence, false, name)
     }
 
     /// Parses the file ``input`` (or a list of files, in order) into ``accepted``, exactly as

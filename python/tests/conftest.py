@@ -89,7 +89,7 @@ class Data:
         argv = [str(self.bin), command, *map(str, args)]
         if command == "train":
             argv += ["--output", str(self.root / "m.model"), "--epochs", "3", "--tagger", "--jackknife", "0"]
-            argv += ["--tagger-epochs", "3"]
+            argv += ["--tagger-epochs", "3", "--tokenizer"]
         result = subprocess.run(argv, input=input, capture_output=True)
         if result.returncode != 0:
             raise AssertionError(f"{' '.join(argv)} failed:\n{result.stderr.decode()}")

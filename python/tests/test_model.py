@@ -82,6 +82,21 @@ def test_parse_matches_the_command_line_on_tokenized_text(data: Data, tmp_path: 
         assert [f"Conf={c:.3f}" for c in p.confidence] == [c[9] for c in cols]
 
 
+def test_parse_text_matches_the_command_line_on_raw_text(data: Data) -> None:
+    """Raw text in: the same CoNLL-U as `spoolparse parse --format raw`, holding the text."""
+    model = spoolparse.Model(data.model)
+    assert model.has_tokenizer
+    text = "The dog barks. It sees cats!\n\nVámonos al mar.  Yes\n"
+    cli = data.run("parse", "--model", data.model, "--format", "raw", "-", input=text.encode()).stdout.decode()
+    assert model.parse_text(text, name="-") == cli
+    out = model.parse_text(text, confidence=False)
+    assert out.startswith("# sent_id = <string>-1\n# newdoc\n# newpar\n# text = ")
+    # What lies between tokens is kept whatever the tokenizer decides.
+    assert "SpacesAfter=\\s\\s" in out and out.rstrip().endswith("SpacesAfter=\\n")
+    with pytest.raises(spoolparse.InputError, match="binary data, not raw text"):
+        model.parse_text("abc\x00")
+
+
 def test_given_tags_are_used_and_not_predicted(data: Data) -> None:
     model = spoolparse.Model(data.model)
     [p] = model.parse([["The", "dog", "barks", "."]], upos=[["DET", "NOUN", "VERB", "PUNCT"]])

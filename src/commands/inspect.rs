@@ -37,6 +37,21 @@ pub fn exec(args: InspectArgs) -> Result<()> {
     );
     println!("temperature     {}", m.temperature);
     println!("training        {}", serde_json::to_string(&m.info)?);
+    if let Some((t, _, _)) = model.tagger() {
+        println!("tagger          {} tags, {} weights, {}", t.tags.len(), t.weights, t.feature_set);
+    }
+    if let Some((t, table)) = model.tokenizer() {
+        let dev = t.dev.map_or("no dev scores".to_string(), |d| {
+            format!("dev tokens F1 {:.2}, sentences F1 {:.2}", d.tokens, d.sentences)
+        });
+        println!(
+            "tokenizer       {} weights, {:?}, {} multiword forms, {}; {dev}",
+            t.weights,
+            table.layout().precision,
+            t.mwt.len(),
+            t.feature_set
+        );
+    }
     for s in model.sections() {
         println!("section {:<7} offset {:>10} length {:>10} crc32 {:08x}", s.name(), s.offset, s.len, s.crc);
     }

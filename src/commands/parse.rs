@@ -28,7 +28,8 @@ pub struct ParseArgs {
     /// may use].
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
     threads: Option<u32>,
-    /// Input format for every input (default: from the file name; `.txt` is text).
+    /// Input format for every input (default: from the file name; `.txt` is text, `.raw` raw
+    /// text).
     #[arg(long, value_enum)]
     format: Option<FormatArg>,
     /// When to replace UPOS and XPOS of CoNLL-U/CoNLL-X input with the model's tagger's: `auto`
@@ -83,6 +84,9 @@ enum FormatArg {
     Conllx,
     /// One sentence per line, tokens separated by whitespace.
     Text,
+    /// Raw text, paragraphs separated by blank lines: tokenized and split into sentences by
+    /// the model's tokenizer (`train --tokenizer`); the default for `.raw` files.
+    Raw,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -108,6 +112,7 @@ impl From<FormatArg> for Format {
             FormatArg::Conllu => Format::Conllu,
             FormatArg::Conllx => Format::Conllx,
             FormatArg::Text => Format::Text,
+            FormatArg::Raw => Format::Raw,
         }
     }
 }

@@ -11,6 +11,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use spoolparse::learn::cw::CwOptions;
 use spoolparse::learn::logistic::RdaOptions;
 use spoolparse::model::file::{self as model_file, ModelFile, Precision, Recipe, WriteOptions};
+use spoolparse::model::tokenizer::{self, Scores, Tokenizer, TokenizerModel};
 use spoolparse::model::TrainingInfo;
 use spoolparse::train::{self, LearnerKind, Lifting, OracleKind, Progress, TaggerOptions, TrainOptions};
 use spoolparse::transition::projective::Scheme;
@@ -108,6 +109,13 @@ pub struct TrainArgs {
     /// With --tagger: tagger training epochs (at least 1).
     #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..))]
     tagger_epochs: u32,
+    /// Also train a tokenizer and sentence splitter for raw text (`parse --format raw`), from
+    /// the training files' `# text`, `SpaceAfter=No`, multiword tokens and paragraphs.
+    #[arg(long)]
+    tokenizer: bool,
+    /// With --tokenizer: tokenizer training epochs (at least 1).
+    #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u32).range(1..))]
+    tokenizer_epochs: u32,
     /// Replace an existing --output (atomically: whoever has the old file open keeps it);
     /// without this an existing output is an error, before any training.
     #[arg(long)]
@@ -175,6 +183,8 @@ struct TrainJob {
     opts: TrainOptions,
     write: WriteOptions,
     tagger: Option<TaggerOptions>,
+    /// Tokenizer training epochs, if one is trained.
+    tokenizer: Option<u32>,
     lifting: Option<Lifting>,
 }
 
@@ -215,6 +225,7 @@ impl TryFrom<TrainArgs> for TrainJob {
             opts,
             write: WriteOptions { precision: a.quantize.into(), prune_below: a.prune, max_table_bytes },
             tagger: a.tagger.then_some(TaggerOptions { epochs: a.tagger_epochs, jackknife: a.jackknife }),
+            tokenizer: a.tokenizer.then_some(a.tokenizer_epochs),
             lifting: a.pseudo_projective.0.map(|scheme| Lifting { scheme, min_count: lift_min_count }),
         })
     }
@@ -248,12 +259,43 @@ impl ModelOutput {
     }
 }
 
+/// Trains the tokenizer on the raw text of `train`, scored on that of `dev`.
+fn train_tokenizer(
+    train: &[PathBuf],
+    dev: Option<&Path>,
+    epochs: u32,
+    seed: u64,
+) -> Result<(TokenizerModel, Option<Scores>)> {
+    let started = std::time::Instant::now();
+    let mut corpus = tokenizer::load_raw(train)?;
+    let chars: usize = corpus.paragraphs.iter().map(|p| p.chars.len()).sum();
+    let mwt = corpus.mwt_dict();
+    let model = tokenizer::train_tokenizer(&corpus.paragraphs, mwt, epochs, seed);
+    let scores = match dev {
+        None => None,
+        Some(dev) => {
+            let dev = tokenizer::load_raw(&[dev.to_path_buf()])?;
+            Some(tokenizer::evaluate(&mut Tokenizer::from_model(&model), &dev.paragraphs))
+        }
+    };
+    eprintln!(
+        "tokenizer: {} paragraphs, {chars} characters, {} multiword forms, {} weights, {:.1}s{}",
+        corpus.paragraphs.len(),
+        model.mwt.len(),
+        model.weights.nonzero(),
+        started.elapsed().as_secs_f64(),
+        scores.map_or(String::new(), |s| format!("; dev tokens F1 {:.2}, sentences F1 {:.2}", s.tokens, s.sentences))
+    );
+    Ok((model, scores))
+}
+
 /// Runs `spoolparse train`.
 pub fn exec(args: TrainArgs) -> Result<()> {
     let job = TrainJob::try_from(args)?;
-    let TrainJob { train, dev, output, opts, write, tagger, lifting } = &job;
+    let TrainJob { train, dev, output, opts, write, tagger, tokenizer, lifting } = &job;
     let (train, dev, opts, write) = (train.as_slice(), dev.as_deref(), opts, *write);
     output.check(train, dev)?;
+    let tokenizer = tokenizer.map(|epochs| train_tokenizer(train, dev, epochs, opts.seed)).transpose()?;
     let prepared = train::prepare(train, dev, *tagger, *lifting, opts.seed)?;
     if let (Some(t), Some((upos, xpos))) = (tagger, prepared.dev_tagging) {
         eprintln!(
@@ -327,6 +369,7 @@ pub fn exec(args: TrainArgs) -> Result<()> {
     };
     let mut model = train::train(set, prepared.dev.as_deref(), opts, info, &mut on_progress);
     model.tagger = prepared.tagger;
+    model.tokenizer = tokenizer;
     if let Some(bar) = bar {
         bar.finish_and_clear();
     }

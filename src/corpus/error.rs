@@ -28,6 +28,12 @@ pub enum ErrorKind {
         "invalid UTF-8: input must be UTF-8 (convert a file in another encoding, such as Latin-1, e.g. with iconv)"
     )]
     InvalidUtf8,
+    /// Invalid UTF-8 in raw text, which has no lines to skip to: the rest of the file is not read.
+    /// `offset` counts bytes from 0 at the start of the file (of the decompressed text).
+    #[error(
+        "invalid UTF-8 at byte offset {offset}: input must be UTF-8 (convert a file in another encoding, such as Latin-1, e.g. with iconv)"
+    )]
+    InvalidUtf8At { offset: u64 },
     #[error("a NUL byte: this is binary data, not {0}")]
     Binary(Format),
     /// The file starts like a compressed file in a format other than zstd.
@@ -91,7 +97,11 @@ impl ErrorKind {
     pub fn is_unreadable(&self) -> bool {
         matches!(
             self,
-            ErrorKind::Io(_) | ErrorKind::Binary(_) | ErrorKind::Compressed { .. } | ErrorKind::NotThisFormat { .. }
+            ErrorKind::Io(_)
+                | ErrorKind::Binary(_)
+                | ErrorKind::Compressed { .. }
+                | ErrorKind::NotThisFormat { .. }
+                | ErrorKind::InvalidUtf8At { .. }
         )
     }
 }

@@ -18,17 +18,21 @@ pub enum Format {
     /// Tokenized text: one sentence per line, tokens separated by whitespace; read into
     /// CoNLL-U sentences (and so written as CoNLL-U).
     Text,
+    /// Raw text: paragraphs separated by blank lines, tokenized and split into sentences by a
+    /// model's tokenizer (`crate::parse::raw`); written as CoNLL-U.
+    Raw,
 }
 
 impl Format {
-    /// Guesses the format from a file name (`.conllx`, `.conll`, `.txt`, optionally `.zst`);
+    /// Guesses the format from a file name (`.conllx`, `.conll`, `.txt`, `.raw`, optionally
+    /// `.zst`);
     /// CoNLL-U otherwise.
     pub fn from_path(path: &Path) -> Format {
         Format::from_extension(path).unwrap_or(Format::Conllu)
     }
 
     /// The format a file name's extension names (`.conllu`, `.conllx`, `.conll`, `.txt`,
-    /// each optionally followed by `.zst`), or `None` for any other name.
+    /// `.raw`, each optionally followed by `.zst`), or `None` for any other name.
     pub fn from_extension(path: &Path) -> Option<Format> {
         let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
         let name = name.strip_suffix(".zst").unwrap_or(name);
@@ -36,6 +40,8 @@ impl Format {
             Some(Format::Conllx)
         } else if name.ends_with(".txt") {
             Some(Format::Text)
+        } else if name.ends_with(".raw") {
+            Some(Format::Raw)
         } else if name.ends_with(".conllu") {
             Some(Format::Conllu)
         } else {
@@ -50,6 +56,7 @@ impl fmt::Display for Format {
             Format::Conllu => "CoNLL-U",
             Format::Conllx => "CoNLL-X",
             Format::Text => "tokenized text",
+            Format::Raw => "raw text",
         })
     }
 }

@@ -384,7 +384,8 @@ impl<R: BufRead> Reader<R> {
             } else {
                 let kind_of = match self.format {
                     Format::Conllx => conllx::token_kind,
-                    Format::Conllu | Format::Text => conllu::token_kind,
+                    // Raw text is read by `crate::parse::raw`, never here: as CoNLL-U, it fails as a whole.
+                    Format::Conllu | Format::Text | Format::Raw => conllu::token_kind,
                 };
                 let expected = sent.words.len() + 1;
                 if expected > self.limits.max_words {

@@ -296,6 +296,23 @@ impl Sentence {
         }
     }
 
+    /// Replaces the sentence with CoNLL-U lines built in memory (`text`: comment lines, then
+    /// token lines, each ending in a newline), as the raw-text reader builds them. Token lines
+    /// are checked as a reader checks them (ten columns, a known ID, a form).
+    pub fn fill_from_conllu_lines(&mut self, text: &str) -> Result<(), ErrorKind> {
+        self.clear();
+        self.blank_lines = 1;
+        self.bytes_read = text.len();
+        for line in text.lines() {
+            if line.starts_with('#') {
+                self.push_comment(line);
+            } else {
+                self.push_token(line, super::conllu::token_kind)?;
+            }
+        }
+        Ok(())
+    }
+
     /// Appends a word line with ID and FORM `form`, every other column `_`.
     fn push_word(&mut self, form: &str) {
         let mut buf = [0u8; 20];

@@ -52,7 +52,8 @@ fn next_start(file: &mut File, from: u64, format: Format) -> io::Result<Option<u
     // A sentence starts after this many line feeds in a row (a blank line, in CoNLL).
     let after = match format {
         Format::Text => 1,
-        Format::Conllu | Format::Conllx => 2,
+        // Raw text: a blank line ends a paragraph, and so a sentence.
+        Format::Conllu | Format::Conllx | Format::Raw => 2,
     };
     // One byte more for the CR of a CR LF line ending, which counts as the LF does.
     let begin = from.saturating_sub(2 * after);

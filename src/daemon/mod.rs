@@ -339,7 +339,7 @@ impl Scheduler<'_> {
     fn dispatch(&mut self, claim: Claim) -> Result<(), DaemonError> {
         let Some(format) = spool::format_of(&claim.name) else {
             let why = format!(
-                "{}: unknown extension (expected .conllu, .conllx, .conll or .txt, each optionally .zst)",
+                "{}: unknown extension (expected .conllu, .conllx, .conll, .txt or .raw, each optionally .zst)",
                 claim.name
             );
             warn(&format!("failed {why}"));

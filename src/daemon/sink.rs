@@ -322,6 +322,7 @@ impl Sink for SpoolSink {
                 let why = match &error {
                     JobError::Corpus(e) => e.with_name(&name),
                     JobError::NoTagger { error, .. } => format!("{name}: {error}"),
+                    JobError::NoTokenizer { error, .. } => format!("{name}: {error}"),
                 };
                 match self.spool.fail(&claim, &why) {
                     Ok(()) => {

@@ -4,6 +4,7 @@
 //!
 //! - [`features`]: Zhang & Nivre (2011) feature templates hashed to 64 bits;
 //! - [`tagger`]: the part-of-speech tagger for tokenized text;
+//! - [`tokenizer`]: the tokenizer and sentence splitter for raw text;
 //! - [`mod@file`]: the immutable, memory-mapped model file and its weight table;
 //! - [`registry`]: the directory of model files a daemon serves from.
 
@@ -11,6 +12,7 @@ pub mod features;
 pub mod file;
 pub mod registry;
 pub mod tagger;
+pub mod tokenizer;
 
 use crate::transition::projective::Scheme;
 use crate::transition::{Encoding, System};
@@ -21,6 +23,7 @@ use crate::base::label::{Label, LabelSet};
 use crate::learn::confidence::Isotonic;
 use crate::learn::perceptron::Weights;
 use crate::model::tagger::TaggerModel;
+use crate::model::tokenizer::{Scores, TokenizerModel};
 
 /// How a model was trained and how it scored: printed by `inspect`, kept for provenance.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
@@ -78,6 +81,9 @@ pub struct Model {
     pub morphology: bool,
     /// The part-of-speech tagger, for tokenized text.
     pub tagger: Option<TaggerModel>,
+    /// The tokenizer and sentence splitter, for raw text, with its dev scores (if it had a dev
+    /// file).
+    pub tokenizer: Option<(TokenizerModel, Option<Scores>)>,
     /// Softmax temperature that turns scores into calibrated transition probabilities (fitted
     /// on dev; 1 without dev data).
     pub temperature: f32,

@@ -163,7 +163,7 @@ pub struct FitReport {
 impl FitReport {
     /// The decision for a file in `format` whose first words gave `counts`.
     pub fn decide(counts: FitCounts, format: Format, retag: Retag, has_tagger: bool) -> FitReport {
-        let tags = if format == Format::Text || retag == Retag::Always {
+        let tags = if matches!(format, Format::Text | Format::Raw) || retag == Retag::Always {
             TagAction::Tagged
         } else if !counts.tags_unfit() {
             TagAction::Kept

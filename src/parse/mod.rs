@@ -7,6 +7,7 @@
 //! - [`constrained`]: what arcs a parse must hold, for re-parsing around corrections;
 //! - [`fit`]: whether a file's tags and forms are what the model was trained on, and whether
 //!   to retag it;
+//! - [`raw`]: raw text into sentences, through the model's tokenizer;
 //! - [`pipeline`]: streaming, multi-threaded, order-preserving parsing of files;
 //! - [`files`]: parsing files into files, as `spoolparse parse` does (model opening, outputs
 //!   and how they get their names);
@@ -19,3 +20,4 @@ pub mod files;
 pub mod fit;
 pub mod parser;
 pub mod pipeline;
+pub mod raw;

@@ -30,6 +30,7 @@ use crate::corpus::{conllu, Column, CorpusError, Format, Limits, Reader, Sentenc
 use crate::model::file::ModelFile;
 use crate::parse::annotate::{Annotator, NoTagger, Steps};
 use crate::parse::fit::{FitCheck, FitReport, Retag};
+use crate::parse::raw::{NoTokenizer, RawReader};
 
 /// One input file to parse.
 #[derive(Clone)]
@@ -72,6 +73,41 @@ pub enum JobError {
     Corpus(#[from] CorpusError),
     #[error("{}: {error}", path.display())]
     NoTagger { path: PathBuf, error: NoTagger },
+    #[error("{}: {error}", path.display())]
+    NoTokenizer { path: PathBuf, error: NoTokenizer },
+}
+
+/// Where a job's sentences come from: a ten-column or tokenized-text reader, or raw text
+/// through the model's tokenizer.
+pub enum Source {
+    // Boxed: a job holds one, moved between threads' queues as it is read.
+    Corpus(Box<Reader<Box<dyn BufRead + Send>>>),
+    Raw(Box<RawReader>),
+}
+
+impl Source {
+    fn read_next(&mut self, sent: &mut Sentence) -> Option<Result<(), CorpusError>> {
+        match self {
+            Source::Corpus(r) => r.read_next(sent),
+            Source::Raw(r) => r.read_next(sent),
+        }
+    }
+
+    /// The text of the sentence last read, when kept (raw text keeps none: its sentences are
+    /// built, never malformed but for what ends the file).
+    fn sentence_text(&self) -> &str {
+        match self {
+            Source::Corpus(r) => r.sentence_text(),
+            Source::Raw(_) => "",
+        }
+    }
+
+    fn sentence_text_truncated(&self) -> bool {
+        match self {
+            Source::Corpus(r) => r.sentence_text_truncated(),
+            Source::Raw(_) => false,
+        }
+    }
 }
 
 /// Where parsed sentences go. Its methods are called from one thread, for each job in file
@@ -214,7 +250,7 @@ impl PipelineOptions {
 
     /// Whether every sentence must be tagged, whatever the input's tags.
     fn needs_tags(&self, format: Format) -> bool {
-        self.retag == Retag::Always || format == Format::Text
+        self.retag == Retag::Always || matches!(format, Format::Text | Format::Raw)
     }
 
     /// Whether input in `format` is written as CoNLL-U.
@@ -238,26 +274,46 @@ impl PipelineOptions {
 
     /// Opens a job's input, with the numbering of its sentences, or says why it cannot be
     /// parsed at all.
-    fn open(&self, job: &Job) -> Result<(Reader<Box<dyn io::BufRead + Send>>, Numbering), JobError> {
+    fn open(&self, job: &Job) -> Result<(Source, Numbering), JobError> {
         if self.needs_tags(job.format) && job.model.tagger().is_none() {
             return Err(JobError::NoTagger { path: job.path.clone(), error: NoTagger });
         }
         let conllu = self.writes_conllu(job.format);
         let (reader, first) = match &job.range {
-            None => (Reader::open(&job.path, job.format)?, 1),
+            None => (self.source(job, None)?, 1),
             Some(range) => {
                 // A shard's sentences are numbered as in the whole file: count those before it.
                 let before = if conllu && range.start > 0 { self.count(job, 0..range.start)? } else { 0 };
-                (Reader::open_range(&job.path, job.format, range.clone())?, before + 1)
+                (self.source(job, Some(range.clone()))?, before + 1)
             }
         };
-        Ok((self.configure(reader), Numbering::new(&job.path, first, conllu)))
+        Ok((reader, Numbering::new(&job.path, first, conllu)))
+    }
+
+    /// Opens `job`'s file (bytes `range` of it), configured.
+    fn source(&self, job: &Job, range: Option<Range<u64>>) -> Result<Source, JobError> {
+        if job.format == Format::Raw {
+            let starts_file = range.as_ref().is_none_or(|r| r.start == 0);
+            let input = match range {
+                None => crate::base::io::open_input(&job.path),
+                Some(range) => crate::base::io::open_input_range(&job.path, range),
+            }
+            .map_err(|e| CorpusError { path: job.path.clone(), line: 0, kind: e.into() })?;
+            let reader = RawReader::new(input, &job.path, Arc::clone(&job.model), starts_file)
+                .map_err(|error| JobError::NoTokenizer { path: job.path.clone(), error })?;
+            return Ok(Source::Raw(Box::new(reader)));
+        }
+        let reader = match range {
+            None => Reader::open(&job.path, job.format)?,
+            Some(range) => Reader::open_range(&job.path, job.format, range)?,
+        };
+        Ok(Source::Corpus(Box::new(self.configure(reader))))
     }
 
     /// How many sentences (malformed ones included) bytes `range` of `job`'s file hold, read
     /// as the job reads them.
     fn count(&self, job: &Job, range: Range<u64>) -> Result<u64, JobError> {
-        let mut reader = self.configure(Reader::open_range(&job.path, job.format, range)?);
+        let mut reader = self.source(job, Some(range))?;
         let (mut sent, mut numbering) = (Sentence::default(), Numbering::new(&job.path, 1, false));
         let mut n = 0;
         loop {
@@ -281,13 +337,7 @@ impl PipelineOptions {
 
     /// Reads the next sentence of `reader` into `sent`, converting CoNLL-X if asked, and
     /// numbers it.
-    fn read(
-        &self,
-        reader: &mut Reader<Box<dyn io::BufRead + Send>>,
-        sent: &mut Sentence,
-        format: Format,
-        numbering: &mut Numbering,
-    ) -> Read {
+    fn read(&self, reader: &mut Source, sent: &mut Sentence, format: Format, numbering: &mut Numbering) -> Read {
         match reader.read_next(sent) {
             None => Read::End,
             Some(Ok(())) => {
@@ -496,7 +546,10 @@ const MIN_PARALLEL_BYTES: u64 = 1 << 20;
 /// file's sentence-aligned byte ranges, one per thread.
 fn parallel_ranges(inputs: &[Input], opts: &PipelineOptions) -> Option<Vec<Range<u64>>> {
     let [input] = inputs else { return None };
-    if opts.threads <= 1 || input.range.is_some() {
+    // Raw text is not split: a shard's first sentence would see no text to its left, and its
+    // whitespace would go to `SpacesBefore` instead of the last sentence before, so that the
+    // output would differ from one pipeline's.
+    if opts.threads <= 1 || input.range.is_some() || opts.format_of(&input.path) == Format::Raw {
         return None;
     }
     let meta = std::fs::metadata(&input.path).ok()?;
@@ -604,7 +657,11 @@ pub fn parse_reader(
     }
     let job = Arc::new(Job { id: 0, path: name.to_path_buf(), format, model: Arc::clone(model), range: None });
     let mut sink = OutputsSink::new(out, &opts);
-    let reader = opts.configure(Reader::new(input, name, format));
+    let reader = if format == Format::Raw {
+        Source::Raw(Box::new(RawReader::new(input, name, Arc::clone(model), true)?))
+    } else {
+        Source::Corpus(Box::new(opts.configure(Reader::new(input, name, format))))
+    };
     let numbering = Numbering::new(name, 1, opts.writes_conllu(format));
     let outcome = run_reader(&job, reader, numbering, &mut sink, &opts)?;
     sink.end(&job, outcome)?;
@@ -673,6 +730,8 @@ pub enum PipelineError {
     Pool(String),
     #[error(transparent)]
     NoTagger(#[from] NoTagger),
+    #[error(transparent)]
+    NoTokenizer(#[from] NoTokenizer),
     /// [`Outputs::cancel`] was set.
     #[error("interrupted")]
     Cancelled,
@@ -755,6 +814,7 @@ impl Sink for OutputsSink<'_> {
             Outcome::Complete | Outcome::Abandoned => Ok(()),
             Outcome::Failed(JobError::Corpus(e)) => Err(e.into()),
             Outcome::Failed(JobError::NoTagger { error, .. }) => Err(error.into()),
+            Outcome::Failed(JobError::NoTokenizer { error, .. }) => Err(error.into()),
         }
     }
 }
@@ -779,7 +839,7 @@ pub fn run_sequential<S: Sink>(
 /// returns how the job ended (for [`Sink::end`], which is left to the caller).
 fn run_reader<S: Sink>(
     job: &Arc<Job>,
-    mut reader: Reader<Box<dyn BufRead + Send>>,
+    mut reader: Source,
     mut numbering: Numbering,
     sink: &mut S,
     opts: &PipelineOptions,
@@ -893,7 +953,7 @@ struct OpenFiles {
 /// A file being read.
 struct Open {
     job: Arc<Job>,
-    reader: Option<(Reader<Box<dyn io::BufRead + Send>>, Numbering)>,
+    reader: Option<(Source, Numbering)>,
     /// Why it cannot be read at all, when opening failed.
     error: Option<JobError>,
     seq: u64,
@@ -1083,7 +1143,7 @@ impl<S: Sink> Delivery<'_, S> {
 fn fill_batch(
     opts: &PipelineOptions,
     abandon: &AtomicBool,
-    reader: &mut Reader<Box<dyn io::BufRead + Send>>,
+    reader: &mut Source,
     numbering: &mut Numbering,
     job: &Job,
     batch: &mut Batch,

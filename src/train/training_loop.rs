@@ -302,6 +302,7 @@ fn train_with<L: Learner>(
         info,
         morphology: set.morphology,
         tagger: None,
+        tokenizer: None,
         temperature: 1.0,
         arc_calibration: None,
     };

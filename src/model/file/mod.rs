@@ -14,6 +14,8 @@
 //!                   ([`crate::transition::Transition::score_position`])
 //!            TAGMETA, TSLOTS, TROWS, T2SLOTS, T2ROWS   optional: the tagger's metadata
 //!                   ([`TaggerMeta`]) and the weight tables of its two passes
+//!            TOKMETA, TKSLOTS, TKROWS   optional: the tokenizer's metadata ([`TokenizerMeta`]:
+//!                   its multiword-token dictionary and dev scores) and its weight table
 //!            RECIPE optional, JSON [`Recipe`]: the training settings that `META` does not
 //!                   hold (learner, storage), so that retraining can train the model's like
 //! ```
@@ -42,6 +44,7 @@ use crate::base::label::{Label, LabelSet};
 use crate::learn::scorer::{ClassOrder, Scorer};
 use crate::model::features::feature_set;
 use crate::model::tagger::{TagDict, TagSet, TAGGER_FEATURE_SET};
+use crate::model::tokenizer::{MwtDict, Scores, TOKENIZER_FEATURE_SET};
 use crate::model::{Model, TrainingInfo};
 use crate::transition::{Encoding, System, Transition};
 pub use table::{Precision, TableLayout, TableView};
@@ -66,8 +69,13 @@ const TROWS: [u8; 8] = *b"TROWS\0\0\0";
 const T2SLOTS: [u8; 8] = *b"T2SLOTS\0";
 const T2ROWS: [u8; 8] = *b"T2ROWS\0\0";
 const RECIPE: [u8; 8] = *b"RECIPE\0\0";
+const TOKMETA: [u8; 8] = *b"TOKMETA\0";
+const TKSLOTS: [u8; 8] = *b"TKSLOTS\0";
+const TKROWS: [u8; 8] = *b"TKROWS\0\0";
 /// The tagger's sections, in the order they are written.
 const TAGGER_SECTIONS: [[u8; 8]; 5] = [TAGMETA, TSLOTS, TROWS, T2SLOTS, T2ROWS];
+/// The tokenizer's sections, in the order they are written.
+const TOKENIZER_SECTIONS: [[u8; 8]; 3] = [TOKMETA, TKSLOTS, TKROWS];
 
 /// How a model was trained beyond [`TrainingInfo`]: what retraining needs to train its like.
 /// JSON, so that fields can be added without a new format version.
@@ -108,8 +116,9 @@ pub struct Recipe {
 pub struct Extras<'a> {
     /// Written as the `RECIPE` section.
     pub recipe: Option<&'a Recipe>,
-    /// When the model has no tagger of its own: copy this file's tagger sections as they are
-    /// (a retrained parser keeps the tagger it was served with).
+    /// When the model has no tagger (tokenizer) of its own: copy this file's tagger
+    /// (tokenizer) sections as they are (a retrained parser keeps the tagger and tokenizer it
+    /// was served with).
     pub tagger_from: Option<&'a ModelFile>,
 }
 
@@ -262,6 +271,17 @@ pub struct TaggerMeta {
     pub weights: u64,
 }
 
+/// The tokenizer's metadata.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct TokenizerMeta {
+    pub feature_set: String,
+    pub mwt: MwtDict,
+    pub table: TableLayout,
+    pub weights: u64,
+    /// Token and sentence F1 on the dev file, as trained (before quantisation).
+    pub dev: Option<Scores>,
+}
+
 /// How to write a model.
 #[derive(Debug, Clone, Copy)]
 pub struct WriteOptions {
@@ -337,13 +357,22 @@ pub fn write_with(model: &Model, path: &Path, opts: WriteOptions, extras: Extras
         payloads.push((&T2SLOTS, second.slots));
         payloads.push((&T2ROWS, second.rows));
     } else if let Some(from) = extras.tagger_from.filter(|f| f.tagger.is_some()) {
-        for tag in &TAGGER_SECTIONS {
-            let section = from.sections.iter().find(|s| s.tag == *tag).ok_or_else(|| ModelError::Format {
-                path: from.path.clone(),
-                error: FormatError::Missing(String::from_utf8_lossy(tag).trim_end_matches('\0').to_string()),
-            })?;
-            payloads.push((tag, from.map[section.range()].to_vec()));
-        }
+        copy_sections(from, &TAGGER_SECTIONS, &mut payloads)?;
+    }
+    if let Some((tokenizer, dev)) = &model.tokenizer {
+        let table = build_table(&tokenizer.weights, opts, ClassOrder::Index, |c| c);
+        let tmeta = TokenizerMeta {
+            feature_set: TOKENIZER_FEATURE_SET.to_string(),
+            mwt: tokenizer.mwt.clone(),
+            table: table.layout,
+            weights: table.weights,
+            dev: *dev,
+        };
+        payloads.push((&TOKMETA, bincode::serialize(&tmeta).map_err(io_err)?));
+        payloads.push((&TKSLOTS, table.slots));
+        payloads.push((&TKROWS, table.rows));
+    } else if let Some(from) = extras.tagger_from.filter(|f| f.tokenizer.is_some()) {
+        copy_sections(from, &TOKENIZER_SECTIONS, &mut payloads)?;
     }
     if let Some(recipe) = extras.recipe {
         let json = serde_json::to_vec(recipe)
@@ -380,6 +409,22 @@ pub fn write_with(model: &Model, path: &Path, opts: WriteOptions, extras: Extras
     // Only a hint for speed (huge pages, see `ModelFile::open`): the file is durable either way.
     let _ = crate::base::io::drop_from_page_cache(path);
     Ok(meta)
+}
+
+/// Appends the sections `tags` of `from`, as they are, to `payloads`.
+fn copy_sections<'t>(
+    from: &ModelFile,
+    tags: &'t [[u8; 8]],
+    payloads: &mut Vec<(&'t [u8; 8], Vec<u8>)>,
+) -> Result<(), ModelError> {
+    for tag in tags {
+        let section = from.sections.iter().find(|s| s.tag == *tag).ok_or_else(|| ModelError::Format {
+            path: from.path.clone(),
+            error: FormatError::Missing(String::from_utf8_lossy(tag).trim_end_matches('\0').to_string()),
+        })?;
+        payloads.push((tag, from.map[section.range()].to_vec()));
+    }
+    Ok(())
 }
 
 /// Builds the weight table of `weights` with class `c` stored at `position(c)` (numbering the
@@ -457,6 +502,8 @@ pub struct ModelFile {
     rows: Range<usize>,
     /// Tagger metadata and the (slots, rows) ranges of its two passes.
     tagger: Option<(TaggerMeta, [TableRanges; 2])>,
+    /// Tokenizer metadata and the (slots, rows) ranges of its table.
+    tokenizer: Option<(TokenizerMeta, TableRanges)>,
 }
 
 impl ModelFile {
@@ -530,8 +577,34 @@ impl ModelFile {
                 Some((tmeta, passes))
             }
         };
+        let tokenizer = match sections.iter().find(|s| s.tag == TOKMETA).copied() {
+            None => None,
+            Some(tm) => {
+                if crc32fast::hash(&map[tm.range()]) != tm.crc {
+                    return Err(fmt_err(FormatError::Checksum { name: tm.name() }));
+                }
+                let feature_set: String = bincode::deserialize(&map[tm.range()])
+                    .map_err(|e| fmt_err(FormatError::Metadata(e.to_string())))?;
+                if feature_set != TOKENIZER_FEATURE_SET {
+                    return Err(fmt_err(FormatError::FeatureSet {
+                        found: feature_set,
+                        expected: TOKENIZER_FEATURE_SET,
+                    }));
+                }
+                let tmeta: TokenizerMeta = bincode::deserialize(&map[tm.range()])
+                    .map_err(|e| fmt_err(FormatError::Metadata(e.to_string())))?;
+                let (slots, rows) = (find(TKSLOTS)?.range(), find(TKROWS)?.range());
+                if TableView::new(&map[slots.clone()], &map[rows.clone()], tmeta.table).is_none()
+                    || tmeta.table.order != ClassOrder::Index
+                {
+                    return Err(fmt_err(FormatError::Table));
+                }
+                Some((tmeta, (slots, rows)))
+            }
+        };
         let (slots, rows) = (slots_s.range(), rows_s.range());
-        let model = ModelFile { map, path: path.to_path_buf(), sections, meta, encoding, slots, rows, tagger };
+        let model =
+            ModelFile { map, path: path.to_path_buf(), sections, meta, encoding, slots, rows, tagger, tokenizer };
         if TableView::new(&model.map[model.slots.clone()], &model.map[model.rows.clone()], model.meta.table).is_none()
             || model.meta.table.classes as usize != Transition::count(model.meta.labels.len())
             || model.meta.fallback.index() >= model.meta.labels.len()
@@ -608,6 +681,14 @@ impl ModelFile {
         let first = TableView::new(&self.map[s1.clone()], &self.map[r1.clone()], meta.tables[0])?;
         let second = TableView::new(&self.map[s2.clone()], &self.map[r2.clone()], meta.tables[1])?;
         Some((meta, first, second))
+    }
+
+    /// The tokenizer's metadata and weights, if the model has a tokenizer.
+    pub fn tokenizer(&self) -> Option<(&TokenizerMeta, TableView<'_>)> {
+        let (meta, (slots, rows)) = self.tokenizer.as_ref()?;
+        // Checked in `open`.
+        let view = TableView::new(&self.map[slots.clone()], &self.map[rows.clone()], meta.table)?;
+        Some((meta, view))
     }
 
     /// The weights, read in place.

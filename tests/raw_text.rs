@@ -1,0 +1,232 @@
+//! Raw text in: the tokenizer trained with the model splits text into sentences and tokens,
+//! and the CoNLL-U written from it holds the text (round trip), passes the UD validator, and
+//! bad input (invalid UTF-8, binary data, control characters, text without any whitespace)
+//! ends in a clear error or a bounded parse, never in lost text.
+
+mod common;
+
+use std::io::Cursor;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use common::spoolparse;
+use spoolparse::corpus::{Format, Reader, Sentence};
+use spoolparse::model::file::ModelFile;
+use spoolparse::parse::raw::{recover_text, RawReader, MAX_SENTENCE_CHARS, MAX_SENTENCE_TOKENS};
+
+/// A model with tagger and tokenizer trained on the fixture (it has multiword tokens).
+fn model(dir: &Path) -> PathBuf {
+    let model = dir.join("t.model");
+    let args = ["--epochs", "1", "--tagger", "--jackknife", "0", "--tagger-epochs", "1", "--tokenizer"];
+    let out = common::train(&common::fixture("special.conllu"), &model, &args);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    model
+}
+
+/// Every sentence the raw reader makes of `text`, and the error that ended it, if any.
+fn read_raw(model: &Path, text: &[u8]) -> (Vec<Sentence>, Option<String>) {
+    let model = Arc::new(ModelFile::open(model).unwrap());
+    let input: Box<dyn std::io::BufRead + Send> = Box::new(Cursor::new(text.to_vec()));
+    let mut reader = RawReader::new(input, Path::new("in.raw"), model, true).unwrap();
+    let mut sents = Vec::new();
+    loop {
+        let mut s = Sentence::default();
+        match reader.read_next(&mut s) {
+            None => return (sents, None),
+            Some(Ok(())) => sents.push(s),
+            Some(Err(e)) => return (sents, Some(e.to_string())),
+        }
+    }
+}
+
+fn parse_raw(model: &Path, dir: &Path, text: &[u8]) -> (Vec<Sentence>, PathBuf) {
+    let input = dir.join("in.raw");
+    std::fs::write(&input, text).unwrap();
+    let output = dir.join("out.conllu");
+    let _ = std::fs::remove_file(&output);
+    let out = common::parse(model, &input, &output, &["--threads", "1"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let written = std::fs::read(&output).unwrap();
+    let sents = Reader::new(&written[..], Path::new("out"), Format::Conllu).map(|s| s.unwrap()).collect();
+    (sents, output)
+}
+
+/// Runs the UD validator at level 2 on `path`, if the test venv has it.
+fn validate(path: &Path, lang: &str) {
+    let validator = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/python-venv/bin/udvalidate");
+    if !validator.exists() {
+        common::skip(&format!("{} not found (scripts/python-test.sh builds it)", validator.display()));
+        return;
+    }
+    let out = std::process::Command::new(validator)
+        .args(["--lang", lang, "--level", "2", path.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}\n{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+}
+
+/// Text with every kind of spacing and script the reader must keep.
+const AWKWARD: &str = "  Vámonos al mar. Sue likes coffee!\r\nYes\n\n \t\nSecond  paragraph:\tcafe\u{301} 👍🏽 and \
+    👩\u{200d}💻 ok.\nשלום עולם. مرحبا بالعالم.\u{1}x\u{7f}y\u{200b}z \\|a|\u{feff}b.\n\n\n";
+
+#[test]
+fn raw_text_comes_back_from_the_conllu_written_and_it_passes_the_validator() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = model(dir.path());
+    let (sents, output) = parse_raw(&model, dir.path(), AWKWARD.as_bytes());
+    assert!(sents.len() >= 3, "{} sentences", sents.len());
+    assert_eq!(recover_text(&sents), AWKWARD, "the text comes back from the output");
+    // Paragraphs are sentence ends, and the first sentence starts the document.
+    assert_eq!(sents[0].comments[1..3], ["# newdoc", "# newpar"]);
+    let pars = sents.iter().filter(|s| s.comments.iter().any(|c| c == "# newpar")).count();
+    assert_eq!(pars, 2);
+    for s in &sents {
+        assert!(s.comments.iter().any(|c| c.starts_with("# sent_id = in.raw-")));
+        assert!(s.heads().unwrap().is_some(), "parsed");
+    }
+    validate(&output, "es");
+    // A byte order mark at the start is dropped, as CoNLL readers drop it.
+    let (sents, _) = parse_raw(&model, dir.path(), format!("\u{feff}{AWKWARD}").as_bytes());
+    assert_eq!(recover_text(&sents), AWKWARD);
+}
+
+#[test]
+fn multiword_tokens_of_the_training_data_are_split_into_their_words() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = model(dir.path());
+    let (sents, output) = parse_raw(&model, dir.path(), "Vámonos al mar.\n".as_bytes());
+    let lines: Vec<&str> = sents.iter().flat_map(|s| s.token_lines()).map(|t| t.text()).collect();
+    let ids_forms: Vec<String> = lines.iter().map(|l| l.split('\t').take(2).collect::<Vec<_>>().join(" ")).collect();
+    assert!(ids_forms.contains(&"1-2 Vámonos".to_string()), "{ids_forms:?}");
+    assert!(ids_forms.contains(&"1 vamos".to_string()) || ids_forms.contains(&"1 Vamos".to_string()), "{ids_forms:?}");
+    let al = ids_forms.iter().position(|l| l.ends_with(" al")).expect("al is a token");
+    assert_eq!(ids_forms[al + 1..al + 3], ["3 a", "4 el"]);
+    validate(&output, "es");
+}
+
+#[test]
+fn invalid_utf8_ends_the_file_with_its_byte_offset_after_the_text_before_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = model(dir.path());
+    let mut text = b"Yes.\n\nSue likes coffee.\nYes \xff\xfe no.\n".to_vec();
+    let (sents, error) = read_raw(&model, &text);
+    assert_eq!(error.as_deref(), Some("in.raw:4: invalid UTF-8 at byte offset 28: input must be UTF-8 (convert a file in another encoding, such as Latin-1, e.g. with iconv)"));
+    assert_eq!(recover_text(&sents).trim_end(), "Yes.\n\nSue likes coffee.\nYes");
+    // Through the command: the error names the file, and the output keeps what came before.
+    let input = dir.path().join("latin1.raw");
+    std::fs::write(&input, &text).unwrap();
+    let out = common::parse(&model, &input, &dir.path().join("o.conllu"), &[]);
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("latin1.raw:4: invalid UTF-8 at byte offset 28"), "{stderr}");
+    // A sequence cut by the end of a read is no error.
+    text = "é".repeat(spoolparse::parse::raw::READ_BYTES).into_bytes();
+    let (sents, error) = read_raw(&model, &text);
+    assert_eq!(error, None);
+    assert_eq!(recover_text(&sents), "é".repeat(spoolparse::parse::raw::READ_BYTES));
+}
+
+#[test]
+fn a_binary_file_named_raw_is_refused_as_binary_data() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = model(dir.path());
+    let (_, error) = read_raw(&model, b"Yes.\nno\0\x01\x02\x03");
+    assert_eq!(error.as_deref(), Some("in.raw:2: a NUL byte: this is binary data, not raw text"));
+    let out = spoolparse(&["parse", "--model", model.to_str().unwrap(), "--format", "raw", "/bin/sh"]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("binary data, not raw text"));
+}
+
+#[test]
+fn text_without_whitespace_or_sentence_ends_is_cut_into_bounded_sentences_and_kept_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = model(dir.path());
+    for text in ["ab".repeat(3 * MAX_SENTENCE_CHARS), "ab ".repeat(3 * MAX_SENTENCE_TOKENS)] {
+        let (sents, error) = read_raw(&model, text.as_bytes());
+        assert_eq!(error, None);
+        assert!(sents.len() >= 3, "{} sentences", sents.len());
+        for s in &sents {
+            let chars: usize =
+                s.token_lines().iter().map(|t| t.text().split('\t').nth(1).unwrap().chars().count()).sum();
+            assert!(chars <= MAX_SENTENCE_CHARS && s.token_lines().len() <= MAX_SENTENCE_TOKENS);
+        }
+        assert_eq!(recover_text(&sents), text);
+    }
+}
+
+#[test]
+fn raw_text_needs_a_model_with_a_tokenizer() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = dir.path().join("t.model");
+    let args = ["--epochs", "1", "--tagger", "--jackknife", "0", "--tagger-epochs", "1"];
+    assert!(common::train(&common::fixture("special.conllu"), &model, &args).status.success());
+    let input = dir.path().join("in.raw");
+    std::fs::write(&input, "Yes.\n").unwrap();
+    let out = common::parse(&model, &input, &dir.path().join("o.conllu"), &[]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("the model has no tokenizer"));
+}
+
+#[test]
+fn greek_raw_text_gets_the_multiword_tokens_of_el_gdt_and_passes_the_validator() {
+    let Some(ud) = common::ud_dir() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let model = dir.path().join("el.model");
+    let args = ["--epochs", "1", "--tagger", "--jackknife", "0", "--tagger-epochs", "1", "--tokenizer"];
+    let out = common::train(&ud.join("el_gdt/train.conllu.zst"), &model, &args);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = "Πήγαμε στο σπίτι και στην αγορά. Στο τέλος, είδαμε τους φίλους μας στις δέκα.\n";
+    let (sents, output) = parse_raw(&model, dir.path(), text.as_bytes());
+    assert_eq!(recover_text(&sents), text);
+    let forms: Vec<String> = sents
+        .iter()
+        .flat_map(|s| s.token_lines())
+        .map(|t| t.text().split('\t').take(2).collect::<Vec<_>>().join(" "))
+        .collect();
+    // el_gdt writes the preposition of `στο` as `σ` (its lemma is `σε`).
+    for (range, words) in [("στο", ["σ", "το"]), ("στην", ["σ", "την"]), ("Στο", ["Σ", "το"])] {
+        let at = forms.iter().position(|f| f.ends_with(&format!(" {range}")) && f.contains('-'));
+        let at = at.unwrap_or_else(|| panic!("{range} is a multiword token: {forms:?}"));
+        let got: Vec<&str> = forms[at + 1..at + 3].iter().map(|f| f.split(' ').nth(1).unwrap()).collect();
+        assert_eq!(got, words);
+    }
+    validate(&output, "el");
+}
+
+#[test]
+fn a_large_raw_file_parses_to_the_same_bytes_on_one_thread_and_on_two() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = model(dir.path());
+    // Over the size at which other formats are split between threads.
+    let par = "Sue likes coffee. Vámonos al mar!\n  Yes yes.\n\n";
+    let input = dir.path().join("big.raw");
+    std::fs::write(&input, par.repeat((1 << 20) / par.len() + 1000)).unwrap();
+    let outputs: Vec<Vec<u8>> = ["1", "2"]
+        .iter()
+        .map(|threads| {
+            let output = dir.path().join(format!("out{threads}.conllu"));
+            let out = common::parse(&model, &input, &output, &["--threads", threads]);
+            assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+            std::fs::read(&output).unwrap()
+        })
+        .collect();
+    assert!(outputs[0] == outputs[1], "the outputs differ");
+}
+
+#[test]
+fn inspect_shows_the_tokenizer_with_its_dev_scores() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = dir.path().join("t.model");
+    let fixture = common::fixture("special.conllu");
+    let args = ["--epochs", "1", "--tokenizer", "--dev", fixture.to_str().unwrap()];
+    let out = common::train(&fixture, &model, &args);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("tokenizer: "), "training logs it");
+    let out = spoolparse(&["inspect", "--verify", model.to_str().unwrap()]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    let line = text.lines().find(|l| l.starts_with("tokenizer ")).unwrap_or_else(|| panic!("{text}"));
+    assert!(line.contains("multiword forms") && line.contains("dev tokens F1 "), "{line}");
+    for section in ["TOKMETA", "TKSLOTS", "TKROWS"] {
+        assert!(text.contains(&format!("section {section}")), "{text}");
+    }
+}

@@ -807,3 +807,44 @@ fn a_retraining_request_runs_the_daemons_own_cycle_once() {
     let _ = daemon.wait();
     assert_eq!(fs::read_to_string(&log).unwrap().matches("a cycle was asked for").count(), 1);
 }
+
+/// One forced cycle on the fixture's model with partial annotations (only the root word of
+/// 20 three-word sentences annotated), every annotation trained on, and the `[retrain]` lines
+/// `extra`.
+fn cycle_on_partial_annotations(extra: &str) -> Report {
+    let dir = tempfile::tempdir().unwrap();
+    let model = small_model(dir.path(), 1);
+    let fixture = common::fixture("special.conllu");
+    let heldout = heldout_beside(&fixture, dir.path());
+    let settings = format!("max_las_drop = 100\nepochs = 2\nannotation_heldout = 0.0\nbootstrap_samples = 50\n{extra}");
+    let config = write_config(dir.path(), &model, &fixture, &heldout, &settings);
+    let text: String = (0..20).map(|i| sentence(Some(&format!("p{i}")), ["_", "0", "_"])).collect();
+    drop_in(&dir.path().join("spool/annotated"), "partial.conllu", &text);
+    retrain(&config)
+}
+
+#[test]
+fn completion_and_weighting_change_what_a_cycle_trains_on() {
+    let plain = cycle_on_partial_annotations("");
+    assert_eq!((plain.completion.as_str(), plain.annotation_weight), ("none", 1));
+    assert_eq!((plain.completed_arcs, plain.refreshed_arcs), (0, 0));
+    assert_eq!(plain.train_partial_sentences, 20, "{plain:#?}");
+    assert_eq!(plain.train_examples, plain.train_sentences);
+    // Each of the 20 annotated sentences three times an epoch, the base's once.
+    let weighted = cycle_on_partial_annotations("annotation_weight = 3\n");
+    assert_eq!(weighted.train_sentences, plain.train_sentences);
+    assert_eq!(weighted.train_examples, plain.train_sentences + 2 * 20);
+    // Completion gives the two unannotated words of each sentence the serving model's arcs,
+    // or leaves them open; a refresh completes again with the candidate.
+    let serving = cycle_on_partial_annotations("completion = \"serving\"\n");
+    assert_eq!(serving.completed_arcs + serving.completion_left_open, 2 * 20, "{serving:#?}");
+    assert!(serving.completed_arcs > 0 && serving.completed_sentences > 0, "{serving:#?}");
+    assert_eq!(serving.refreshed_arcs, 0);
+    let refresh = cycle_on_partial_annotations("completion = \"refresh\"\n");
+    assert_eq!(refresh.completed_arcs, serving.completed_arcs, "the first completion is the serving model's");
+    assert!(refresh.refreshed_arcs > 0, "{refresh:#?}");
+    // The gate's bootstrap is in the report.
+    let gate = refresh.gate.expect("gate figures");
+    assert_eq!(gate.heldout.samples, 50);
+    assert!(gate.annotations.is_none() && !gate.annotations_judge);
+}

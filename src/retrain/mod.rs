@@ -33,6 +33,7 @@
 //! [`run_cycle`] on a schedule in a background thread) nor about the spool.
 
 mod checks;
+pub mod gate;
 pub mod reference;
 pub mod store;
 
@@ -44,11 +45,13 @@ use std::time::{Duration, Instant};
 use serde::{Deserialize, Serialize};
 
 use crate::base::hash::hash_str;
+use crate::base::label::LabelSet;
 use crate::corpus::{CorpusError, Format, Reader};
 use crate::model::file::{self as model_file, Extras, ModelError, ModelFile, Recipe, TableView, WriteOptions};
 use crate::model::registry::{compact_utc, file_name, unix_time, Event, Registry, RegistryError};
 use crate::model::tagger::Tagger;
-use crate::train::eval::Scores;
+use crate::train::completion::{Completion, Confidence};
+use crate::train::eval::{Counts, Scores};
 use crate::train::{self, DevSentence, LearnerKind, OracleKind, TrainOptions, TrainingSet};
 use store::{Store, StoreError};
 
@@ -79,6 +82,46 @@ pub struct Settings {
     /// Whether an annotation may use a DEPREL the serving model does not know (a new class);
     /// refused by default, as a typo would become one.
     pub allow_new_labels: bool,
+    /// How partial annotations are completed before training ([`CompletionKind`]).
+    pub completion: CompletionKind,
+    /// Completed arcs whose calibrated confidence is below this stay unannotated (no cost).
+    pub completion_min_conf: f32,
+    /// Times each annotated sentence is trained on per epoch (the base treebank's: once),
+    /// interleaved with the base at random.
+    pub annotation_weight: u32,
+    /// Held-out annotated arcs from which the annotations judge a candidate (an improvement
+    /// beyond noise required) and the calibration is fitted on them ([`gate`]).
+    pub gate_min_annotation_arcs: usize,
+    /// Resamples of the gate's paired bootstrap.
+    pub bootstrap_samples: usize,
+    /// Held-out annotated arcs from which the calibration is refitted on them instead of on
+    /// `retrain.heldout`.
+    pub calibration_min_arcs: usize,
+}
+
+/// How a cycle completes partially annotated sentences before training on them
+/// (`retrain.completion`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum CompletionKind {
+    /// Trained on as annotated: only annotated arcs cost anything.
+    #[default]
+    None,
+    /// Completed once by the serving model's constrained parse.
+    Serving,
+    /// Completed by the serving model, then again by the candidate after each epoch.
+    Refresh,
+}
+
+impl CompletionKind {
+    /// The name in the configuration and the reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            CompletionKind::None => "none",
+            CompletionKind::Serving => "serving",
+            CompletionKind::Refresh => "refresh",
+        }
+    }
 }
 
 impl Default for Settings {
@@ -95,6 +138,12 @@ impl Default for Settings {
             keep_models: 5,
             epochs: None,
             allow_new_labels: false,
+            completion: CompletionKind::None,
+            completion_min_conf: 0.0,
+            annotation_weight: 1,
+            gate_min_annotation_arcs: 500,
+            bootstrap_samples: 1000,
+            calibration_min_arcs: 2000,
         }
     }
 }
@@ -150,6 +199,18 @@ impl Settings {
         }
         if self.epochs == Some(0) {
             return Err(("retrain.epochs", "must be at least 1 (got 0)".into()));
+        }
+        if !(0.0..=1.0).contains(&self.completion_min_conf) {
+            return Err((
+                "retrain.completion_min_conf",
+                format!("must be in [0, 1] (got {})", self.completion_min_conf),
+            ));
+        }
+        if self.annotation_weight == 0 {
+            return Err(("retrain.annotation_weight", "must be at least 1 (got 0)".into()));
+        }
+        if self.bootstrap_samples == 0 {
+            return Err(("retrain.bootstrap_samples", "must be at least 1 (got 0)".into()));
         }
         Ok(())
     }
@@ -343,10 +404,31 @@ pub struct Report {
     pub explore_k: u32,
     pub explore_p: f64,
     pub train_seconds: f64,
+    /// `retrain.completion`, and what the serving model's completion did (partial sentences
+    /// given model arcs, arcs added, unannotated words left open, completions refused).
+    pub completion: String,
+    pub completed_sentences: usize,
+    pub completed_arcs: usize,
+    pub completion_left_open: usize,
+    pub completion_refused: usize,
+    /// With `refresh`: model arcs in the completions of the last re-completion.
+    pub refreshed_arcs: usize,
+    /// `retrain.annotation_weight`, and sentences trained on per epoch (copies counted).
+    pub annotation_weight: u32,
+    pub train_examples: usize,
+    /// The gate's paired bootstraps.
+    pub gate: Option<gate::Figures>,
     /// Calibration refitted on the held-out file.
     pub temperature: f32,
     pub heldout_arc_ece_raw: f64,
     pub heldout_arc_ece_crossfit: f64,
+    /// Where the candidate's calibration was fitted: `heldout` (`retrain.heldout`) or
+    /// `annotations` (the held-out annotations, once `retrain.calibration_min_arcs`).
+    pub calibrated_on: String,
+    /// Arc ECE on the held-out annotations of the candidate calibrated on `retrain.heldout`,
+    /// and (refitted on them) 2-fold cross-fitted; `None` without held-out annotations.
+    pub annotations_arc_ece_heldout_fit: Option<f64>,
+    pub annotations_arc_ece_refit: Option<f64>,
     /// Where the report is.
     pub report_file: Option<String>,
 }
@@ -535,6 +617,7 @@ pub fn run_cycle(
         }
     }
     check_heldout_apart(&heldout_path, &base_sentences)?;
+    let base_count = set.sentences.len();
     let mut heldout_annotations = Vec::new();
     for a in &contents.annotations {
         if held_out(&a.id, settings.annotation_heldout) {
@@ -543,8 +626,36 @@ pub fn run_cycle(
             set.add(&a.sentence, &store.segments)?;
         }
     }
+    for s in &mut set.sentences[base_count..] {
+        s.copies = settings.annotation_weight;
+    }
     // As the serving model was trained (its recipe records the count).
     set.strip_rare_encoded_labels(recipe.lift_min_count.unwrap_or(train::DEFAULT_MIN_LIFTED));
+    report.completion = settings.completion.name().to_string();
+    report.annotation_weight = settings.annotation_weight;
+    let completion = Completion::of(&set);
+    let confidence = Confidence {
+        temperature: meta.temperature,
+        calibration: meta.arc_calibration.as_ref(),
+        min: settings.completion_min_conf,
+    };
+    if settings.completion != CompletionKind::None {
+        let done =
+            completion.complete(&mut set, current.system(), current.weights(), &meta.labels, meta.fallback, confidence);
+        report.completed_sentences = done.sentences;
+        report.completed_arcs = done.arcs;
+        report.completion_left_open = done.left_open;
+        report.completion_refused = done.refused;
+        progress(&format!(
+            "completion by the serving model: {} arcs added to {} of {} partial sentences ({} left open, {} refused)",
+            done.arcs,
+            done.sentences,
+            completion.len(),
+            done.left_open,
+            done.refused
+        ));
+    }
+    report.train_examples = set.sentences.iter().map(|s| s.copies as usize).sum();
     report.annotations_heldout = heldout_annotations.len();
     report.annotations_heldout_arcs = heldout_annotations.iter().map(DevSentence::annotated).sum();
     report.train_sentences = set.sentences.len();
@@ -586,16 +697,42 @@ pub fn run_cycle(
         dev_file: Some(heldout_path.display().to_string()),
         ..crate::model::TrainingInfo::default()
     };
-    let mut model = train::train(&set, None, &opts, info, &mut |p| {
-        if let train::Progress::Epoch(r) = p {
-            progress(&format!("epoch {}: {} of {} transitions wrong", r.epoch, r.errors, r.transitions));
+    let mut refreshed = None;
+    let mut model = {
+        let mut on_epoch = |p: train::Progress| {
+            if let train::Progress::Epoch(r) = p {
+                progress(&format!("epoch {}: {} of {} transitions wrong", r.epoch, r.errors, r.transitions));
+            }
+        };
+        match settings.completion {
+            CompletionKind::Refresh => {
+                let system = opts.system;
+                train::train_refreshing(&mut set, None, &opts, info, &mut on_epoch, &mut |_, weights, fallback, set| {
+                    let labels = set.labels.clone().unwrap_or_else(|| LabelSet::new("root"));
+                    refreshed = Some(completion.complete(set, system, weights, &labels, fallback, confidence));
+                })
+            }
+            _ => train::train(&set, None, &opts, info, &mut on_epoch),
         }
-    });
+    };
+    report.refreshed_arcs = refreshed.map_or(0, |d| d.arcs);
     report.train_seconds = train_started.elapsed().as_secs_f64();
     train::calibrate(&mut model, &heldout);
     report.temperature = model.temperature;
     report.heldout_arc_ece_raw = model.info.dev_arc_ece_raw;
     report.heldout_arc_ece_crossfit = model.info.dev_arc_ece_crossfit;
+    report.calibrated_on = "heldout".into();
+    if report.annotations_heldout_arcs > 0 {
+        report.annotations_arc_ece_heldout_fit = Some(train::calibrated_arc_ece(&model, &heldout_annotations));
+        if report.annotations_heldout_arcs >= settings.calibration_min_arcs {
+            // The user's text is what the confidences must describe, once there is enough
+            // of it for an isotonic fit; below that, the treebank's larger sample is steadier.
+            train::calibrate(&mut model, &heldout_annotations);
+            report.temperature = model.temperature;
+            report.annotations_arc_ece_refit = Some(model.info.dev_arc_ece_crossfit);
+            report.calibrated_on = "annotations".into();
+        }
+    }
 
     // Write, install (checked in full, immutable name), then score as stored.
     let tmp = registry.dir().join(format!("candidate.model.tmp{}", std::process::id()));
@@ -613,38 +750,18 @@ pub fn run_cycle(
     let candidate = installed?;
     let candidate_name = file_name(candidate.path());
 
-    report.current = gate_scores(&current, &heldout, &heldout_annotations);
-    let scores = gate_scores(&candidate, &heldout, &heldout_annotations);
-    let floor = report.current.heldout_las - settings.max_las_drop;
-    let mut promote = true;
-    if scores.heldout_las + 1e-9 < floor {
-        promote = false;
-        report.reasons.push(format!(
-            "held-out LAS {:.2} is below the serving model's {:.2} minus retrain.max_las_drop {}",
-            scores.heldout_las, report.current.heldout_las, settings.max_las_drop
-        ));
-    } else {
-        report.reasons.push(format!(
-            "held-out LAS {:.2} (serving model {:.2}, lowest allowed {:.2})",
-            scores.heldout_las, report.current.heldout_las, floor
-        ));
-    }
-    if report.annotations_heldout_arcs > 0 {
-        if scores.annotations_las + 1e-9 < report.current.annotations_las {
-            promote = false;
-            report.reasons.push(format!(
-                "LAS {:.2} on the {} held-out annotated arcs is below the serving model's {:.2}",
-                scores.annotations_las, report.annotations_heldout_arcs, report.current.annotations_las
-            ));
-        } else {
-            report.reasons.push(format!(
-                "LAS {:.2} on the {} held-out annotated arcs (serving model {:.2})",
-                scores.annotations_las, report.annotations_heldout_arcs, report.current.annotations_las
-            ));
-        }
-    } else {
-        report.reasons.push("no held-out annotation yet: gated on the held-out file only".into());
-    }
+    let (current_scores, current_counts) = gate_scores(&current, &heldout, &heldout_annotations);
+    let (scores, candidate_counts) = gate_scores(&candidate, &heldout, &heldout_annotations);
+    report.current = current_scores;
+    let samples = settings.bootstrap_samples;
+    let heldout_bootstrap = gate::bootstrap(&current_counts.0, &candidate_counts.0, samples);
+    let annotations_bootstrap =
+        (!heldout_annotations.is_empty()).then(|| gate::bootstrap(&current_counts.1, &candidate_counts.1, samples));
+    let rule =
+        gate::Rule { max_las_drop: settings.max_las_drop, min_annotation_arcs: settings.gate_min_annotation_arcs };
+    let (mut promote, figures, reasons) = gate::decide(rule, heldout_bootstrap, annotations_bootstrap);
+    report.reasons.extend(reasons);
+    report.gate = Some(figures);
     report.candidate = Some(scores);
     // From here to the switch `current` stays as it is: a model configured or rolled back to
     // during the cycle is not the one the candidate was gated against, and keeps serving.
@@ -681,17 +798,28 @@ pub fn run_cycle(
     Ok(report)
 }
 
-/// A model's scores on the held-out file and the held-out annotations, as stored.
-fn gate_scores(model: &ModelFile, heldout: &[DevSentence], annotations: &[DevSentence]) -> GateScores {
-    let score = |dev: &[DevSentence]| -> Scores {
+/// A model's scores on the held-out file and the held-out annotations, as stored, with the
+/// counts of each sentence of both (for the gate's bootstrap).
+fn gate_scores(
+    model: &ModelFile,
+    heldout: &[DevSentence],
+    annotations: &[DevSentence],
+) -> (GateScores, (Vec<Counts>, Vec<Counts>)) {
+    let score = |dev: &[DevSentence]| -> (Scores, Vec<Counts>) {
         let weights: TableView<'_> = model.weights();
-        train::evaluate_dev(model.encoding(), dev, weights, &model.meta().labels, model.meta().fallback)
+        let counts =
+            train::evaluate_dev_sentences(model.encoding(), dev, weights, &model.meta().labels, model.meta().fallback);
+        let mut all = Counts::default();
+        counts.iter().for_each(|c| all.merge(c));
+        (all.scores(), counts)
     };
-    let h = score(heldout);
-    GateScores {
+    let (h, heldout_counts) = score(heldout);
+    let (a, annotation_counts) = score(annotations);
+    let scores = GateScores {
         model: file_name(model.path()),
         heldout_uas: h.uas,
         heldout_las: h.las,
-        annotations_las: if annotations.is_empty() { 0.0 } else { score(annotations).las },
-    }
+        annotations_las: if annotations.is_empty() { 0.0 } else { a.las },
+    };
+    (scores, (heldout_counts, annotation_counts))
 }

@@ -29,12 +29,12 @@ pub mod options;
 pub mod plot;
 pub mod training_loop;
 
-pub use calibration::{arc_ece, calibrate, transition_calibration};
+pub use calibration::{arc_ece, calibrate, calibrated_arc_ece, transition_calibration};
 pub use data::{
     check_marks, load_dev, load_dev_with, load_training, load_training_with, prepare, DevSentence, Prepared,
     TrainSentence, TrainingSet,
 };
-pub use dev::{dev_arc_pairs, dev_decisions, evaluate_dev};
+pub use dev::{dev_arc_pairs, dev_decisions, evaluate_dev, evaluate_dev_sentences};
 pub use options::{
     LearnerKind, Lifting, OracleKind, RollIn, TaggerOptions, TrainOptions, DEFAULT_MIN_FEATURE_COUNT,
     DEFAULT_MIN_LIFTED,

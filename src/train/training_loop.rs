@@ -133,9 +133,9 @@ pub fn train(
 }
 
 /// What [`train_refreshing`] calls after each epoch but the last: the epoch, the averaged
-/// weights so far (over the set's labels), and the set, whose gold trees it may replace (the
-/// sentences, their order and their labels stay).
-pub type BetweenEpochs<'a> = &'a mut dyn FnMut(u32, &Weights, &mut TrainingSet);
+/// weights so far (over the set's labels), the label for repaired words, and the set, whose
+/// gold trees it may replace (the sentences, their order and their labels stay).
+pub type BetweenEpochs<'a> = &'a mut dyn FnMut(u32, &Weights, Label, &mut TrainingSet);
 
 /// [`train`], calling `between` after each epoch but the last: retraining re-completes partial
 /// annotations with the model being trained ([`super::completion`]), so that the trees it
@@ -326,7 +326,7 @@ fn train_with<L: Learner>(
         let las = dev_scores.map_or(f64::from(epoch), |s| s.las);
         if let Set::Refreshing(s, between) = &mut set {
             if epoch < opts.epochs {
-                between(epoch, &weights, s);
+                between(epoch, &weights, fallback, s);
             }
         }
         if best.as_ref().is_none_or(|(b, ..)| las > *b) {
@@ -436,7 +436,7 @@ mod tests {
                     errors.push(r.errors)
                 }
             },
-            &mut |epoch, _, set| {
+            &mut |epoch, _, _, set| {
                 calls.push(epoch);
                 set.sentences[0].gold = full.clone();
             },

@@ -10,23 +10,40 @@
 //!    [`crate::transition::GoldTree::partial`]), with the serving model's learner, exploration
 //!    settings, seed, storage precision and number of epochs (its best epoch: the held-out
 //!    file is not used to choose an epoch, so that the gate that reads it is not biased
-//!    towards the candidate);
+//!    towards the candidate). Two keys change what is trained on:
+//!    - `retrain.completion` completes each partial annotation first
+//!      ([`crate::train::completion`]): `serving` adds the serving model's arcs of its best
+//!      tree that holds the annotated arcs (those whose calibrated confidence reaches
+//!      `completion_min_conf`; the others stay unannotated), `refresh` does so and completes
+//!      again with the candidate after each epoch; default `none`;
+//!    - `retrain.annotation_weight` trains on each annotated sentence that many times per
+//!      epoch, shuffled among the base sentences; default 1;
+//!
+//!    measured on en_atis below;
 //! 4. refits the calibration (temperature, isotonic map) on `retrain.heldout`, a gold file
-//!    never trained on;
+//!    never trained on, or on the held-out annotations once they hold
+//!    `retrain.calibration_min_arcs` annotated arcs (the user's text is what confidences must
+//!    describe; below that the treebank's larger sample is steadier), reporting the arc ECE on
+//!    the held-out annotations of both fits;
 //! 5. installs the candidate in the models directory under a new immutable name (checked in
 //!    full first, so a half-written one never has a name), and scores it and the serving model
 //!    as stored on `retrain.heldout` and on the held-out annotations;
-//! 6. promotes it (moves `models/current`) only if its held-out LAS is at least the serving
-//!    model's minus `max_las_drop`, its LAS on the held-out annotations is not lower, and the
-//!    model it was gated against still serves (checked under the models directory's lock, so a
-//!    model configured or rolled back to meanwhile is never replaced by a candidate that never
-//!    faced it); otherwise removes it. A JSON report named like the candidate stays in the
-//!    models directory either way;
+//! 6. promotes it (moves `models/current`) if the gate ([`gate`]: a paired bootstrap over
+//!    sentences) finds it better beyond noise on the held-out annotations once they hold
+//!    `retrain.gate_min_annotation_arcs` arcs (not worse on them before that), and not worse
+//!    than `max_las_drop` beyond noise on `retrain.heldout`, and the model it was gated
+//!    against still serves (checked under the models directory's lock, so a model configured
+//!    or rolled back to meanwhile is never replaced by a candidate that never faced it);
+//!    otherwise removes it. A JSON report named like the candidate stays in the models
+//!    directory either way;
 //! 7. prunes the models directory, after every cycle, so that copies a killed cycle left go too.
 //!
-//! The parser's tagger is not retrained: annotators correct arcs, and the tags in annotated
+//! The parser's tagger is kept by default: annotators correct arcs, and the tags in annotated
 //! sentences are the tagger's own predictions, so the candidate keeps the serving model's
-//! tagger as it is (its sections are copied). The base data is read with gold tags, so a model
+//! tagger as it is (its sections are copied). With `retrain.retrain_tagger`, a sentence that
+//! says `# tags = reviewed` ([`TAGS_KEY`]: a person checked every UPOS and XPOS) also trains a
+//! new tagger, with `retrain.base`; the candidate is then scored on `retrain.heldout` as its
+//! own tagger tags it. The base data is read with gold tags, so a model
 //! first trained on jackknifed tags is retrained on gold ones.
 //!
 //! This module owns the cycle and its report; it must not know about the daemon (which runs
@@ -49,7 +66,7 @@ use crate::base::label::LabelSet;
 use crate::corpus::{CorpusError, Format, Reader};
 use crate::model::file::{self as model_file, Extras, ModelError, ModelFile, Recipe, TableView, WriteOptions};
 use crate::model::registry::{compact_utc, file_name, unix_time, Event, Registry, RegistryError};
-use crate::model::tagger::Tagger;
+use crate::model::tagger::{accuracy, load_tagging, train_tagger, TagSentence, TagSet, Tagger};
 use crate::train::completion::{Completion, Confidence};
 use crate::train::eval::{Counts, Scores};
 use crate::train::{self, DevSentence, LearnerKind, OracleKind, TrainOptions, TrainingSet};
@@ -97,6 +114,11 @@ pub struct Settings {
     /// Held-out annotated arcs from which the calibration is refitted on them instead of on
     /// `retrain.heldout`.
     pub calibration_min_arcs: usize,
+    /// Whether a cycle retrains the tagger on `retrain.base` plus the annotations whose tags
+    /// were reviewed (`# tags = reviewed`); otherwise the serving model's tagger is kept.
+    pub retrain_tagger: bool,
+    /// Tagger training epochs when `retrain_tagger`.
+    pub tagger_epochs: u32,
 }
 
 /// How a cycle completes partially annotated sentences before training on them
@@ -144,6 +166,8 @@ impl Default for Settings {
             gate_min_annotation_arcs: 500,
             bootstrap_samples: 1000,
             calibration_min_arcs: 2000,
+            retrain_tagger: false,
+            tagger_epochs: 10,
         }
     }
 }
@@ -208,6 +232,9 @@ impl Settings {
         }
         if self.annotation_weight == 0 {
             return Err(("retrain.annotation_weight", "must be at least 1 (got 0)".into()));
+        }
+        if self.tagger_epochs == 0 {
+            return Err(("retrain.tagger_epochs", "must be at least 1 (got 0)".into()));
         }
         if self.bootstrap_samples == 0 {
             return Err(("retrain.bootstrap_samples", "must be at least 1 (got 0)".into()));
@@ -418,6 +445,13 @@ pub struct Report {
     pub train_examples: usize,
     /// The gate's paired bootstraps.
     pub gate: Option<gate::Figures>,
+    /// With `retrain.retrain_tagger`: annotated sentences with reviewed tags trained on (each
+    /// `annotation_weight` times), and UPOS accuracy on `retrain.heldout` of the serving
+    /// model's tagger and the candidate's.
+    pub tagger_retrained: bool,
+    pub tagger_annotations: usize,
+    pub heldout_upos_serving: Option<f64>,
+    pub heldout_upos_candidate: Option<f64>,
     /// Calibration refitted on the held-out file.
     pub temperature: f32,
     pub heldout_arc_ece_raw: f64,
@@ -493,6 +527,15 @@ impl State {
 fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> RetrainError {
     let path = path.to_path_buf();
     move |error| RetrainError::Io { path, error }
+}
+
+/// `# tags = reviewed`: every UPOS and XPOS of an annotated sentence was checked by a person,
+/// and a cycle with `retrain.retrain_tagger` trains the tagger on them.
+pub const TAGS_KEY: &str = "tags";
+
+/// Whether a person reviewed the tags of `sent` ([`TAGS_KEY`]).
+pub fn tags_reviewed(sent: &crate::corpus::Sentence) -> bool {
+    store::comment_value(sent, TAGS_KEY) == Some("reviewed")
 }
 
 /// Whether an annotation is held out for the gate: a fixed share of identities, chosen by hash.
@@ -668,13 +711,49 @@ pub fn run_cycle(
     report.explore_k = opts.explore_k;
     report.explore_p = opts.explore_p;
 
-    // Held-out gold data, tagged as the serving model tags (the candidate keeps its tagger).
+    // Held-out gold data, tagged as the serving model tags (and as the candidate's own tagger
+    // does, if it has a new one).
     let mut tagger = current.tagger().map(|(m, first, second)| Tagger::new(first, second, &m.tags, &m.dict));
     let heldout = train::load_dev_with(&heldout_path, morphology, &mut |sent| {
         if let Some(t) = tagger.as_mut() {
             t.tag(sent)
         }
     })?;
+    let new_tagger = match (settings.retrain_tagger, tagger.as_mut()) {
+        (true, Some(serving_tagger)) => {
+            let mut tags = TagSet::default();
+            let mut sentences = load_tagging(&settings.base, &mut tags)?;
+            for a in contents.annotations.iter().filter(|a| tags_reviewed(&a.sentence)) {
+                if !held_out(&a.id, settings.annotation_heldout) {
+                    report.tagger_annotations += 1;
+                    let s = TagSentence::from_sentence(&a.sentence, &mut tags);
+                    sentences.extend(std::iter::repeat_n(s, settings.annotation_weight as usize));
+                }
+            }
+            progress(&format!(
+                "training the tagger on {} sentences ({} annotated), {} epochs",
+                sentences.len(),
+                report.tagger_annotations,
+                settings.tagger_epochs
+            ));
+            let model = train_tagger(&sentences, &tags, settings.tagger_epochs, meta.info.seed);
+            let mut gold_tags = TagSet::default();
+            let gold = load_tagging(std::slice::from_ref(&heldout_path), &mut gold_tags)?;
+            report.heldout_upos_serving = Some(accuracy(serving_tagger, &gold, &gold_tags).0);
+            report.heldout_upos_candidate = Some(accuracy(&mut Tagger::from_model(&model), &gold, &gold_tags).0);
+            report.tagger_retrained = true;
+            Some(model)
+        }
+        _ => None,
+    };
+    let candidate_heldout = match &new_tagger {
+        Some(m) => {
+            let mut t = Tagger::from_model(m);
+            Some(train::load_dev_with(&heldout_path, morphology, &mut |sent| t.tag(sent))?)
+        }
+        None => None,
+    };
+    let candidate_heldout = candidate_heldout.as_deref().unwrap_or(&heldout);
 
     progress(&format!(
         "training on {} sentences, {} words ({} partial; {} annotations, {} held out), {} epochs, {} learner, dynamic oracle",
@@ -717,7 +796,8 @@ pub fn run_cycle(
     };
     report.refreshed_arcs = refreshed.map_or(0, |d| d.arcs);
     report.train_seconds = train_started.elapsed().as_secs_f64();
-    train::calibrate(&mut model, &heldout);
+    model.tagger = new_tagger;
+    train::calibrate(&mut model, candidate_heldout);
     report.temperature = model.temperature;
     report.heldout_arc_ece_raw = model.info.dev_arc_ece_raw;
     report.heldout_arc_ece_crossfit = model.info.dev_arc_ece_crossfit;
@@ -741,7 +821,7 @@ pub fn run_cycle(
         prune_below: recipe.prune_below,
         max_table_bytes: recipe.max_table_bytes,
     };
-    let extras = Extras { recipe: Some(&recipe), tagger_from: Some(&current) };
+    let extras = Extras { recipe: Some(&recipe), tagger_from: model.tagger.is_none().then_some(&current) };
     let written = model_file::write_with(&model, &tmp, write, extras);
     let installed = written
         .map_err(RetrainError::from)
@@ -751,7 +831,7 @@ pub fn run_cycle(
     let candidate_name = file_name(candidate.path());
 
     let (current_scores, current_counts) = gate_scores(&current, &heldout, &heldout_annotations);
-    let (scores, candidate_counts) = gate_scores(&candidate, &heldout, &heldout_annotations);
+    let (scores, candidate_counts) = gate_scores(&candidate, candidate_heldout, &heldout_annotations);
     report.current = current_scores;
     let samples = settings.bootstrap_samples;
     let heldout_bootstrap = gate::bootstrap(&current_counts.0, &candidate_counts.0, samples);

@@ -825,15 +825,15 @@ fn cycle_on_partial_annotations(extra: &str) -> Report {
 
 #[test]
 fn completion_and_weighting_change_what_a_cycle_trains_on() {
+    // By default each of the 20 annotated sentences five times an epoch, the base's once.
     let plain = cycle_on_partial_annotations("");
-    assert_eq!((plain.completion.as_str(), plain.annotation_weight), ("none", 1));
+    assert_eq!((plain.completion.as_str(), plain.annotation_weight), ("none", 5));
     assert_eq!((plain.completed_arcs, plain.refreshed_arcs), (0, 0));
     assert_eq!(plain.train_partial_sentences, 20, "{plain:#?}");
-    assert_eq!(plain.train_examples, plain.train_sentences);
-    // Each of the 20 annotated sentences three times an epoch, the base's once.
-    let weighted = cycle_on_partial_annotations("annotation_weight = 3\n");
-    assert_eq!(weighted.train_sentences, plain.train_sentences);
-    assert_eq!(weighted.train_examples, plain.train_sentences + 2 * 20);
+    assert_eq!(plain.train_examples, plain.train_sentences + 4 * 20);
+    let once = cycle_on_partial_annotations("annotation_weight = 1\n");
+    assert_eq!(once.train_sentences, plain.train_sentences);
+    assert_eq!(once.train_examples, plain.train_sentences);
     // Completion gives the two unannotated words of each sentence the serving model's arcs,
     // or leaves them open; a refresh completes again with the candidate.
     let serving = cycle_on_partial_annotations("completion = \"serving\"\n");

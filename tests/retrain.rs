@@ -902,3 +902,44 @@ fn reviewed_tags_retrain_the_tagger_only_when_asked() {
         assert_eq!(tags.iter().all(|t| t == "SYM ZZ"), retrain_tagger, "{tags:?}");
     }
 }
+
+#[test]
+fn self_training_adds_the_most_confident_accepted_sentences_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = small_model(dir.path(), 1);
+    let fixture = common::fixture("special.conllu");
+    let heldout = heldout_beside(&fixture, dir.path());
+    // The daemon's output: sentences of confidence 0.99, 0.97 and 0.5.
+    let accepted = dir.path().join("accepted");
+    fs::create_dir_all(&accepted).unwrap();
+    let parsed = |i: usize, confidence: &str| {
+        let words = [("Sue", "2", "nsubj"), ("likes", "0", "root"), ("tea", "2", "obj")];
+        let mut s = format!("# sent_id = a{i}\n# confidence = {confidence}\n");
+        for (w, (form, head, deprel)) in words.iter().enumerate() {
+            s.push_str(&format!("{}\t{form}\t{form}\tNOUN\tNN\t_\t{head}\t{deprel}\t_\tConf=0.9\n", w + 1));
+        }
+        s + "\n"
+    };
+    let text: String = (0..9).map(|i| parsed(i, ["0.99", "0.97", "0.5"][i % 3])).collect();
+    fs::write(accepted.join("night.conllu"), text).unwrap();
+    let cycle = |extra: &str| {
+        let sub = tempfile::tempdir_in(dir.path()).unwrap();
+        let settings = format!("max_las_drop = 100\nepochs = 1\n{extra}");
+        let config = write_config(sub.path(), &model, &fixture, &heldout, &settings);
+        retrain(&config)
+    };
+    let without = cycle("");
+    assert_eq!(without.self_training_sentences, 0);
+    let at = |min: f64, max: usize| {
+        let extra = format!(
+            "self_training = \"{}\"\nself_training_min_conf = {min}\nself_training_max = {max}\n",
+            accepted.display()
+        );
+        let report = cycle(&extra);
+        assert_eq!(report.train_sentences, without.train_sentences + report.self_training_sentences, "{report:#?}");
+        report.self_training_sentences
+    };
+    assert_eq!(at(0.95, 100), 6);
+    assert_eq!(at(0.98, 100), 3);
+    assert_eq!(at(0.0, 4), 4, "the most confident first, up to the maximum");
+}

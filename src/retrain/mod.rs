@@ -45,6 +45,10 @@
 //!    directory either way;
 //! 7. prunes the models directory, after every cycle, so that copies a killed cycle left go too.
 //!
+//! With `retrain.self_training` (off by default, not measured yet), the most confident
+//! sentences of the daemon's own output (`accepted/`) are trained on as if annotated, once each
+//! per epoch; the gate judges the candidate as any other.
+//!
 //! The parser's tagger is kept by default: annotators correct arcs, and the tags in annotated
 //! sentences are the tagger's own predictions, so the candidate keeps the serving model's
 //! tagger as it is (its sections are copied). With `retrain.retrain_tagger`, a sentence that
@@ -126,6 +130,12 @@ pub struct Settings {
     pub retrain_tagger: bool,
     /// Tagger training epochs when `retrain_tagger`.
     pub tagger_epochs: u32,
+    /// Self-training: the daemon's own parses in this directory (its `accepted/` output,
+    /// `.conllu[.zst]`) whose `# confidence` reaches `self_training_min_conf` are trained on
+    /// as if annotated (the `self_training_max` most confident). Off when absent.
+    pub self_training: Option<PathBuf>,
+    pub self_training_min_conf: f64,
+    pub self_training_max: usize,
 }
 
 /// How a cycle completes partially annotated sentences before training on them
@@ -175,6 +185,9 @@ impl Default for Settings {
             calibration_min_arcs: 2000,
             retrain_tagger: false,
             tagger_epochs: 10,
+            self_training: None,
+            self_training_min_conf: 0.95,
+            self_training_max: 2000,
         }
     }
 }
@@ -239,6 +252,12 @@ impl Settings {
         }
         if self.annotation_weight == 0 {
             return Err(("retrain.annotation_weight", "must be at least 1 (got 0)".into()));
+        }
+        if !(0.0..=1.0).contains(&self.self_training_min_conf) {
+            return Err((
+                "retrain.self_training_min_conf",
+                format!("must be in [0, 1] (got {})", self.self_training_min_conf),
+            ));
         }
         if self.tagger_epochs == 0 {
             return Err(("retrain.tagger_epochs", "must be at least 1 (got 0)".into()));
@@ -450,6 +469,8 @@ pub struct Report {
     /// `retrain.annotation_weight`, and sentences trained on per epoch (copies counted).
     pub annotation_weight: u32,
     pub train_examples: usize,
+    /// Sentences of the daemon's own output trained on (`retrain.self_training`).
+    pub self_training_sentences: usize,
     /// The gate's paired bootstraps.
     pub gate: Option<gate::Figures>,
     /// With `retrain.retrain_tagger`: annotated sentences with reviewed tags trained on (each
@@ -679,6 +700,14 @@ pub fn run_cycle(
     for s in &mut set.sentences[base_count..] {
         s.copies = settings.annotation_weight;
     }
+    if let Some(dir) = &settings.self_training {
+        let chosen = confident_output(dir, settings.self_training_min_conf, settings.self_training_max, &heldout_path)?;
+        report.self_training_sentences = chosen.len();
+        for (sent, path) in &chosen {
+            set.add(sent, path)?;
+        }
+        progress(&format!("self-training on {} sentences of {}", chosen.len(), dir.display()));
+    }
     // As the serving model was trained (its recipe records the count).
     set.strip_rare_encoded_labels(recipe.lift_min_count.unwrap_or(train::DEFAULT_MIN_LIFTED));
     report.completion = settings.completion.name().to_string();
@@ -883,6 +912,41 @@ pub fn run_cycle(
     }
     State::seen(report.started, &contents).write(registry.dir())?;
     Ok(report)
+}
+
+/// The `max` sentences of the `.conllu[.zst]` files of `dir` (the daemon's own parses) with
+/// the highest `# confidence`, at least `min`, most confident first, with their files; none
+/// whose words are a sentence of the held-out file `heldout` (the gate's data).
+fn confident_output(
+    dir: &Path,
+    min: f64,
+    max: usize,
+    heldout: &Path,
+) -> Result<Vec<(crate::corpus::Sentence, PathBuf)>, RetrainError> {
+    let mut held = HashSet::new();
+    for sent in Reader::open(heldout, Format::from_path(heldout))? {
+        held.insert(reference::forms_hash(&sent?));
+    }
+    let mut names = crate::base::io::visible_files(dir).map_err(io_err(dir))?;
+    names.sort();
+    let mut chosen = Vec::new();
+    for name in names.iter().filter(|n| n.ends_with(".conllu") || n.ends_with(".conllu.zst")) {
+        let path = dir.join(name);
+        for sent in Reader::open(&path, Format::from_path(&path))? {
+            let sent = sent?;
+            let confidence = store::comment_value(&sent, "confidence").and_then(|c| c.parse::<f64>().ok());
+            match confidence {
+                Some(c) if c >= min && !held.contains(&reference::forms_hash(&sent)) => {
+                    chosen.push((c, sent, path.clone()))
+                }
+                _ => {}
+            }
+        }
+    }
+    // Most confident first; among equals, in file order (the sort is stable).
+    chosen.sort_by(|a, b| b.0.total_cmp(&a.0));
+    chosen.truncate(max);
+    Ok(chosen.into_iter().map(|(_, s, p)| (s, p)).collect())
 }
 
 /// A model's scores on the held-out file and the held-out annotations, as stored, with the

@@ -807,3 +807,139 @@ fn a_retraining_request_runs_the_daemons_own_cycle_once() {
     let _ = daemon.wait();
     assert_eq!(fs::read_to_string(&log).unwrap().matches("a cycle was asked for").count(), 1);
 }
+
+/// One forced cycle on the fixture's model with partial annotations (only the root word of
+/// 20 three-word sentences annotated), every annotation trained on, and the `[retrain]` lines
+/// `extra`.
+fn cycle_on_partial_annotations(extra: &str) -> Report {
+    let dir = tempfile::tempdir().unwrap();
+    let model = small_model(dir.path(), 1);
+    let fixture = common::fixture("special.conllu");
+    let heldout = heldout_beside(&fixture, dir.path());
+    let settings = format!("max_las_drop = 100\nepochs = 2\nannotation_heldout = 0.0\nbootstrap_samples = 50\n{extra}");
+    let config = write_config(dir.path(), &model, &fixture, &heldout, &settings);
+    let text: String = (0..20).map(|i| sentence(Some(&format!("p{i}")), ["_", "0", "_"])).collect();
+    drop_in(&dir.path().join("spool/annotated"), "partial.conllu", &text);
+    retrain(&config)
+}
+
+#[test]
+fn completion_and_weighting_change_what_a_cycle_trains_on() {
+    // By default each of the 20 annotated sentences five times an epoch, the base's once.
+    let plain = cycle_on_partial_annotations("");
+    assert_eq!((plain.completion.as_str(), plain.annotation_weight), ("none", 5));
+    assert_eq!((plain.completed_arcs, plain.refreshed_arcs), (0, 0));
+    assert_eq!(plain.train_partial_sentences, 20, "{plain:#?}");
+    assert_eq!(plain.train_examples, plain.train_sentences + 4 * 20);
+    let once = cycle_on_partial_annotations("annotation_weight = 1\n");
+    assert_eq!(once.train_sentences, plain.train_sentences);
+    assert_eq!(once.train_examples, plain.train_sentences);
+    // Completion gives the two unannotated words of each sentence the serving model's arcs,
+    // or leaves them open; a refresh completes again with the candidate.
+    let serving = cycle_on_partial_annotations("completion = \"serving\"\n");
+    assert_eq!(serving.completed_arcs + serving.completion_left_open, 2 * 20, "{serving:#?}");
+    assert!(serving.completed_arcs > 0 && serving.completed_sentences > 0, "{serving:#?}");
+    assert_eq!(serving.refreshed_arcs, 0);
+    let refresh = cycle_on_partial_annotations("completion = \"refresh\"\n");
+    assert_eq!(refresh.completed_arcs, serving.completed_arcs, "the first completion is the serving model's");
+    assert!(refresh.refreshed_arcs > 0, "{refresh:#?}");
+    // The gate's bootstrap is in the report.
+    let gate = refresh.gate.expect("gate figures");
+    assert_eq!(gate.heldout.samples, 50);
+    assert!(gate.annotations.is_none() && !gate.annotations_judge);
+}
+
+/// The UPOS and XPOS that the model serving in `dir` gives the words "Sue likes tea" as text.
+fn served_tags(dir: &Path) -> Vec<String> {
+    let text = dir.join("sue.txt");
+    fs::write(&text, "Sue likes tea\n").unwrap();
+    let current = dir.join("spool/models/current");
+    let out = common::spoolparse(&["parse", "--model", current.to_str().unwrap(), text.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.is_empty())
+        .map(|l| l.split('\t').skip(3).take(2).collect::<Vec<_>>().join(" "))
+        .collect()
+}
+
+#[test]
+fn reviewed_tags_retrain_the_tagger_only_when_asked() {
+    for retrain_tagger in [false, true] {
+        let dir = tempfile::tempdir().unwrap();
+        let fixture = common::fixture("special.conllu");
+        let model = dir.path().join("tagger.model");
+        let args = ["--epochs", "1", "--tagger", "--jackknife", "0", "--tagger-epochs", "2"];
+        let out = common::train(&fixture, &model, &args);
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let heldout = heldout_beside(&fixture, dir.path());
+        let settings = format!(
+            "max_las_drop = 100\nepochs = 1\nannotation_heldout = 0.0\nretrain_tagger = {retrain_tagger}\n\
+             tagger_epochs = 3\nannotation_weight = 5\n"
+        );
+        let config = write_config(dir.path(), &model, &fixture, &heldout, &settings);
+        // Words of the fixture (a file of unknown words would be refused) with tags no
+        // treebank sentence has, reviewed by a person.
+        let text: String = (0..20)
+            .map(|i| {
+                let words = [("Sue", "2", "nsubj"), ("likes", "0", "root"), ("tea", "2", "obj")];
+                let mut s = format!("# sent_id = t{i}\n# tags = reviewed\n");
+                for (w, (form, head, deprel)) in words.iter().enumerate() {
+                    s.push_str(&format!("{}\t{form}\t{form}\tSYM\tZZ\t_\t{head}\t{deprel}\t_\t_\n", w + 1));
+                }
+                s + "\n"
+            })
+            .collect();
+        drop_in(&dir.path().join("spool/annotated"), "tags.conllu", &text);
+        let report = retrain(&config);
+        assert_eq!(report.decision, Some(spoolparse::retrain::Decision::Promoted), "{report:#?}");
+        assert_eq!(report.annotations, 20, "{report:#?}");
+        assert_eq!(report.tagger_retrained, retrain_tagger);
+        assert_eq!(report.tagger_annotations, if retrain_tagger { 20 } else { 0 }, "{report:#?}");
+        assert_eq!(report.heldout_upos_candidate.is_some(), retrain_tagger);
+        let tags = served_tags(dir.path());
+        assert_eq!(tags.len(), 3);
+        assert_eq!(tags.iter().all(|t| t == "SYM ZZ"), retrain_tagger, "{tags:?}");
+    }
+}
+
+#[test]
+fn self_training_adds_the_most_confident_accepted_sentences_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = small_model(dir.path(), 1);
+    let fixture = common::fixture("special.conllu");
+    let heldout = heldout_beside(&fixture, dir.path());
+    // The daemon's output: sentences of confidence 0.99, 0.97 and 0.5.
+    let accepted = dir.path().join("accepted");
+    fs::create_dir_all(&accepted).unwrap();
+    let parsed = |i: usize, confidence: &str| {
+        let words = [("Sue", "2", "nsubj"), ("likes", "0", "root"), ("tea", "2", "obj")];
+        let mut s = format!("# sent_id = a{i}\n# confidence = {confidence}\n");
+        for (w, (form, head, deprel)) in words.iter().enumerate() {
+            s.push_str(&format!("{}\t{form}\t{form}\tNOUN\tNN\t_\t{head}\t{deprel}\t_\tConf=0.9\n", w + 1));
+        }
+        s + "\n"
+    };
+    let text: String = (0..9).map(|i| parsed(i, ["0.99", "0.97", "0.5"][i % 3])).collect();
+    fs::write(accepted.join("night.conllu"), text).unwrap();
+    let cycle = |extra: &str| {
+        let sub = tempfile::tempdir_in(dir.path()).unwrap();
+        let settings = format!("max_las_drop = 100\nepochs = 1\n{extra}");
+        let config = write_config(sub.path(), &model, &fixture, &heldout, &settings);
+        retrain(&config)
+    };
+    let without = cycle("");
+    assert_eq!(without.self_training_sentences, 0);
+    let at = |min: f64, max: usize| {
+        let extra = format!(
+            "self_training = \"{}\"\nself_training_min_conf = {min}\nself_training_max = {max}\n",
+            accepted.display()
+        );
+        let report = cycle(&extra);
+        assert_eq!(report.train_sentences, without.train_sentences + report.self_training_sentences, "{report:#?}");
+        report.self_training_sentences
+    };
+    assert_eq!(at(0.95, 100), 6);
+    assert_eq!(at(0.98, 100), 3);
+    assert_eq!(at(0.0, 4), 4, "the most confident first, up to the maximum");
+}

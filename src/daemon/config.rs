@@ -407,6 +407,9 @@ mod tests {
             ("max_las_drop = -1.0", "x.toml: retrain.max_las_drop: must be at least 0 (got -1)"),
             ("keep_models = 0", "x.toml: retrain.keep_models: must be at least 1"),
             ("epochs = 0", "x.toml: retrain.epochs: must be at least 1"),
+            ("completion_min_conf = 1.5", "x.toml: retrain.completion_min_conf: must be in [0, 1] (got 1.5)"),
+            ("annotation_weight = 0", "x.toml: retrain.annotation_weight: must be at least 1"),
+            ("bootstrap_samples = 0", "x.toml: retrain.bootstrap_samples: must be at least 1"),
         ] {
             let e = parse(&format!("{MINIMAL}[retrain]\n{line}\n")).unwrap_err();
             assert!(e.starts_with(expected), "{line}: {e}");

@@ -46,6 +46,18 @@ pub fn calibrate(model: &mut Model, dev: &[DevSentence]) {
     model.arc_calibration = Isotonic::fit(&mut pairs.into_iter().flatten().collect::<Vec<_>>());
 }
 
+/// Arc ECE of `model`'s calibrated confidences (its temperature and arc calibrator, as it
+/// parses) on `dev`'s annotated words: how well a calibration fitted elsewhere holds there.
+pub fn calibrated_arc_ece(model: &Model, dev: &[DevSentence]) -> f64 {
+    let pairs = dev_arc_pairs(model.encoding(), dev, &model.weights, &model.labels, model.fallback, model.temperature);
+    let mut r = Reliability::default();
+    for &(c, y) in pairs.iter().flatten() {
+        let c = model.arc_calibration.as_ref().map_or(c, |iso| iso.apply(c));
+        r.add(f64::from(c), f64::from(y));
+    }
+    r.ece()
+}
+
 /// Calibration of transitions (Goldberg 2013, Table 4): `model` parses the gold file greedily;
 /// each predicted transition's probability is binned, and it counts as correct when the dynamic
 /// oracle gives it zero cost. Sentences the oracle does not handle (non-projective, not

@@ -25,6 +25,9 @@ use super::options::{Lifting, TaggerOptions};
 pub struct TrainSentence {
     pub attrs: Vec<TokenAttrs>,
     pub gold: GoldTree,
+    /// Times the sentence is trained on in each epoch (1 as read; retraining oversamples the
+    /// user's annotations against the base treebank, `retrain.annotation_weight`).
+    pub copies: u32,
 }
 
 /// A dev sentence: token attributes and what evaluation compares against.
@@ -282,7 +285,7 @@ impl TrainingSet {
         self.words += sent.len();
         self.annotated_words += annotated;
         self.partial_sentences += usize::from(partial);
-        self.sentences.push(TrainSentence { attrs, gold });
+        self.sentences.push(TrainSentence { attrs, gold, copies: 1 });
         Ok(())
     }
 }

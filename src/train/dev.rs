@@ -24,18 +24,36 @@ pub fn evaluate_dev<S: Scorer>(
     labels: &LabelSet,
     fallback: Label,
 ) -> Scores {
-    let mut parser = Parser::from_parts(encoding, weights, labels, fallback);
     let mut counts = Counts::default();
-    for s in dev {
-        parser.parse_attrs(&s.attrs);
-        for (i, &gold_head) in s.heads.iter().enumerate() {
-            let Some(gold_head) = gold_head else { continue };
-            let w = i + 1;
-            let label = labels.name(parser.labels()[w]);
-            counts.add(gold_head, s.gold_deprel(i, label), &s.upos[i], parser.heads()[w] as usize, label);
-        }
+    for c in evaluate_dev_sentences(encoding, dev, weights, labels, fallback) {
+        counts.merge(&c);
     }
     counts.scores()
+}
+
+/// [`evaluate_dev`] sentence by sentence: the counts of each, in order (what a paired
+/// bootstrap resamples).
+pub fn evaluate_dev_sentences<S: Scorer>(
+    encoding: Encoding,
+    dev: &[DevSentence],
+    weights: S,
+    labels: &LabelSet,
+    fallback: Label,
+) -> Vec<Counts> {
+    let mut parser = Parser::from_parts(encoding, weights, labels, fallback);
+    dev.iter()
+        .map(|s| {
+            parser.parse_attrs(&s.attrs);
+            let mut counts = Counts::default();
+            for (i, &gold_head) in s.heads.iter().enumerate() {
+                let Some(gold_head) = gold_head else { continue };
+                let w = i + 1;
+                let label = labels.name(parser.labels()[w]);
+                counts.add(gold_head, s.gold_deprel(i, label), &s.upos[i], parser.heads()[w] as usize, label);
+            }
+            counts
+        })
+        .collect()
 }
 
 /// The greedy decisions of `weights` on the dev sentences whose gold tree the dynamic oracle

@@ -13,11 +13,13 @@
 //! and a word whose label is open scores as labelled right when its head is.
 //!
 //! By file: [`options`] (what a run is told), [`data`] (the gold data it reads),
+//! [`completion`] (partial annotations completed by a model's constrained parse),
 //! [`training_loop`] (the epochs), [`dev`] (a model's parses of the dev set: scores and the
 //! data calibration is fitted on), [`calibration`] (the confidence fitted on them), [`eval`]
 //! (attachment scores of files) and [`plot`] (charts of calibration).
 
 pub mod calibration;
+pub mod completion;
 pub mod data;
 pub mod dev;
 pub mod eval;
@@ -27,14 +29,14 @@ pub mod options;
 pub mod plot;
 pub mod training_loop;
 
-pub use calibration::{arc_ece, calibrate, transition_calibration};
+pub use calibration::{arc_ece, calibrate, calibrated_arc_ece, transition_calibration};
 pub use data::{
     check_marks, load_dev, load_dev_with, load_training, load_training_with, prepare, DevSentence, Prepared,
     TrainSentence, TrainingSet,
 };
-pub use dev::{dev_arc_pairs, dev_decisions, evaluate_dev};
+pub use dev::{dev_arc_pairs, dev_decisions, evaluate_dev, evaluate_dev_sentences};
 pub use options::{
     LearnerKind, Lifting, OracleKind, RollIn, TaggerOptions, TrainOptions, DEFAULT_MIN_FEATURE_COUNT,
     DEFAULT_MIN_LIFTED,
 };
-pub use training_loop::{train, EpochReport, Progress};
+pub use training_loop::{train, train_refreshing, BetweenEpochs, EpochReport, Progress};

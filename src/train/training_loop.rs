@@ -129,11 +129,56 @@ pub fn train(
     info: TrainingInfo,
     progress: &mut dyn FnMut(Progress),
 ) -> Model {
-    let classes = Transition::count(set.labels.as_ref().map_or(1, LabelSet::len));
+    train_set(Set::Fixed(set), dev, opts, info, progress)
+}
+
+/// What [`train_refreshing`] calls after each epoch but the last: the epoch, the averaged
+/// weights so far (over the set's labels), the label for repaired words, and the set, whose
+/// gold trees it may replace (the sentences, their order and their labels stay).
+pub type BetweenEpochs<'a> = &'a mut dyn FnMut(u32, &Weights, Label, &mut TrainingSet);
+
+/// [`train`], calling `between` after each epoch but the last: retraining re-completes partial
+/// annotations with the model being trained ([`super::completion`]), so that the trees it
+/// learns from improve as the model does.
+pub fn train_refreshing(
+    set: &mut TrainingSet,
+    dev: Option<&[DevSentence]>,
+    opts: &TrainOptions,
+    info: TrainingInfo,
+    progress: &mut dyn FnMut(Progress),
+    between: BetweenEpochs<'_>,
+) -> Model {
+    train_set(Set::Refreshing(set, between), dev, opts, info, progress)
+}
+
+/// The training set of a run: fixed, or with gold trees replaced between epochs.
+enum Set<'a, 'b> {
+    Fixed(&'a TrainingSet),
+    Refreshing(&'a mut TrainingSet, BetweenEpochs<'b>),
+}
+
+impl Set<'_, '_> {
+    fn get(&self) -> &TrainingSet {
+        match self {
+            Set::Fixed(s) => s,
+            Set::Refreshing(s, _) => s,
+        }
+    }
+}
+
+fn train_set(
+    set: Set<'_, '_>,
+    dev: Option<&[DevSentence]>,
+    opts: &TrainOptions,
+    info: TrainingInfo,
+    progress: &mut dyn FnMut(Progress),
+) -> Model {
+    let classes = Transition::count(set.get().labels.as_ref().map_or(1, LabelSet::len));
     match opts.learner {
         LearnerKind::Perceptron => train_with(Perceptron::new(classes), set, dev, opts, info, progress),
         LearnerKind::Logistic => {
-            train_with(Logistic::new(classes, opts.rda, set.words), set, dev, opts, info, progress)
+            let words = set.get().words;
+            train_with(Logistic::new(classes, opts.rda, words), set, dev, opts, info, progress)
         }
         LearnerKind::ConfidenceWeighted => {
             train_with(ConfidenceWeighted::new(classes, opts.cw), set, dev, opts, info, progress)
@@ -147,6 +192,11 @@ pub fn train(
             train_with(pa, set, dev, opts, info, progress)
         }
     }
+}
+
+/// Each sentence's index, as many times as its [`TrainSentence::copies`](super::TrainSentence::copies): one epoch's examples, before shuffling.
+fn examples(set: &TrainingSet) -> Vec<usize> {
+    set.sentences.iter().enumerate().flat_map(|(i, s)| std::iter::repeat_n(i, s.copies as usize)).collect()
 }
 
 /// The features that occur at least `min` times on the reference path through the training
@@ -178,23 +228,23 @@ fn frequent_features(set: &TrainingSet, system: System, labels: usize, min: u32)
 /// ([`TrainOptions::roll_in`]) picks the transition to follow.
 fn train_with<L: Learner>(
     mut learner: L,
-    set: &TrainingSet,
+    mut set: Set<'_, '_>,
     dev: Option<&[DevSentence]>,
     opts: &TrainOptions,
     mut info: TrainingInfo,
     progress: &mut dyn FnMut(Progress),
 ) -> Model {
-    let labels = set.labels.clone().unwrap_or_else(|| LabelSet::new("root"));
-    let fallback = fallback_label(set, &labels);
+    let labels = set.get().labels.clone().unwrap_or_else(|| LabelSet::new("root"));
+    let fallback = fallback_label(set.get(), &labels);
     let classes = Transition::count(labels.len());
     let mut rng = ChaCha8Rng::seed_from_u64(opts.seed);
-    let mut order: Vec<usize> = (0..set.sentences.len()).collect();
+    let mut order = examples(set.get());
     let mut config = Configuration::new(0);
     let system = opts.system;
-    let encoding = Encoding { system, projective: set.projective };
+    let encoding = Encoding { system, projective: set.get().projective };
     let roll_in = opts.roll_in();
-    let kept =
-        (opts.min_feature_count > 1).then(|| frequent_features(set, system, labels.len(), opts.min_feature_count));
+    let kept = (opts.min_feature_count > 1)
+        .then(|| frequent_features(set.get(), system, labels.len(), opts.min_feature_count));
     let mut extractor = Extractor::new(system);
     let mut kept_features: Vec<u64> = Vec::new();
     let mut scores = vec![0.0f32; classes];
@@ -207,8 +257,9 @@ fn train_with<L: Learner>(
         let started = Instant::now();
         order.shuffle(&mut rng);
         let (mut errors, mut transitions) = (0usize, 0usize);
+        let sentences = &set.get().sentences;
         for (done, &i) in order.iter().enumerate() {
-            let sent = &set.sentences[i];
+            let sent = &sentences[i];
             config.reset(sent.gold.len());
             while !system.is_terminal(&config) {
                 let mut feats = extractor.extract(&config, &sent.attrs);
@@ -270,13 +321,19 @@ fn train_with<L: Learner>(
         let weights = learner.weights();
         let dev_scores = dev.map(|d| evaluate_dev(encoding, d, &weights, &labels, fallback));
         let report =
-            EpochReport { epoch, words: set.words, seconds: train_seconds, errors, transitions, dev: dev_scores };
+            EpochReport { epoch, words: set.get().words, seconds: train_seconds, errors, transitions, dev: dev_scores };
         progress(Progress::Epoch(&report));
         let las = dev_scores.map_or(f64::from(epoch), |s| s.las);
+        if let Set::Refreshing(s, between) = &mut set {
+            if epoch < opts.epochs {
+                between(epoch, &weights, fallback, s);
+            }
+        }
         if best.as_ref().is_none_or(|(b, ..)| las > *b) {
             best = Some((las, epoch, weights, dev_scores.unwrap_or_default()));
         }
     }
+    let set = set.get();
 
     let (_, best_epoch, weights, dev_scores) = best.unwrap_or_else(|| (0.0, 0, learner.weights(), Scores::default()));
     info.oracle = opts.oracle.name().to_string();
@@ -329,6 +386,73 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// Transitions per epoch of training on `set` (no exploration: the oracle's path).
+    fn transitions_per_epoch(set: &TrainingSet) -> Vec<usize> {
+        let opts = TrainOptions { epochs: 2, explore_k: 9, ..TrainOptions::default() };
+        let mut seen = Vec::new();
+        train(set, None, &opts, TrainingInfo::default(), &mut |p| {
+            if let Progress::Epoch(r) = p {
+                seen.push(r.transitions)
+            }
+        });
+        seen
+    }
+
+    #[test]
+    fn a_sentence_with_copies_is_trained_on_that_many_times_per_epoch() {
+        let mut set = set_of(&conllu(&[&FULL, &FULL])).unwrap();
+        let once = transitions_per_epoch(&set);
+        set.sentences[1].copies = 4;
+        let more = transitions_per_epoch(&set);
+        // The oracle's path through FULL is as long in every copy.
+        let per_copy = once[0] / 2;
+        assert!(per_copy > 0);
+        assert_eq!(once, [2 * per_copy; 2]);
+        assert_eq!(more, [5 * per_copy; 2]);
+        set.sentences[0].copies = 0;
+        assert_eq!(transitions_per_epoch(&set), [4 * per_copy; 2]);
+    }
+
+    #[test]
+    fn training_refreshing_may_replace_gold_trees_between_epochs_and_learns_from_the_new_ones() {
+        let partial = [("_", "_"), ("3", "nsubj"), ("0", "root"), ("_", "_")];
+        let mut set = set_of(&conllu(&[&partial])).unwrap();
+        // FULL's tree over the set's labels (those it lacks added: the labels stay as they are
+        // through training).
+        let labels = set.labels.as_mut().unwrap();
+        let names = FULL.map(|(_, d)| labels.intern(d));
+        let full = crate::transition::GoldTree::new(&[2, 3, 0, 3], &names);
+        let opts = TrainOptions { epochs: 8, explore_k: 9, ..TrainOptions::default() };
+        let mut calls = Vec::new();
+        let mut errors = Vec::new();
+        let model = train_refreshing(
+            &mut set,
+            None,
+            &opts,
+            TrainingInfo::default(),
+            &mut |p| {
+                if let Progress::Epoch(r) = p {
+                    errors.push(r.errors)
+                }
+            },
+            &mut |epoch, _, _, set| {
+                calls.push(epoch);
+                set.sentences[0].gold = full.clone();
+            },
+        );
+        // After every epoch but the last, and the replaced tree is what was learned: the model
+        // built on the partial tree alone does not get FULL's det and punct arcs.
+        assert_eq!(calls, [1, 2, 3, 4, 5, 6, 7]);
+        let dev = dev_of(&conllu(&[&FULL]));
+        let las = |m: &Model| evaluate_dev(m.encoding(), &dev, &m.weights, &m.labels, m.fallback).las;
+        let mut partial_only = set_of(&conllu(&[&partial])).unwrap();
+        partial_only.labels = set.labels.clone();
+        let partial_only = train(&partial_only, None, &opts, TrainingInfo::default(), &mut |_| {});
+        assert!(!set.sentences[0].gold.is_partial());
+        assert_eq!(las(&model), 100.0);
+        assert!(las(&partial_only) < 100.0, "{}", las(&partial_only));
     }
 
     #[test]

@@ -1,0 +1,238 @@
+//! The gate: whether a candidate replaces the serving model, decided on differences beyond
+//! noise. Both models parse the same sentences (the held-out annotations and
+//! `retrain.heldout`); a paired bootstrap over sentences ([`bootstrap`]: sentences resampled
+//! with replacement, [`Settings::bootstrap_samples`](super::Settings::bootstrap_samples)
+//! times, from a fixed seed, so the same scores always give the same decision) gives the 90%
+//! interval of the candidate's LAS minus the serving model's; its ends are one-sided 95% bounds.
+//!
+//! The rule ([`decide`]), for adaptation to the user's own text:
+//! - the held-out annotations are the main judge once they hold at least
+//!   `retrain.gate_min_annotation_arcs` annotated arcs: the candidate must be better on them
+//!   beyond noise (the interval's lower end above 0). With fewer, their point difference must
+//!   not be negative (a few dozen arcs cannot show an improvement beyond noise, and must not
+//!   block every cycle of a new user);
+//! - the treebank (`retrain.heldout`) bounds what the user's text may cost elsewhere: the
+//!   candidate is refused only when it loses more than `retrain.max_las_drop` beyond noise (the
+//!   interval's upper end below `-max_las_drop`). A perceptron's seed alone moves en_ewt dev LAS
+//!   by about 0.25 (issue 30), and the 90% interval on its 2,001 sentences was ±0.27 between the
+//!   example model and candidates retrained with 2,000 corrected en_atis arcs (measured:
+//!   docs/annotation.md), so a point rule refused adapted candidates for a noise-sized loss
+//!   (issue 30: 29.1 → 44.6 LAS on the held-out corrected arcs, −0.27 on en_ewt dev, rejected).
+//!
+//! The trade-off is explicit in two keys: `max_las_drop` is what the user accepts to lose on
+//! the treebank's text for their own (0: no loss beyond noise), and `gate_min_annotation_arcs`
+//! is when the user's own text is trusted to judge. This module decides from scores; it must
+//! not parse, train or touch the models directory.
+
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use serde::{Deserialize, Serialize};
+
+use crate::train::eval::Counts;
+
+/// The seed of every bootstrap: a decision depends on the scores only.
+const SEED: u64 = 0x5eed_6a7e;
+
+/// Share of the bootstrap's differences below the interval's lower end (and above its upper).
+const TAIL: f64 = 0.05;
+
+/// A paired bootstrap of two models' LAS on the same sentences.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct Bootstrap {
+    /// Sentences with a scored word, and scored words.
+    pub sentences: usize,
+    pub words: u64,
+    pub serving_las: f64,
+    pub candidate_las: f64,
+    /// Candidate minus serving model, in LAS points.
+    pub delta: f64,
+    /// The 90% interval of the difference (5th and 95th percentiles of the resamples).
+    pub low: f64,
+    pub high: f64,
+    pub samples: usize,
+}
+
+/// Bootstraps the LAS difference of `candidate` over `serving`, per sentence counts of the same
+/// sentences in the same order, with `samples` resamples (at least 1).
+pub fn bootstrap(serving: &[Counts], candidate: &[Counts], samples: usize) -> Bootstrap {
+    debug_assert_eq!(serving.len(), candidate.len());
+    // Per sentence: scored words and the difference in right labelled attachments.
+    let pairs: Vec<(u64, i64)> = serving
+        .iter()
+        .zip(candidate)
+        .filter(|(s, _)| s.words > 0)
+        .map(|(s, c)| (s.words, c.label_correct as i64 - s.label_correct as i64))
+        .collect();
+    let words: u64 = pairs.iter().map(|p| p.0).sum();
+    let las = |counts: &[Counts]| {
+        let right: u64 = counts.iter().map(|c| c.label_correct).sum();
+        if words == 0 {
+            0.0
+        } else {
+            100.0 * right as f64 / words as f64
+        }
+    };
+    let (serving_las, candidate_las) = (las(serving), las(candidate));
+    let mut out = Bootstrap {
+        sentences: pairs.len(),
+        words,
+        serving_las,
+        candidate_las,
+        delta: candidate_las - serving_las,
+        samples: samples.max(1),
+        ..Bootstrap::default()
+    };
+    if pairs.is_empty() {
+        return out;
+    }
+    let mut rng = ChaCha8Rng::seed_from_u64(SEED);
+    let mut deltas: Vec<f64> = (0..out.samples)
+        .map(|_| {
+            let (mut w, mut d) = (0u64, 0i64);
+            for _ in 0..pairs.len() {
+                let (pw, pd) = pairs[rng.gen_range(0..pairs.len())];
+                w += pw;
+                d += pd;
+            }
+            100.0 * d as f64 / w.max(1) as f64
+        })
+        .collect();
+    deltas.sort_by(f64::total_cmp);
+    let at = |q: f64| deltas[((deltas.len() - 1) as f64 * q).round() as usize];
+    (out.low, out.high) = (at(TAIL), at(1.0 - TAIL));
+    out
+}
+
+/// What the gate saw: the bootstraps it decided on.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct Figures {
+    /// On `retrain.heldout`.
+    pub heldout: Bootstrap,
+    /// On the held-out annotations' annotated arcs (none without any).
+    pub annotations: Option<Bootstrap>,
+    /// Whether the annotations were numerous enough to be the main judge.
+    pub annotations_judge: bool,
+}
+
+/// The gate's settings ([`super::Settings`]'s keys of the same names).
+#[derive(Debug, Clone, Copy)]
+pub struct Rule {
+    pub max_las_drop: f64,
+    pub min_annotation_arcs: usize,
+}
+
+/// Whether to promote, with the reasons in words (see the module doc for the rule).
+pub fn decide(rule: Rule, heldout: Bootstrap, annotations: Option<Bootstrap>) -> (bool, Figures, Vec<String>) {
+    let mut reasons = Vec::new();
+    let mut promote = true;
+    let h = &heldout;
+    if h.high < -rule.max_las_drop {
+        promote = false;
+        reasons.push(format!(
+            "held-out LAS {:.2} is below the serving model's {:.2} by more than retrain.max_las_drop {} beyond noise \
+             (90% interval of the difference [{:+.2}, {:+.2}])",
+            h.candidate_las, h.serving_las, rule.max_las_drop, h.low, h.high
+        ));
+    } else {
+        reasons.push(format!(
+            "held-out LAS {:.2} (serving model {:.2}; difference {:+.2}, 90% interval [{:+.2}, {:+.2}]; allowed loss {})",
+            h.candidate_las, h.serving_las, h.delta, h.low, h.high, rule.max_las_drop
+        ));
+    }
+    let mut judge = false;
+    match &annotations {
+        Some(a) if a.words > 0 => {
+            judge = a.words as usize >= rule.min_annotation_arcs;
+            let what = format!(
+                "LAS {:.2} on the {} held-out annotated arcs (serving model {:.2}; difference {:+.2}, 90% interval \
+                 [{:+.2}, {:+.2}])",
+                a.candidate_las, a.words, a.serving_las, a.delta, a.low, a.high
+            );
+            if judge && a.low <= 0.0 {
+                promote = false;
+                reasons
+                    .push(format!("{what} is not better beyond noise: is below the serving model's or within noise"));
+            } else if !judge && a.delta < -1e-9 {
+                promote = false;
+                reasons.push(format!(
+                    "{what} is below the serving model's (fewer than retrain.gate_min_annotation_arcs = {}: judged \
+                     on the point difference)",
+                    rule.min_annotation_arcs
+                ));
+            } else {
+                reasons.push(what);
+            }
+        }
+        _ => reasons.push("no held-out annotation yet: gated on the held-out file only".into()),
+    }
+    (promote, Figures { heldout, annotations, annotations_judge: judge }, reasons)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `n` sentences of 10 words, the i-th with `right(i)` right labelled attachments.
+    fn counts(n: usize, right: impl Fn(usize) -> u64) -> Vec<Counts> {
+        (0..n).map(|i| Counts { words: 10, label_correct: right(i), ..Counts::default() }).collect()
+    }
+
+    #[test]
+    fn the_bootstrap_is_deterministic_and_its_interval_holds_the_difference() {
+        let serving = counts(300, |i| (i % 7) as u64);
+        let candidate = counts(300, |i| ((i + 3) % 8) as u64);
+        let a = bootstrap(&serving, &candidate, 1000);
+        assert_eq!(a, bootstrap(&serving, &candidate, 1000));
+        assert!(a.low < a.delta && a.delta < a.high, "{a:?}");
+        // Identical models: the difference is 0 in every resample.
+        let same = bootstrap(&serving, &serving, 200);
+        assert_eq!((same.delta, same.low, same.high), (0.0, 0.0, 0.0));
+        // Sentences without a scored word do not count.
+        let mut with_empty = serving.clone();
+        with_empty.push(Counts::default());
+        let mut candidate_empty = candidate.clone();
+        candidate_empty.push(Counts::default());
+        assert_eq!(bootstrap(&with_empty, &candidate_empty, 10).sentences, 300);
+    }
+
+    #[test]
+    fn a_treebank_loss_is_refused_only_beyond_noise_and_the_allowed_drop() {
+        let serving = counts(2000, |i| 8 + (i % 3 == 0) as u64);
+        // One sentence in 20 loses one arc: -0.5 points, an interval well below 0.
+        let candidate = counts(2000, |i| 8 + (i % 3 == 0) as u64 - (i % 20 == 1) as u64);
+        let lost = bootstrap(&serving, &candidate, 1000);
+        assert!(lost.high < 0.0, "{lost:?}");
+        let rule = |max_las_drop| Rule { max_las_drop, min_annotation_arcs: 100 };
+        assert!(!decide(rule(0.0), lost.clone(), None).0);
+        assert!(!decide(rule(0.3), lost.clone(), None).0);
+        assert!(decide(rule(1.0), lost, None).0);
+        // A loss within noise passes even without any allowed drop: one sentence in 400 loses
+        // one arc, and another in 500 gains one.
+        let noisy = counts(2000, |i| 8 + (i % 3 == 0) as u64 - (i % 400 == 1) as u64 + (i % 500 == 2) as u64);
+        let noise = bootstrap(&serving, &noisy, 1000);
+        assert!(noise.delta < 0.0 && noise.high > 0.0, "{noise:?}");
+        let (promote, figures, reasons) = decide(rule(0.0), noise, None);
+        assert!(promote, "{reasons:?}");
+        assert!(figures.annotations.is_none());
+    }
+
+    #[test]
+    fn enough_held_out_annotations_must_show_an_improvement_beyond_noise() {
+        let heldout = bootstrap(&counts(100, |_| 8), &counts(100, |_| 8), 100);
+        let serving = counts(60, |_| 5);
+        let better = bootstrap(&serving, &counts(60, |i| 5 + (i % 2) as u64), 1000);
+        let noise = bootstrap(&serving, &counts(60, |i| 5 + (i == 0) as u64), 1000);
+        let worse = bootstrap(&serving, &counts(60, |i| 5 - (i == 0) as u64), 1000);
+        assert!(better.low > 0.0 && noise.low <= 0.0, "{better:?} {noise:?}");
+        // 600 annotated arcs: they judge.
+        let judge = Rule { max_las_drop: 0.0, min_annotation_arcs: 600 };
+        assert!(decide(judge, heldout.clone(), Some(better.clone())).0);
+        let (promote, figures, reasons) = decide(judge, heldout.clone(), Some(noise.clone()));
+        assert!(!promote && figures.annotations_judge, "{reasons:?}");
+        // Too few to judge: a point difference that is not negative passes, a negative one not.
+        let few = Rule { max_las_drop: 0.0, min_annotation_arcs: 601 };
+        let (promote, figures, _) = decide(few, heldout.clone(), Some(noise));
+        assert!(promote && !figures.annotations_judge);
+        assert!(!decide(few, heldout, Some(worse)).0);
+    }
+}

@@ -69,11 +69,17 @@ pub struct Document {
 /// Precision, recall and F1 (percent) of one metric, with the counts they come from.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
 pub struct Prf {
+    /// Right system units (aligned words, for the word metrics).
     pub correct: u64,
+    /// Gold units.
     pub gold: u64,
+    /// System units.
     pub system: u64,
+    /// `correct / system`.
     pub precision: f64,
+    /// `correct / gold`.
     pub recall: f64,
+    /// `2 correct / (gold + system)`.
     pub f1: f64,
 }
 
@@ -95,11 +101,17 @@ impl Prf {
 /// The shared task's figures of a system file against a gold file.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
 pub struct Aligned {
+    /// Tokens with a gold token's span.
     pub tokens: Prf,
+    /// Sentences with a gold sentence's span.
     pub sentences: Prf,
+    /// Aligned words.
     pub words: Prf,
+    /// Aligned words with the gold UPOS.
     pub upos: Prf,
+    /// Aligned words with the gold head.
     pub uas: Prf,
+    /// Aligned words with the gold head and universal relation.
     pub las: Prf,
 }
 

@@ -98,7 +98,11 @@ for tb in $treebanks; do
     echo "$tb: spoolparse skipped: $model cannot parse raw text: $(head -1 "$base.log")" >&2
     continue
   fi
-  "$sp" parse --model "$model" --threads 1 --retag always "$gold" --output "$base.gold.conllu" --overwrite 2>>"$base.log"
+  if ! "$sp" parse --model "$model" --threads 1 --retag always "$gold" --output "$base.gold.conllu" --overwrite \
+    2>>"$base.log"; then
+    echo "$tb: spoolparse could not tag the gold tokens ($(tail -1 "$base.log")): LAS gold tok is on gold tags" >&2
+    "$sp" parse --model "$model" --threads 1 "$gold" --output "$base.gold.conllu" --overwrite 2>>"$base.log"
+  fi
   row "$tb" spoolparse "$base.raw.conllu" "$base.gold.conllu" "$base.seconds"
 done
 

@@ -12,7 +12,8 @@
 # (a column shows its figure). "LAS gold tok" is LAS when the same system parses the gold
 # tokenization (it tags it too: spoolparse with --retag always). words/s: gold dev words over the wall time of one whole process
 # (interpreter start and model load included), one thread; machines shared with other work
-# make it noisy. Outputs stay in OUT (default target/raw-text-eval).
+# make it noisy. Outputs stay in OUT (default target/raw-text-eval); the table printed holds
+# every treebank measured there, the last measurement of each.
 #   usage: [TREEBANKS="hu_szeged el_gdt en_ewt"] [OUT=DIR] [UDPIPE_CACHE=DIR] [UDPIPE_VENV=DIR]
 #          scripts/raw-text-eval.sh [TREEBANK=SPOOLPARSE_MODEL...]
 set -euo pipefail
@@ -60,8 +61,12 @@ official() {
 ours() {
   "$sp" eval "$1" "$2" --json | python3 -c 'import json,sys; print("%.2f" % json.load(sys.stdin)["aligned"]["las"]["f1"])'
 }
+# The table keeps the rows of treebanks this run does not measure (TREEBANKS=... runs add up).
 rows="$out/table.tsv"
-: >"$rows"
+touch "$rows"
+for tb in $treebanks; do
+  awk -F'\t' -v tb="$tb" '$1 != tb' "$rows" >"$rows.tmp" && mv "$rows.tmp" "$rows"
+done
 # row TB SYSTEM RAW_OUTPUT GOLD_TOKENS_OUTPUT SECONDS_FILE: one line of the table.
 row() {
   local tb=$1 name=$2 raw=$3 goldtok=$4 seconds=$5 gold="$out/$1.gold.conllu" figures las_gold las_ours words

@@ -173,6 +173,14 @@ fn eval_counts_as_the_shared_task_does() {
     assert_eq!(v["words_no_punct"], 12);
     assert!((v["uas_no_punct"].as_f64().unwrap() - 100.0).abs() < 1e-9);
     assert!((v["las_no_punct"].as_f64().unwrap() - 1100.0 / 12.0).abs() < 1e-9);
+    // The same words: the CoNLL 2018 figures over aligned words are these accuracies.
+    let aligned = &v["aligned"];
+    for metric in ["tokens", "sentences", "words"] {
+        assert_eq!(aligned[metric]["f1"], 100.0, "{metric}");
+    }
+    assert_eq!(aligned["uas"]["f1"], v["uas"]);
+    assert_eq!(aligned["las"]["f1"], v["las"]);
+    assert_eq!(aligned["upos"]["f1"], v["upos"]);
 }
 
 #[test]

@@ -28,4 +28,4 @@ pub mod unparsed;
 pub use error::{BadToken, CorpusError, ErrorKind};
 pub use format::{check_value, parse_head, Column, Format, TokenKind, COLUMNS};
 pub use reader::{Limits, Reader, NOT_THIS_FORMAT_AFTER};
-pub use sentence::{Sentence, TokenLine};
+pub use sentence::{is_space_separator, Sentence, TokenLine};

@@ -10,7 +10,7 @@ use super::format::{check_value, parse_head, Column, TokenKind, COLUMNS};
 
 /// Whether `c` is a space separator (Unicode category Zs): a FORM of these alone is empty to
 /// the CoNLL 2018 evaluator, which deletes them from forms before comparing.
-fn is_space_separator(c: char) -> bool {
+pub fn is_space_separator(c: char) -> bool {
     matches!(c, ' ' | '\u{a0}' | '\u{1680}' | '\u{2000}'..='\u{200a}' | '\u{202f}' | '\u{205f}' | '\u{3000}')
 }
 

@@ -16,8 +16,9 @@
 //! [`completion`] (partial annotations completed by a model's constrained parse),
 //! [`training_loop`] (the epochs), [`dev`] (a model's parses of the dev set: scores and the
 //! data calibration is fitted on), [`calibration`] (the confidence fitted on them), [`eval`]
-//! (attachment scores of files) and [`plot`] (charts of calibration).
+//! (attachment scores of files), [`align`] (the same across tokenizations) and [`plot`] (charts of calibration).
 
+pub mod align;
 pub mod calibration;
 pub mod completion;
 pub mod data;

@@ -21,7 +21,7 @@ against every arc of the lowconf sentences ordered by confidence alone, and the 
 pool's errors within the first 30% of its arcs (with the bound no ranking can pass).
 
 usage: scripts/simulate-annotator.py MODEL [--budgets 1000,2000,4000]
-         [--strategies queue,random,lowest,partial-arcs] [--work DIR] [--epochs N]
+         [--strategies queue,random,lowest,partial-arcs] [--work DIR] [--retrain KEY=VALUE]...
        scripts/simulate-annotator.py MODEL --precision-only [--budgets 7000]
          (the queue alone, answered until the budget or its end, no retraining)
 Results are appended to WORK/results.jsonl as they come (a run already there is not redone).
@@ -49,11 +49,10 @@ def wrong(cols, gold_cols):
     return (cols[6], cols[7]) != (gold_cols[6], gold_cols[7])
 
 
-def config(path, run, model, base, heldout, epochs):
+def config(path, run, model, base, heldout, settings):
     with open(path, "w") as f:
         f.write(f'[paths]\nspool = "{run}/spool"\noutput = "{run}/out"\nmodel = "{model}"\n'
-                f'[retrain]\nbase = ["{base}"]\nheldout = "{heldout}"\n'
-                + (f"epochs = {epochs}\n" if epochs else ""))
+                f'[retrain]\nbase = ["{base}"]\nheldout = "{heldout}"\n' + "".join(s + "\n" for s in settings))
 
 
 def call(url, path, body=None):
@@ -159,7 +158,8 @@ def main():
     ap.add_argument("--budgets", default="1000,2000,4000")
     ap.add_argument("--strategies", default="queue,random,lowest,partial-arcs")
     ap.add_argument("--min-confidence", default="0.8")
-    ap.add_argument("--epochs", type=int, help="retrain.epochs (default: the model's own)")
+    ap.add_argument("--retrain", action="append", default=[], metavar="KEY=VALUE",
+                    help="a [retrain] setting of the cycles (TOML), e.g. annotation_weight=1; repeatable")
     ap.add_argument("--work", default=os.path.join(ROOT, "runs", "simulate-annotator"))
     ap.add_argument("--precision-only", action="store_true")
     args = ap.parse_args()
@@ -196,7 +196,7 @@ def main():
             shutil.rmtree(run, ignore_errors=True)
             os.makedirs(os.path.join(run, "spool", "annotated"))
             cfg = os.path.join(run, "spoolparse.toml")
-            config(cfg, run, model, os.path.abspath(args.base), os.path.abspath(dev), args.epochs)
+            config(cfg, run, model, os.path.abspath(args.base), os.path.abspath(dev), args.retrain)
             if strategy == "queue":
                 asked, arcs = queue_answers(run, model, lowconf, gold, budget)
                 asked_max = max(asked_max, asked, key=len)

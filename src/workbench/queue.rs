@@ -207,6 +207,8 @@ pub struct Queue {
     ranked_at: u64,
     /// Where the ranking pass under way is, if one is.
     rerank_cursor: Option<usize>,
+    /// Tasks handed out since the last ranking pass started.
+    leases_since_rank: usize,
 }
 
 impl Queue {
@@ -230,6 +232,7 @@ impl Queue {
             scale: Vec::new(),
             ranked_at: 0,
             rerank_cursor: None,
+            leases_since_rank: 0,
         }
     }
 
@@ -245,13 +248,22 @@ impl Queue {
     }
 
     /// Goes on ranking the candidates again with the error model: a pass over all of them
-    /// starts when [`RERANK_EVERY`] answers came since the last one, and each call does the next
+    /// starts when [`RERANK_EVERY`] answers came since the last one (and, in a queue of more
+    /// than one chunk, ten tasks per chunk past the first were handed out), and each call does the next
     /// [`RERANK_CHUNK`] of it, so that no request waits for a million at once. A candidate whose
     /// priority changes is pushed again; its old heap entry is stale (see [`Queue::valid`]), and
     /// the stale ones are dropped once they outnumber the live ones.
     fn rerank_step(&mut self) {
-        if self.rerank_cursor.is_none() && self.errors.observations() >= self.ranked_at + RERANK_EVERY {
+        self.leases_since_rank += 1;
+        // Passes take at most a tenth of the tasks handed out, so that the compaction that ends
+        // each one stays out of the 99th percentile of a million-sentence queue.
+        let chunks = self.candidates.len().div_ceil(RERANK_CHUNK);
+        if self.rerank_cursor.is_none()
+            && self.errors.observations() >= self.ranked_at + RERANK_EVERY
+            && self.leases_since_rank >= 10 * chunks.saturating_sub(1)
+        {
             self.ranked_at = self.errors.observations();
+            self.leases_since_rank = 0;
             self.scale = self.patterns.iter().map(|&key| self.errors.scale(key)).collect();
             self.rerank_cursor = Some(0);
         }

@@ -10,7 +10,7 @@
 # and scored by the official evaluator (../shared/tools/conll18_ud_eval.py): Tokens, Sentences
 # and Words F1, UPOS and LAS F1 over aligned words; `spoolparse eval` must agree with it on LAS
 # (a column shows its figure). "LAS gold tok" is LAS when the same system parses the gold
-# tokenization (it tags it too: spoolparse with --retag always). words/s: gold dev words over the wall time of one whole process
+# tokenization (it tags it too: spoolparse with --retag=always). words/s: gold dev words over the wall time of one whole process
 # (interpreter start and model load included), one thread; machines shared with other work
 # make it noisy. Outputs stay in OUT (default target/raw-text-eval); the table printed holds
 # every treebank measured there, the last measurement of each.
@@ -103,7 +103,7 @@ for tb in $treebanks; do
     echo "$tb: spoolparse skipped: $model cannot parse raw text: $(head -1 "$base.log")" >&2
     continue
   fi
-  if ! "$sp" parse --model "$model" --threads 1 --retag always "$gold" --output "$base.gold.conllu" --overwrite \
+  if ! "$sp" parse --model "$model" --threads 1 --retag=always "$gold" --output "$base.gold.conllu" --overwrite \
     2>>"$base.log"; then
     echo "$tb: spoolparse could not tag the gold tokens ($(tail -1 "$base.log")): LAS gold tok is on gold tags" >&2
     "$sp" parse --model "$model" --threads 1 "$gold" --output "$base.gold.conllu" --overwrite 2>>"$base.log"

@@ -551,16 +551,7 @@ impl ModelFile {
         let tagger = match sections.iter().find(|s| s.tag == TAGMETA).copied() {
             None => None,
             Some(tm) => {
-                if crc32fast::hash(&map[tm.range()]) != tm.crc {
-                    return Err(fmt_err(FormatError::Checksum { name: tm.name() }));
-                }
-                // The feature set comes first, so that a model from other features is told
-                // apart before the rest (whose layout may differ) is read.
-                let feature_set: String = bincode::deserialize(&map[tm.range()])
-                    .map_err(|e| fmt_err(FormatError::Metadata(e.to_string())))?;
-                if feature_set != TAGGER_FEATURE_SET {
-                    return Err(fmt_err(FormatError::FeatureSet { found: feature_set, expected: TAGGER_FEATURE_SET }));
-                }
+                check_component(&map, tm, TAGGER_FEATURE_SET).map_err(fmt_err)?;
                 let mut tmeta: TaggerMeta = bincode::deserialize(&map[tm.range()])
                     .map_err(|e| fmt_err(FormatError::Metadata(e.to_string())))?;
                 tmeta.tags.rebuild_index();
@@ -580,17 +571,7 @@ impl ModelFile {
         let tokenizer = match sections.iter().find(|s| s.tag == TOKMETA).copied() {
             None => None,
             Some(tm) => {
-                if crc32fast::hash(&map[tm.range()]) != tm.crc {
-                    return Err(fmt_err(FormatError::Checksum { name: tm.name() }));
-                }
-                let feature_set: String = bincode::deserialize(&map[tm.range()])
-                    .map_err(|e| fmt_err(FormatError::Metadata(e.to_string())))?;
-                if feature_set != TOKENIZER_FEATURE_SET {
-                    return Err(fmt_err(FormatError::FeatureSet {
-                        found: feature_set,
-                        expected: TOKENIZER_FEATURE_SET,
-                    }));
-                }
+                check_component(&map, tm, TOKENIZER_FEATURE_SET).map_err(fmt_err)?;
                 let tmeta: TokenizerMeta = bincode::deserialize(&map[tm.range()])
                     .map_err(|e| fmt_err(FormatError::Metadata(e.to_string())))?;
                 let (slots, rows) = (find(TKSLOTS)?.range(), find(TKROWS)?.range());
@@ -715,4 +696,18 @@ impl Scorer for TableView<'_> {
     fn class_order(&self) -> ClassOrder {
         self.layout().order
     }
+}
+
+/// Checks a component's metadata section (the tagger's, the tokenizer's): its checksum, then
+/// its feature set, which comes first so that a component of other features is told apart
+/// before the rest (whose layout may differ) is read.
+fn check_component(map: &[u8], meta: Section, expected: &'static str) -> Result<(), FormatError> {
+    if crc32fast::hash(&map[meta.range()]) != meta.crc {
+        return Err(FormatError::Checksum { name: meta.name() });
+    }
+    let found: String = bincode::deserialize(&map[meta.range()]).map_err(|e| FormatError::Metadata(e.to_string()))?;
+    if found != expected {
+        return Err(FormatError::FeatureSet { found, expected });
+    }
+    Ok(())
 }

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # From a fresh clone to a running daemon on config/spoolparse.toml: builds, trains the example
-# model from ../shared/data/ud/en_ewt if it is missing (parser + tagger, ~3 min on 2 cores),
+# model from ../shared/data/ud/en_ewt if it is missing (parser, tagger and raw-text tokenizer, ~3 min on 2 cores),
 # then runs the daemon in the foreground (Ctrl-C stops it).
 #   usage: scripts/daemon.sh [CONFIG]
 # Then, from another shell in the repository root:
@@ -20,6 +20,6 @@ if [ ! -f "$model" ]; then
   mkdir -p "$(dirname "$model")"
   echo "training $model (parser and tagger) from $ud ..." >&2
   "$sp" train --train "$ud/train.conllu.zst" --dev "$ud/dev.conllu.zst" --output "$model" \
-    --tagger --jackknife 0 --epochs 8 --quantize i8
+    --tagger --tokenizer --jackknife 0 --epochs 8 --quantize i8
 fi
 exec "$sp" daemon --config "$config"

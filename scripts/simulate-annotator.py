@@ -128,6 +128,15 @@ def retrain(run, cfg):
     return json.loads(out.stdout)
 
 
+def score(model, gold, out):
+    """LAS, UPOS and arc ECE of `model` on the gold file (parsed as the daemon would, retagged)."""
+    subprocess.run([SP, "parse", "--model", model, gold, "--output", out, "--overwrite"], check=True,
+                   capture_output=True)
+    e = json.loads(subprocess.run([SP, "eval", gold, out, "--json", "--calibration"], check=True,
+                                  capture_output=True, text=True).stdout)
+    return {"las": e["las"], "upos": e["upos"], "ece": e["calibration"]["arcs"]["ece"]}
+
+
 def precision(asked, pool, gold):
     """Rows for the queue-precision table."""
     arcs = []
@@ -162,6 +171,9 @@ def main():
                     help="a [retrain] setting of the cycles (TOML), e.g. annotation_weight=1; repeatable")
     ap.add_argument("--work", default=os.path.join(ROOT, "runs", "simulate-annotator"))
     ap.add_argument("--precision-only", action="store_true")
+    ap.add_argument("--score", action="append", default=[], metavar="GOLD",
+                    help="also score the promoted candidate (and the model, once) on this gold file: LAS, UPOS, "
+                         "arc ECE; repeatable (e.g. the domain's dev and en_ewt dev)")
     args = ap.parse_args()
     model = os.path.abspath(args.model)
     train, dev = os.path.join(args.domain, "train.conllu.zst"), os.path.join(args.domain, "dev.conllu.zst")
@@ -188,6 +200,9 @@ def main():
             r = json.loads(line)
             done[(r["strategy"], r["budget"])] = r
     asked_max = []
+    for g in args.score:
+        base_score = score(model, g, os.path.join(args.work, "scored.conllu"))
+        print(f"the model before any cycle on {g}: {json.dumps(base_score)}", flush=True)
     for budget in [int(b) for b in args.budgets.split(",")]:
         for strategy in args.strategies.split(","):
             if (strategy, budget) in done:
@@ -209,7 +224,13 @@ def main():
             row = {"strategy": strategy, "budget": budget, "arcs": arcs,
                    "before": report["current"]["heldout_las"],
                    "after": (report.get("candidate") or {}).get("heldout_las"),
-                   "decision": report.get("decision"), "train_seconds": report.get("train_seconds")}
+                   "decision": report.get("decision"), "train_seconds": report.get("train_seconds"),
+                   "settings": args.retrain}
+            if report.get("decision") == "promoted":
+                current = os.path.join(run, "spool", "models", "current")
+                for g in args.score:
+                    row[os.path.basename(os.path.dirname(g)) + ":" + os.path.basename(g)] = \
+                        score(current, g, os.path.join(run, "scored.conllu"))
             print(json.dumps(row), flush=True)
             done[(strategy, budget)] = row
             with open(results_path, "a") as f:

@@ -46,9 +46,9 @@
 //! 7. prunes the models directory, after every cycle, so that copies a killed cycle left go too.
 //!
 //! With `retrain.self_training` (off by default: on en_atis it cost 2.6 LAS alone and 0.5 with
-//! 2,000 corrections, docs/annotation.md), the most confident
-//! sentences of the daemon's own output (`accepted/`) are trained on as if annotated, once each
-//! per epoch; the gate judges the candidate as any other.
+//! 2,000 corrections, docs/annotation.md), the most confident sentences of the daemon's own
+//! output (`accepted/`) are trained on as if annotated, once each per epoch; the gate judges the
+//! candidate as any other.
 //!
 //! The parser's tagger is kept by default: annotators correct arcs, and the tags in annotated
 //! sentences are the tagger's own predictions, so the candidate keeps the serving model's

@@ -34,6 +34,33 @@ pub fn combine(acc: u64, value: u64) -> u64 {
     mix(acc.rotate_left(5) ^ value)
 }
 
+/// Hashes a component's feature templates into `out`, in order: the n-th [`Templates::push`]
+/// hashes its values with n and the component's `salt`, so that equal values of different
+/// templates (or components) give different features.
+pub struct Templates<'a> {
+    out: &'a mut Vec<u64>,
+    n: u64,
+    salt: u64,
+}
+
+impl<'a> Templates<'a> {
+    /// Templates numbered from 1, appending to `out`.
+    pub fn new(out: &'a mut Vec<u64>, salt: u64) -> Templates<'a> {
+        Templates { out, n: 0, salt }
+    }
+
+    /// The next template's feature, of `values`.
+    #[inline]
+    pub fn push(&mut self, values: &[u64]) {
+        self.n += 1;
+        let mut h = mix(self.n.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ self.salt);
+        for &v in values {
+            h = combine(h, v);
+        }
+        self.out.push(h);
+    }
+}
+
 /// A `Hasher` for keys that are already well-mixed 64-bit hashes: it passes them through.
 #[derive(Default, Clone, Copy)]
 pub struct IdentityHasher(u64);

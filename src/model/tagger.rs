@@ -21,7 +21,7 @@ use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
 
-use crate::base::hash::{combine, mix};
+use crate::base::hash::{combine, mix, Templates};
 use crate::corpus::{Column, Sentence};
 use crate::learn::perceptron::{argmax, Perceptron, Weights};
 use crate::learn::scorer::Scorer;
@@ -254,15 +254,8 @@ fn extract(words: &[WordAttrs], i: usize, prev: u64, prev2: u64, right: Option<&
     };
     let i = i as isize;
     let w = at(i);
-    let mut t = 0u64;
-    let mut push = |vals: &[u64]| {
-        t += 1;
-        let mut h = mix(t.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ 0x7a66);
-        for &v in vals {
-            h = combine(h, v);
-        }
-        out.push(h);
-    };
+    let mut templates = Templates::new(out, 0x7a66);
+    let mut push = |vals: &[u64]| templates.push(vals);
     push(&[]);
     push(&[w.form]);
     push(&[w.lower]);

@@ -48,7 +48,7 @@ use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
 
-use crate::base::hash::{combine, mix};
+use crate::base::hash::{combine, mix, Templates};
 use crate::corpus::{Column, Sentence, TokenKind};
 use crate::learn::perceptron::{Perceptron, Weights};
 use crate::learn::scorer::Scorer;
@@ -196,15 +196,8 @@ impl Attrs {
         let id = |j: isize| if j < 0 || j >= n { PAD } else { self.id[j as usize] };
         let cl = |j: isize| if j < 0 || j >= n { 0u64 } else { u64::from(self.class[j as usize]) };
         let ii = i as isize;
-        let mut t = 0u64;
-        let mut push = |vals: &[u64]| {
-            t += 1;
-            let mut h = mix(t.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ 0x0074_6f6b);
-            for &v in vals {
-                h = combine(h, v);
-            }
-            out.push(h);
-        };
+        let mut templates = Templates::new(out, 0x0074_6f6b);
+        let mut push = |vals: &[u64]| templates.push(vals);
         let (m2, m1, c0, p1, p2) = (id(ii - 2), id(ii - 1), id(ii), id(ii + 1), id(ii + 2));
         push(&[]);
         push(&[c0]);

@@ -13,9 +13,9 @@
 //! one (1 − confidence) as corrected by what the answers so far say of its arc's pattern
 //! ([`super::error_model`]): every [`RERANK_EVERY`] answered arcs, every queued sentence is
 //! ranked again from the [`KEPT`] flagged words it keeps (a pattern's interned number and its
-//! calibrated probability), [`RERANK_CHUNK`] of them per task handed out. Then two corrections measured
-//! against it in the terms: diversity (the next task's least confident word is not of
-//! the same UPOS→DEPREL pattern as the annotator's previous one, when one of the next
+//! calibrated probability), [`RERANK_CHUNK`] of them per task handed out. Then two corrections
+//! measured against it in the terms: diversity (the next task's least confident word is
+//! not of the same pattern as the annotator's previous one, when one of the next
 //! [`DIVERSITY_WINDOW`] candidates differs), and a [`RANDOM_SHARE`] of tasks drawn at random, so
 //! that the ranking can be checked against chance. Sentences whose words (lowercased) repeat an
 //! earlier candidate's are queued once and counted ([`Stats::duplicates`]), never dropped

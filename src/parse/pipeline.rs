@@ -180,15 +180,16 @@ impl Numbering {
         Some(&self.id)
     }
 
-    /// Numbers `sent`, the next sentence: a `# sent_id` comment, first, unless it has one.
+    /// Numbers `sent`, the next sentence: a `# sent_id` comment, unless it has one, first
+    /// after any `# newdoc` and `# newpar`, where UD puts it.
     fn apply(&mut self, sent: &mut Sentence) {
         let Some(id) = self.take() else { return };
         if sent.comments.iter().any(|c| conllu::is_sent_id(c)) {
             return;
         }
+        let marks = sent.comments.iter().take_while(|c| c.starts_with("# newdoc") || c.starts_with("# newpar")).count();
         sent.set_comment("sent_id", id);
-        // At the top, where UD puts it.
-        sent.comments.rotate_right(1);
+        sent.comments[marks..].rotate_right(1);
     }
 }
 

@@ -1,14 +1,22 @@
 #!/usr/bin/env python3
-"""The raw text of a CoNLL-U file, as the CoNLL 2018 shared task gave systems their input.
+r"""The raw text of a CoNLL-U file, as the CoNLL 2018 shared task gave systems their input.
 
-  conllu-to-raw.py [FILE]      reads FILE (or stdin; plain CoNLL-U: `zstd -dc` a .zst first),
-                               writes the text to stdout
+  conllu-to-raw.py [FILE]          reads FILE (or stdin; plain CoNLL-U: `zstd -dc` a .zst
+                                   first), writes the text to stdout
+  conllu-to-raw.py --exact [FILE]  the text that CoNLL-U written by `spoolparse parse --format
+                                   raw` came from, byte for byte (see below)
 
 A paragraph starts at every `# newpar` and `# newdoc` comment (with or without an id); a file
 with neither mark is one paragraph. Paragraphs are written one per line, separated by a blank
 line. Within a paragraph the sentences' `# text` follow each other with one space between,
 none where the sentence's last token has SpaceAfter=No. A sentence without `# text` gets its
 text from its tokens (multiword tokens, not their words; SpaceAfter=No respected).
+
+--exact follows the tokens' MISC instead (src/parse/raw.rs says how spoolparse writes it): per
+token, SpacesBefore=, then RawForm= or else the form, then SpacesAfter=, or nothing after
+SpaceAfter=No, or else one space; values escaped as \s \t \n \r \p \\ and \u{X}. It is
+written apart from the Rust side's recover_text, so that a round trip checks one against the
+other (scripts/raw-roundtrip.sh).
 """
 import sys
 
@@ -79,8 +87,49 @@ def convert(lines, out):
         paragraphs.append(current)
     out.write("\n".join(p + "\n" for p in paragraphs))
 
+ESCAPES = {"s": " ", "t": "\t", "n": "\n", "r": "\r", "p": "|", "\\": "\\"}
+
+
+def unescape(value):
+    out, i = [], 0
+    while i < len(value):
+        c = value[i]
+        if c != "\\" or i + 1 == len(value):
+            out.append(c)
+            i += 1
+        elif value[i + 1] == "u" and value[i + 2:i + 3] == "{":
+            end = value.index("}", i)
+            out.append(chr(int(value[i + 3:end], 16)))
+            i = end + 1
+        else:
+            out.append(ESCAPES.get(value[i + 1], value[i + 1]))
+            i += 2
+    return "".join(out)
+
+
+def exact(lines, out):
+    for _, rows in sentences(lines):
+        for cols in tokens(rows):
+            misc = [] if cols[9] == "_" else cols[9].split("|")
+            entry = lambda key: next((e[len(key):] for e in misc if e.startswith(key)), None)
+            before, raw, after = entry("SpacesBefore="), entry("RawForm="), entry("SpacesAfter=")
+            out.write(unescape(before) if before is not None else "")
+            out.write(unescape(raw) if raw is not None else cols[1])
+            if after is not None:
+                out.write(unescape(after))
+            elif "SpaceAfter=No" not in misc:
+                out.write(" ")
+
+
 if __name__ == "__main__":
-    if len(sys.argv) > 2 or (len(sys.argv) == 2 and sys.argv[1] in ("-h", "--help")):
+    args = sys.argv[1:]
+    mode = convert
+    if args[:1] == ["--exact"]:
+        mode, args = exact, args[1:]
+    if len(args) > 1 or args[:1] in (["-h"], ["--help"]):
         sys.exit(__doc__)
-    with (open(sys.argv[1], encoding="utf-8") if len(sys.argv) == 2 else sys.stdin) as f:
-        convert(f, sys.stdout)
+    with (open(args[0], encoding="utf-8", newline="") if args else
+          open(sys.stdin.fileno(), encoding="utf-8", newline="", closefd=False)) as f:
+        out = open(sys.stdout.fileno(), "w", encoding="utf-8", newline="", closefd=False)
+        mode(f, out)
+        out.flush()

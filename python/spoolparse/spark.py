@@ -13,7 +13,9 @@ node; the model travels with ``SparkContext.addFile`` unless ``--model-on-shared
 Inputs and outputs are paths that the driver and every executor see (a local disk in local
 mode, shared storage on a cluster). Every input file is one task; a plain file larger than
 ``--shard-mb`` is split into shards that start at a sentence (``spoolparse.shard_ranges``),
-one task each. Each task parses with the Rust library exactly as ``spoolparse parse`` does and
+one task each. Inputs are read as ``spoolparse parse`` reads them, by extension: raw text
+(``.raw``, ``.raw.zst``; the model needs a tokenizer) is never split, since its sentences are
+known only once the text before them is tokenized. Each task parses with the Rust library exactly as ``spoolparse parse`` does and
 writes, for input ``NAME`` (shard ``K`` of ``N``):
 
 - ``DIR/accepted/NAME`` (``NAME.part-K`` before the extension when split): the sentences whose

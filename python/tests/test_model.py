@@ -90,7 +90,7 @@ def test_parse_text_matches_the_command_line_on_raw_text(data: Data) -> None:
     cli = data.run("parse", "--model", data.model, "--format", "raw", "-", input=text.encode()).stdout.decode()
     assert model.parse_text(text, name="-") == cli
     out = model.parse_text(text, confidence=False)
-    assert out.startswith("# sent_id = <string>-1\n# newdoc\n# newpar\n# text = ")
+    assert out.startswith("# newdoc\n# newpar\n# sent_id = <string>-1\n# text = ")
     # What lies between tokens is kept whatever the tokenizer decides.
     assert "SpacesAfter=\\s\\s" in out and out.rstrip().endswith("SpacesAfter=\\n")
     with pytest.raises(spoolparse.InputError, match="binary data, not raw text"):

@@ -102,6 +102,24 @@ def test_the_job_gives_the_command_lines_bytes_once_per_sentence(data: Data, sc:
     assert len(opened_by) < len(records), "every task ran in its own process"
 
 
+def test_a_raw_text_file_is_one_task_with_the_command_lines_bytes(data: Data, sc: Any, tmp_path: Path) -> None:
+    """Raw text is never split (its sentences are known only once the text before them is
+    tokenized): a file far above the shard size is one task, and its output is the CLI's."""
+    inputs = tmp_path / "in"
+    inputs.mkdir()
+    raw = inputs / "notes.raw"
+    raw.write_text("The dog barks. It sees cats!\n\nVámonos al mar.  Yes\n" * 200, encoding="utf-8")
+    cli = expected(data, tmp_path, data.threshold, [raw])
+    out = tmp_path / "out"
+    manifest = job.run(
+        sc, model=str(data.model), inputs=[str(inputs)], output=str(out),
+        min_confidence=data.threshold, shard_mb=raw.stat().st_size / 8 / (1 << 20),
+    )  # fmt: skip
+    assert [len(e["shards"]) for e in manifest["inputs"]] == [1]
+    assert manifest["sentences"] >= 400, "a paragraph is at least a sentence"
+    check_against_cli(out, manifest, cli)
+
+
 def test_a_task_that_fails_is_retried_and_every_sentence_is_there_once(
     data: Data, sc: Any, tmp_path: Path
 ) -> None:

@@ -13,13 +13,21 @@ use super::Format;
 /// Byte ranges that cover the plain file `path` in order, each starting at a sentence and all
 /// but the last about `max_bytes` long (or longer, to reach the next sentence); a single range
 /// for a file of at most `max_bytes`, or when `max_bytes` is 0. `None` for input that cannot be
-/// read from an offset: stdin, and `.zst` streams, which a caller parses whole.
+/// read from an offset: stdin, and `.zst` streams, which a caller parses whole; and raw text,
+/// whose sentences are only known once the text before them is tokenized (a shard could not
+/// number them as the whole file does, and its first sentence would see no text to its left).
 ///
 /// A CoNLL sentence starts at a line that is not blank after a blank line, so that the blank
 /// lines after a sentence stay with it (the parser writes them back); in tokenized text every
 /// line is a sentence. Lines may end in LF or CR LF, as the reader reads them. Only the bytes around each split point are read.
 pub fn shard_ranges(path: &Path, format: Format, max_bytes: u64) -> io::Result<Option<Vec<Range<u64>>>> {
     let name = path.to_string_lossy();
+    // A sentence starts after this many line feeds in a row (a blank line, in CoNLL).
+    let after = match format {
+        Format::Text => 1,
+        Format::Conllu | Format::Conllx => 2,
+        Format::Raw => return Ok(None),
+    };
     if name == crate::base::io::STDIO || name.ends_with(".zst") {
         return Ok(None);
     }
@@ -37,7 +45,7 @@ pub fn shard_ranges(path: &Path, format: Format, max_bytes: u64) -> io::Result<O
         if target <= last {
             continue;
         }
-        match next_start(&mut file, target, format)? {
+        match next_start(&mut file, target, after)? {
             Some(p) if p < len => starts.push(p),
             _ => break,
         }
@@ -48,13 +56,8 @@ pub fn shard_ranges(path: &Path, format: Format, max_bytes: u64) -> io::Result<O
 }
 
 /// The first offset at or after `from` where a sentence may start, if any before the end.
-fn next_start(file: &mut File, from: u64, format: Format) -> io::Result<Option<u64>> {
-    // A sentence starts after this many line feeds in a row (a blank line, in CoNLL).
-    let after = match format {
-        Format::Text => 1,
-        // Raw text: a blank line ends a paragraph, and so a sentence.
-        Format::Conllu | Format::Conllx | Format::Raw => 2,
-    };
+/// A sentence starts after `after` line feeds in a row.
+fn next_start(file: &mut File, from: u64, after: u64) -> io::Result<Option<u64>> {
     // One byte more for the CR of a CR LF line ending, which counts as the LF does.
     let begin = from.saturating_sub(2 * after);
     file.seek(SeekFrom::Start(begin))?;
@@ -136,5 +139,8 @@ mod tests {
             assert_eq!(&text[w[1].start as usize - 1..w[1].start as usize], "\n");
         }
         assert!(shard_ranges(Path::new("x.conllu.zst"), Format::Conllu, 1).unwrap().is_none());
+        let raw = tempfile::NamedTempFile::new().unwrap();
+        std::fs::write(raw.path(), "One paragraph.\n\nAnother one.\n".repeat(100)).unwrap();
+        assert!(shard_ranges(raw.path(), Format::Raw, 10).unwrap().is_none(), "raw text is never split");
     }
 }

@@ -7,7 +7,9 @@ daemon would: sentences below --min-confidence go to a lowconf file. Then, for e
 answered arcs and each way of spending it, the annotations go into `annotated/` of a run of
 their own and one retraining cycle runs (`spoolparse retrain --force`, today's defaults, with
 en_ewt train as `retrain.base` and the domain's dev file as `retrain.heldout`, so the report's
-held-out LAS is the domain's dev LAS, before and after, promoted or not). Ways of spending it:
+held-out LAS is the domain's dev LAS, before and after, promoted or not; --heldout names
+another, e.g. en_ewt dev, so that the calibration is not fitted on the file scored; each row
+also has the cycle's wall time and peak RSS). Ways of spending it:
 
   queue         `spoolparse annotate` serves the lowconf file; the annotator takes tasks with
                 GET /api/next and answers every word flagged to check with its gold arc
@@ -121,11 +123,16 @@ def queue_answers(run, model, lowconf, gold, budget):
 
 
 def retrain(run, cfg):
-    out = subprocess.run(["nice", "-n", "5", SP, "retrain", "--config", cfg, "--force", "--json"],
-                         capture_output=True, text=True)
+    """One cycle's report, with the whole process's peak RSS (MiB) and wall seconds added."""
+    usage = os.path.join(run, "retrain.time")
+    out = subprocess.run(["/usr/bin/time", "-f", "%M %e", "-o", usage, "nice", "-n", "5", SP, "retrain",
+                          "--config", cfg, "--force", "--json"], capture_output=True, text=True)
     if out.returncode not in (0, 3):
         sys.exit(f"retrain failed in {run}:\n{out.stderr}")
-    return json.loads(out.stdout)
+    report = json.loads(out.stdout)
+    kib, wall = open(usage).read().split()[-2:]
+    report["peak_rss_mib"], report["wall_seconds"] = round(int(kib) / 1024), float(wall)
+    return report
 
 
 def score(model, gold, out):
@@ -164,6 +171,8 @@ def main():
     ap.add_argument("model")
     ap.add_argument("--domain", default=os.path.join(UD, "en_atis"))
     ap.add_argument("--base", default=os.path.join(UD, "en_ewt", "train.conllu.zst"))
+    ap.add_argument("--heldout", metavar="GOLD", help="the cycles' `retrain.heldout` (default: the domain's "
+                    "dev file, which the calibration is then fitted on: give another to score ECE there)")
     ap.add_argument("--budgets", default="1000,2000,4000")
     ap.add_argument("--strategies", default="queue,random,lowest,partial-arcs")
     ap.add_argument("--min-confidence", default="0.8")
@@ -211,7 +220,7 @@ def main():
             shutil.rmtree(run, ignore_errors=True)
             os.makedirs(os.path.join(run, "spool", "annotated"))
             cfg = os.path.join(run, "spoolparse.toml")
-            config(cfg, run, model, os.path.abspath(args.base), os.path.abspath(dev), args.retrain)
+            config(cfg, run, model, os.path.abspath(args.base), os.path.abspath(args.heldout or dev), args.retrain)
             if strategy == "queue":
                 asked, arcs = queue_answers(run, model, lowconf, gold, budget)
                 asked_max = max(asked_max, asked, key=len)
@@ -225,6 +234,7 @@ def main():
                    "before": report["current"]["heldout_las"],
                    "after": (report.get("candidate") or {}).get("heldout_las"),
                    "decision": report.get("decision"), "train_seconds": report.get("train_seconds"),
+                   "wall_seconds": report["wall_seconds"], "peak_rss_mib": report["peak_rss_mib"],
                    "settings": args.retrain}
             if report.get("decision") == "promoted":
                 current = os.path.join(run, "spool", "models", "current")

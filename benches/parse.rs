@@ -12,7 +12,7 @@ use std::path::PathBuf;
 
 use criterion::{black_box, criterion_group, criterion_main, Criterion, Throughput};
 use spoolparse::corpus::{Format, Reader, Sentence};
-use spoolparse::model::features::{encode_sentence, Extractor};
+use spoolparse::model::features::{encode_sentence, Extractor, Morphology};
 use spoolparse::model::file::{ModelFile, WriteOptions};
 use spoolparse::model::tagger::{load_tagging, train_tagger, TagSet, Tagger};
 use spoolparse::model::TrainingInfo;
@@ -63,7 +63,7 @@ fn benches(c: &mut Criterion) {
     let mut configs = Vec::new();
     for s in sentences.iter_mut().take(200) {
         parser.parse(s);
-        encode_sentence(s, true, &mut attrs);
+        encode_sentence(s, Morphology::Columns, &mut attrs);
         let mut c = Configuration::new(s.len());
         let mut steps = 0;
         while !ArcEager.is_terminal(&c) {

@@ -15,6 +15,7 @@ use serde::{Deserialize, Serialize};
 use spoolparse::base::label::{Label, LabelSet};
 use spoolparse::learn::confidence::Isotonic;
 use spoolparse::learn::perceptron::Weights;
+use spoolparse::model::features::Morphology;
 use spoolparse::model::file::{Precision, WriteOptions};
 use spoolparse::model::{Model, TrainingInfo};
 use spoolparse::train::{load_dev, load_training, train, TrainOptions};
@@ -38,15 +39,18 @@ fn write(snapshot: &Path, out: &Path, precision: Precision, prune_below: f32) ->
     let s: Snapshot = bincode::deserialize(&bytes)?;
     let mut labels = s.labels;
     labels.rebuild_index();
+    let system = spoolparse::transition::System::ArcEager;
+    let morphology = Morphology::of_stored(system, s.morphology, &s.feature_set)
+        .with_context(|| format!("{}: feature set {:?} is not this build's", snapshot.display(), s.feature_set))?;
     let model = Model {
-        system: spoolparse::transition::System::ArcEager,
+        system,
         projective: None,
         feature_set: s.feature_set,
         labels,
         fallback: s.fallback,
         weights: Weights::from_rows(s.classes, s.rows.into_iter()),
         info: s.info,
-        morphology: s.morphology,
+        morphology,
         tagger: None,
         tokenizer: None,
         temperature: s.temperature,
@@ -78,7 +82,7 @@ fn main() -> anyhow::Result<()> {
                 classes: m.weights.classes(),
                 rows,
                 info: m.info,
-                morphology: m.morphology,
+                morphology: m.morphology.reads_columns(),
                 temperature: m.temperature,
                 arc_calibration: m.arc_calibration,
             };

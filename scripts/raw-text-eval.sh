@@ -15,7 +15,9 @@
 # make it noisy. Outputs stay in OUT (default target/raw-text-eval); the table printed holds
 # every treebank measured there, the last measurement of each.
 #   usage: [TREEBANKS="hu_szeged el_gdt en_ewt"] [OUT=DIR] [UDPIPE_CACHE=DIR] [UDPIPE_VENV=DIR]
-#          scripts/raw-text-eval.sh [TREEBANK=SPOOLPARSE_MODEL...]
+#          [UDPIPE_TRAINING=default] scripts/raw-text-eval.sh [TREEBANK=SPOOLPARSE_MODEL...]
+# UDPIPE_TRAINING=default trains UDPipe with all its defaults (udpipe-raw.py; give it its own
+# UDPIPE_CACHE: a cached model trained otherwise is retrained); the table names the options.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 shared="$root/../shared"
@@ -89,7 +91,7 @@ for tb in $treebanks; do
     timed "$base.seconds" "$py" "$root/scripts/udpipe-raw.py" run "$cache/$tb.udpipe" "$out/$tb.txt" "$base.raw.conllu" \
       "raw-$search" >/dev/null
     "$py" "$root/scripts/udpipe-raw.py" run "$cache/$tb.udpipe" "$gold" "$base.gold.conllu" "gold-$search" >/dev/null
-    row "$tb" "udpipe1 $search" "$base.raw.conllu" "$base.gold.conllu" "$base.seconds"
+    row "$tb" "udpipe1 $search ($(cat "$cache/$tb.udpipe.options"))" "$base.raw.conllu" "$base.gold.conllu" "$base.seconds"
   done
   model=${models[$tb]:-}
   [ -n "$model" ] || continue

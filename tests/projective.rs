@@ -169,7 +169,7 @@ fn pseudo_projective_models_of_both_systems_output_plain_non_projective_trees() 
     for system in System::ALL {
         let set = load_training_with(
             std::slice::from_ref(&train_path),
-            true,
+            spoolparse::model::features::Morphology::Columns,
             Some(Lifting::new(Scheme::HeadPath)),
             &mut |_, _| {},
         )

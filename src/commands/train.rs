@@ -98,8 +98,9 @@ pub struct TrainArgs {
     /// this many MB (10^6 bytes), so that a parser-only model stays under 10 MB; 0: no bound.
     #[arg(long, default_value_t = 9.5)]
     max_table_mb: f64,
-    /// Also train a part-of-speech tagger (UPOS and XPOS) for tokenized text; the parser is
-    /// then trained without LEMMA and FEATS, which tokenized text does not have.
+    /// Also train a part-of-speech tagger (UPOS and XPOS) for tokenized text; the parser then
+    /// reads, in place of LEMMA and FEATS (which tokenized text does not have), each word's last
+    /// three and two characters.
     #[arg(long)]
     tagger: bool,
     /// With --tagger: train the parser on tags predicted by K-fold jackknifing (0: on gold

@@ -76,9 +76,9 @@ pub struct Model {
     pub fallback: Label,
     pub weights: Weights,
     pub info: TrainingInfo,
-    /// Whether the parser's features read LEMMA and FEATS (false for models meant for tagger
-    /// output, which has neither).
-    pub morphology: bool,
+    /// What the parser's LEMMA and FEATS features read (not the columns in models meant for
+    /// tagger output, which has neither).
+    pub morphology: crate::model::features::Morphology,
     /// The part-of-speech tagger, for tokenized text.
     pub tagger: Option<TaggerModel>,
     /// The tokenizer and sentence splitter, for raw text, with its dev scores (if it had a dev

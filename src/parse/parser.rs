@@ -33,7 +33,7 @@ use crate::corpus::Sentence;
 use crate::learn::confidence::{probability_in, probability_of, Isotonic};
 use crate::learn::perceptron::argmax;
 use crate::learn::scorer::{ClassOrder, Scorer};
-use crate::model::features::{encode_sentence, Extractor, TokenAttrs, BUFFER_FEATURES};
+use crate::model::features::{encode_sentence, Extractor, Morphology, TokenAttrs, BUFFER_FEATURES};
 use crate::model::file::{ModelFile, TableView};
 use crate::parse::constrained::{impose, Constraints};
 use crate::transition::projective::{parse_mark, Lowerer, Mark, Scheme};
@@ -220,7 +220,7 @@ pub struct Parser<'m, S: Scorer> {
     weights: S,
     labels: &'m LabelSet,
     fallback: Label,
-    morphology: bool,
+    morphology: Morphology,
     /// Softmax temperature for probabilities; `None` skips computing them.
     temperature: Option<f32>,
     /// Post-hoc calibration of arc confidences.
@@ -258,7 +258,7 @@ impl<'m, S: Scorer> Parser<'m, S> {
             lowering: encoding.projective.map(|scheme| (scheme, marks(labels, fallback), Lowerer::new())),
             labels,
             fallback,
-            morphology: true,
+            morphology: Morphology::Columns,
             temperature: None,
             calibration: None,
             config: Configuration::new(0),
@@ -275,9 +275,9 @@ impl<'m, S: Scorer> Parser<'m, S> {
         }
     }
 
-    /// Whether features read LEMMA and FEATS (default true); must match how the weights were
-    /// trained.
-    pub fn with_morphology(mut self, morphology: bool) -> Self {
+    /// What features read for LEMMA and FEATS (default the columns); must match how the
+    /// weights were trained.
+    pub fn with_morphology(mut self, morphology: Morphology) -> Self {
         self.morphology = morphology;
         self
     }

@@ -13,7 +13,7 @@ use crate::base::hash::{combine, hash_str};
 use crate::base::label::{Label, LabelSet};
 use crate::corpus::tree::{gold_heads, is_projective, is_projective_partial, partial_heads, PartialHeads};
 use crate::corpus::{Column, CorpusError, ErrorKind, Format, Reader, Sentence};
-use crate::model::features::{encode_sentence, TokenAttrs};
+use crate::model::features::{encode_sentence, Morphology, TokenAttrs};
 use crate::model::tagger::{accuracy, jackknife, load_tagging, train_tagger, TagSet, Tagger, TaggerModel};
 use crate::transition::projective::{lift, parse_mark, Scheme, DOWN, UP};
 use crate::transition::GoldTree;
@@ -80,9 +80,9 @@ fn annotated_heads(sent: &Sentence, path: &Path) -> Result<PartialHeads, CorpusE
 
 impl DevSentence {
     /// Reads a gold dev sentence, which may be a partial annotation (HEAD and DEPREL `_`),
-    /// with features reading LEMMA and FEATS only with `morphology`. Errors name `path` and the
+    /// with features reading LEMMA and FEATS as `morphology` says. Errors name `path` and the
     /// line (see [`partial_heads`]).
-    pub fn from_sentence(sent: &Sentence, path: &Path, morphology: bool) -> Result<DevSentence, CorpusError> {
+    pub fn from_sentence(sent: &Sentence, path: &Path, morphology: Morphology) -> Result<DevSentence, CorpusError> {
         let heads = annotated_heads(sent, path)?;
         let mut attrs = Vec::new();
         encode_sentence(sent, morphology, &mut attrs);
@@ -126,8 +126,8 @@ pub struct TrainingSet {
     pub skipped_unannotated: usize,
     /// Order-sensitive hash of every token line read (see `TrainingInfo::train_fingerprint`).
     pub fingerprint: u64,
-    /// Whether features read LEMMA and FEATS (see `Model::morphology`).
-    pub morphology: bool,
+    /// What features read for LEMMA and FEATS (see `Model::morphology`).
+    pub morphology: Morphology,
     /// Pseudo-projective lifting of non-projective full trees (Nivre & Nilsson 2005): with a
     /// scheme they are lifted and kept, without one skipped.
     pub projective: Option<Scheme>,
@@ -292,15 +292,15 @@ impl TrainingSet {
 
 /// Reads gold training files, full or partial annotations, as [`TrainingSet::add`] does.
 pub fn load_training(paths: &[PathBuf]) -> Result<TrainingSet, CorpusError> {
-    load_training_with(paths, true, None, &mut |_, _| {})
+    load_training_with(paths, Morphology::Columns, None, &mut |_, _| {})
 }
 
-/// [`load_training`], with features reading LEMMA and FEATS only with `morphology`, and
+/// [`load_training`], with features reading LEMMA and FEATS as `morphology` says, and
 /// `retag(i, sentence)` called on the `i`-th sentence of the files (counting from 0, skipped
 /// ones included) before its features are taken, to put predicted tags in.
 pub fn load_training_with(
     paths: &[PathBuf],
-    morphology: bool,
+    morphology: Morphology,
     lifting: Option<Lifting>,
     retag: &mut dyn FnMut(usize, &mut Sentence),
 ) -> Result<TrainingSet, CorpusError> {
@@ -325,13 +325,13 @@ pub fn load_training_with(
 
 /// Reads a gold dev file for per-epoch evaluation.
 pub fn load_dev(path: &Path) -> Result<Vec<DevSentence>, CorpusError> {
-    load_dev_with(path, true, &mut |_| {})
+    load_dev_with(path, Morphology::Columns, &mut |_| {})
 }
 
 /// [`load_dev`] with the `morphology` switch and a `retag` hook as in [`load_training_with`].
 pub fn load_dev_with(
     path: &Path,
-    morphology: bool,
+    morphology: Morphology,
     retag: &mut dyn FnMut(&mut Sentence),
 ) -> Result<Vec<DevSentence>, CorpusError> {
     let mut out = Vec::new();
@@ -368,7 +368,7 @@ pub fn prepare(
     seed: u64,
 ) -> Result<Prepared, CorpusError> {
     let Some(topts) = tagger else {
-        let set = load_training_with(train, true, lifting, &mut |_, _| {})?;
+        let set = load_training_with(train, Morphology::Columns, lifting, &mut |_, _| {})?;
         let dev = dev.map(load_dev).transpose()?;
         return Ok(Prepared { set, dev, tagger: None, dev_tagging: None });
     };
@@ -377,7 +377,7 @@ pub fn prepare(
     let predicted =
         (topts.jackknife >= 2).then(|| jackknife(&tag_sentences, &tags, topts.jackknife, topts.epochs, seed));
     let model = train_tagger(&tag_sentences, &tags, topts.epochs, seed);
-    let set = load_training_with(train, false, lifting, &mut |i, sent| {
+    let set = load_training_with(train, Morphology::Suffixes, lifting, &mut |i, sent| {
         if let Some(p) = predicted.as_ref().and_then(|p| p.get(i)) {
             for (w, &t) in p.iter().enumerate() {
                 let (upos, xpos) = tags.get(t);
@@ -392,7 +392,7 @@ pub fn prepare(
             let mut gold_tags = TagSet::default();
             let gold = load_tagging(&[path.to_path_buf()], &mut gold_tags)?;
             let acc = accuracy(&mut tagger, &gold, &gold_tags);
-            (Some(load_dev_with(path, false, &mut |sent| tagger.tag(sent))?), Some(acc))
+            (Some(load_dev_with(path, Morphology::Suffixes, &mut |sent| tagger.tag(sent))?), Some(acc))
         }
     };
     Ok(Prepared { set, dev, tagger: Some(model), dev_tagging })
@@ -443,7 +443,8 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("t.conllu");
         std::fs::write(&path, &text).unwrap();
-        let loaded = load_training_with(std::slice::from_ref(&path), false, None, &mut |_, _| {}).unwrap();
+        let loaded =
+            load_training_with(std::slice::from_ref(&path), Morphology::Unspecified, None, &mut |_, _| {}).unwrap();
         let mut added = TrainingSet::default();
         for s in sentences(&text) {
             added.add(&s, &path).unwrap();

@@ -4,6 +4,7 @@
 use std::path::Path;
 
 use crate::corpus::{CorpusError, Format, Reader, Sentence};
+use crate::model::features::Morphology;
 use crate::model::{Model, TrainingInfo};
 use crate::transition::System;
 
@@ -51,5 +52,8 @@ pub(super) fn small_model(system: System, oracle: OracleKind, learner: LearnerKi
 
 /// Dev sentences of the CoNLL-U `text`, with morphology.
 pub(super) fn dev_of(text: &str) -> Vec<DevSentence> {
-    sentences(text).iter().map(|s| DevSentence::from_sentence(s, Path::new("t.conllu"), true).unwrap()).collect()
+    sentences(text)
+        .iter()
+        .map(|s| DevSentence::from_sentence(s, Path::new("t.conllu"), Morphology::Columns).unwrap())
+        .collect()
 }

@@ -352,7 +352,7 @@ fn train_with<L: Learner>(
     let mut model = Model {
         system,
         projective: set.projective,
-        feature_set: feature_set(system).to_string(),
+        feature_set: feature_set(system, set.morphology),
         labels,
         fallback,
         weights,

@@ -19,7 +19,7 @@ use serde::Serialize;
 use super::error_model::{self, ErrorModel, Pattern};
 use crate::base::label::{Label, LabelSet};
 use crate::corpus::{Column, Sentence};
-use crate::model::features::{encode_sentence, TokenAttrs};
+use crate::model::features::{encode_sentence, Morphology, TokenAttrs};
 use crate::model::file::{ModelFile, TableView};
 use crate::parse::constrained::{Arc, ConstraintError, Constraints};
 use crate::parse::parser::Parser;
@@ -58,7 +58,7 @@ pub struct Alternative {
 pub struct Reparser<'m> {
     parser: Parser<'m, TableView<'m>>,
     labels: &'m LabelSet,
-    morphology: bool,
+    morphology: Morphology,
     attrs: Vec<TokenAttrs>,
 }
 

@@ -42,7 +42,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::base::label::{Label, LabelSet};
 use crate::learn::scorer::{ClassOrder, Scorer};
-use crate::model::features::feature_set;
+use crate::model::features::{feature_set, Morphology};
 use crate::model::tagger::{TagDict, TagSet, TAGGER_FEATURE_SET};
 use crate::model::tokenizer::{MwtDict, Scores, TOKENIZER_FEATURE_SET};
 use crate::model::{Model, TrainingInfo};
@@ -170,7 +170,7 @@ pub enum FormatError {
     #[error("weight table does not match its layout")]
     Table,
     #[error("trained with feature set {found:?}, this build extracts {expected:?} for its transition system")]
-    FeatureSet { found: String, expected: &'static str },
+    FeatureSet { found: String, expected: String },
     #[error("transition system {0:?}, this build implements arc-eager+single-root/1 and arc-hybrid+single-root/1, each with ;pseudo-projective=head|head+path|path or without")]
     TransitionSystem(String),
 }
@@ -252,8 +252,13 @@ pub struct Metadata {
     pub pruned_below: f32,
     /// Training provenance: hyperparameters, data fingerprint, dev scores.
     pub info: TrainingInfo,
-    /// Whether the parser's features read LEMMA and FEATS.
-    pub morphology: bool,
+    /// Whether the parser's features read the LEMMA and FEATS columns (what the file stores;
+    /// the feature set's name says what they read otherwise).
+    pub reads_columns: bool,
+    /// What the parser's LEMMA and FEATS features read: set on load from `reads_columns` and
+    /// `feature_set`, not stored.
+    #[serde(skip)]
+    pub morphology: Morphology,
     /// Softmax temperature for transition probabilities (calibration, fitted on dev).
     pub temperature: f32,
     /// Post-hoc map from raw to calibrated arc confidence (isotonic, fitted on dev).
@@ -332,6 +337,7 @@ pub fn write_with(model: &Model, path: &Path, opts: WriteOptions, extras: Extras
         weights: built.weights,
         pruned_below,
         info: model.info.clone(),
+        reads_columns: model.morphology.reads_columns(),
         morphology: model.morphology,
         temperature: model.temperature,
         arc_calibration: model.arc_calibration.clone(),
@@ -543,10 +549,13 @@ impl ModelFile {
             bincode::deserialize(&map[meta_s.range()]).map_err(|e| fmt_err(FormatError::Metadata(e.to_string())))?;
         let encoding = Encoding::from_id(&meta.transition_system)
             .ok_or_else(|| fmt_err(FormatError::TransitionSystem(meta.transition_system.clone())))?;
-        let expected = feature_set(encoding.system);
-        if meta.feature_set != expected {
-            return Err(fmt_err(FormatError::FeatureSet { found: meta.feature_set, expected }));
-        }
+        meta.morphology = match Morphology::of_stored(encoding.system, meta.reads_columns, &meta.feature_set) {
+            Some(m) => m,
+            None => {
+                let expected = feature_set(encoding.system, Morphology::Columns);
+                return Err(fmt_err(FormatError::FeatureSet { found: meta.feature_set, expected }));
+            }
+        };
         meta.labels.rebuild_index();
         let tagger = match sections.iter().find(|s| s.tag == TAGMETA).copied() {
             None => None,
@@ -707,7 +716,7 @@ fn check_component(map: &[u8], meta: Section, expected: &'static str) -> Result<
     }
     let found: String = bincode::deserialize(&map[meta.range()]).map_err(|e| FormatError::Metadata(e.to_string()))?;
     if found != expected {
-        return Err(FormatError::FeatureSet { found, expected });
+        return Err(FormatError::FeatureSet { found, expected: expected.to_string() });
     }
     Ok(())
 }

@@ -52,10 +52,13 @@
 //!
 //! The parser's tagger is kept by default: annotators correct arcs, and the tags in annotated
 //! sentences are the tagger's own predictions, so the candidate keeps the serving model's
-//! tagger as it is (its sections are copied). With `retrain.retrain_tagger`, a sentence that
-//! says `# tags = reviewed` ([`TAGS_KEY`]: a person checked every UPOS and XPOS) also trains a
-//! new tagger, with `retrain.base`; the candidate is then scored on `retrain.heldout` as its
-//! own tagger tags it. The base data is read with gold tags, so a model
+//! tagger as it is (its sections are copied). With `retrain.retrain_tagger`, the words of
+//! annotated sentences whose tags a person checked also train a new tagger, with
+//! `retrain.base`: every word of a sentence that says `# tags = reviewed` ([`TAGS_KEY`]), the
+//! words `# tags_checked` lists ([`TAGS_CHECKED_KEY`], written by the workbench when an
+//! annotator fixes or confirms a tag); the others are tagged as the tagger would but never
+//! trained on (partial supervision, [`TagSentence::partial`]). The candidate is then scored on
+//! `retrain.heldout` as its own tagger tags it. The base data is read with gold tags, so a model
 //! first trained on jackknifed tags is retrained on gold ones.
 //!
 //! This module owns the cycle and its report; it must not know about the daemon (which runs
@@ -474,11 +477,12 @@ pub struct Report {
     pub self_training_sentences: usize,
     /// The gate's paired bootstraps.
     pub gate: Option<gate::Figures>,
-    /// With `retrain.retrain_tagger`: annotated sentences with reviewed tags trained on (each
-    /// `annotation_weight` times), and UPOS accuracy on `retrain.heldout` of the serving
-    /// model's tagger and the candidate's.
+    /// With `retrain.retrain_tagger`: annotated sentences with checked tags trained on (each
+    /// `annotation_weight` times) and their words whose tags were checked, and UPOS accuracy
+    /// on `retrain.heldout` of the serving model's tagger and the candidate's.
     pub tagger_retrained: bool,
     pub tagger_annotations: usize,
+    pub tagger_annotated_words: usize,
     pub heldout_upos_serving: Option<f64>,
     pub heldout_upos_candidate: Option<f64>,
     /// Calibration refitted on the held-out file.
@@ -565,6 +569,26 @@ pub const TAGS_KEY: &str = "tags";
 /// Whether a person reviewed the tags of `sent` ([`TAGS_KEY`]).
 pub fn tags_reviewed(sent: &crate::corpus::Sentence) -> bool {
     store::comment_value(sent, TAGS_KEY) == Some("reviewed")
+}
+
+/// `# tags_checked = 3 7`: a person checked the UPOS of these words (1-based ids), and their
+/// XPOS unless it is `_`; a cycle with `retrain.retrain_tagger` trains the tagger on those
+/// words alone (see [`TagSentence::partial`]).
+pub const TAGS_CHECKED_KEY: &str = "tags_checked";
+
+/// The words of `sent` whose tags a person checked: all of them under `# tags = reviewed`,
+/// those [`TAGS_CHECKED_KEY`] lists otherwise (ids that are not numbers of its words are
+/// ignored); `None` if none.
+pub fn checked_tags(sent: &crate::corpus::Sentence) -> Option<Vec<u32>> {
+    if tags_reviewed(sent) {
+        return Some((1..=sent.len() as u32).collect());
+    }
+    let ids: Vec<u32> = store::comment_value(sent, TAGS_CHECKED_KEY)?
+        .split_whitespace()
+        .filter_map(|id| id.parse().ok())
+        .filter(|&id| id >= 1 && id as usize <= sent.len())
+        .collect();
+    (!ids.is_empty()).then_some(ids)
 }
 
 /// Whether an annotation is held out for the gate: a fixed share of identities, chosen by hash.
@@ -760,17 +784,18 @@ pub fn run_cycle(
         (true, Some(serving_tagger)) => {
             let mut tags = TagSet::default();
             let mut sentences = load_tagging(&settings.base, &mut tags)?;
-            for a in contents.annotations.iter().filter(|a| tags_reviewed(&a.sentence)) {
-                if !held_out(&a.id, settings.annotation_heldout) {
-                    report.tagger_annotations += 1;
-                    let s = TagSentence::from_sentence(&a.sentence, &mut tags);
-                    sentences.extend(std::iter::repeat_n(s, settings.annotation_weight as usize));
-                }
+            for a in contents.annotations.iter().filter(|a| !held_out(&a.id, settings.annotation_heldout)) {
+                let Some(checked) = checked_tags(&a.sentence) else { continue };
+                report.tagger_annotations += 1;
+                report.tagger_annotated_words += checked.len();
+                let s = TagSentence::partial(&a.sentence, |id| checked.contains(&id), &mut tags);
+                sentences.extend(std::iter::repeat_n(s, settings.annotation_weight as usize));
             }
             progress(&format!(
-                "training the tagger on {} sentences ({} annotated), {} epochs",
+                "training the tagger on {} sentences ({} annotated, {} words with checked tags), {} epochs",
                 sentences.len(),
                 report.tagger_annotations,
+                report.tagger_annotated_words,
                 settings.tagger_epochs
             ));
             let model = train_tagger(&sentences, &tags, settings.tagger_epochs, meta.info.seed);

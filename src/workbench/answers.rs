@@ -4,12 +4,16 @@
 //!   its name (never over an existing file) and the directory fsync'd, so the daemon's ingest,
 //!   which ignores dot-files, never sees a part of one; the words the annotator did not answer
 //!   have HEAD and DEPREL `_` (unknown: a partial tree), the answered ones lose the parser's
-//!   `Conf=`/`LowConf=` marks, and a whole sentence says `# reviewed = all`;
+//!   `Conf=`/`LowConf=` marks, and a whole sentence says `# reviewed = all`; the words whose
+//!   tag the annotator fixed or confirmed carry it in UPOS (and XPOS: as given, else as shown
+//!   for a confirmed UPOS, else `_`) and are listed by `# tags_checked = 3 7`
+//!   ([`crate::retrain::TAGS_CHECKED_KEY`]), or, when every word's tag was, the sentence says
+//!   `# tags = reviewed`;
 //! - a sentence flagged bad: `annotated/rejected/wb-TIME-TASK.conllu` with a `.error` sidecar
 //!   giving the reason, where ingest never looks for training data;
 //! - the audit log, `annotated/workbench/audit.jsonl`: one JSON line per decision (answer,
 //!   whole, skip, bad) with the annotator, the time, the milliseconds spent and every arc's old
-//!   and new value, appended and fsync'd.
+//!   and new value (and tag's, where one was checked), appended and fsync'd.
 //!
 //! The correction file is the commit point; its `# workbench_source` comment names the queued
 //! sentence, so [`done_sources`] finds the answered sentences from the audit log and from the
@@ -26,7 +30,8 @@ use std::sync::Mutex;
 use serde::{Deserialize, Serialize};
 
 use crate::base::io::publish;
-use crate::corpus::{Column, Sentence, TokenKind};
+use crate::corpus::{Column, Sentence, TokenKind, Upos};
+use crate::retrain::{tags_reviewed, TAGS_CHECKED_KEY, TAGS_KEY};
 
 /// The comment naming the queued sentence a correction answers.
 pub const SOURCE_COMMENT: &str = "workbench_source";
@@ -43,6 +48,39 @@ pub struct ArcChange {
     /// For a word the task flagged to check: what the queue ranked it by.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub checked: Option<Checked>,
+    /// For a word whose tag the annotator fixed or confirmed: its tags before and after.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tag: Option<TagChange>,
+}
+
+/// One word's tags before and after a decision that checked them.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct TagChange {
+    pub old_upos: String,
+    pub old_xpos: String,
+    pub upos: String,
+    pub xpos: String,
+}
+
+/// A word's tag as the annotator set it: a UD UPOS and, if they gave it, an XPOS.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TagFix {
+    pub upos: Upos,
+    pub xpos: Option<String>,
+}
+
+impl TagFix {
+    /// The UPOS and XPOS to write for a word shown as `old_upos`/`old_xpos`: the XPOS given,
+    /// else the one shown when the UPOS stands (a confirmation), else `_` (the one shown
+    /// belongs to another UPOS).
+    pub fn applied(&self, old_upos: &str, old_xpos: &str) -> (String, String) {
+        let xpos = match &self.xpos {
+            Some(x) => x.clone(),
+            None if self.upos.name() == old_upos => old_xpos.to_string(),
+            None => "_".to_string(),
+        };
+        (self.upos.name().to_string(), xpos)
+    }
 }
 
 /// What the queue knew of a checked arc: its calibrated probability of being wrong and its
@@ -99,16 +137,18 @@ impl Answers {
         Ok(Answers { annotated: annotated.to_path_buf(), audit: Mutex::new(audit) })
     }
 
-    /// Writes a correction of `sent` durably into `annotated/`: `arcs` per word (index 0
-    /// unused; `None`: unanswered, written `_`), `whole` when every arc was checked.
+    /// Writes a correction of `sent` (its tags as the annotator left them) durably into
+    /// `annotated/`: `arcs` per word (index 0 unused; `None`: unanswered, written `_`),
+    /// `whole` when every arc was checked, `tags_checked` the words whose tag was.
     pub fn write_correction(
         &self,
         sent: &Sentence,
         arcs: &[Option<(u32, String)>],
         whole: bool,
+        tags_checked: &[u32],
         meta: &Provenance,
     ) -> io::Result<PathBuf> {
-        let text = correction_text(sent, arcs, whole, meta);
+        let text = correction_text(sent, arcs, whole, tags_checked, meta);
         self.publish_new(&self.annotated, &meta.task, text.as_bytes())
     }
 
@@ -228,10 +268,16 @@ pub fn done_sources(annotated: &Path) -> io::Result<HashSet<String>> {
 /// The CoNLL-U of a correction: the sentence's comments (but its confidences) and token lines,
 /// HEAD and DEPREL as answered (`_` where not), `Conf=` and `LowConf=` gone from answered
 /// words, and the workbench's comments.
-fn correction_text(sent: &Sentence, arcs: &[Option<(u32, String)>], whole: bool, meta: &Provenance) -> String {
+fn correction_text(
+    sent: &Sentence,
+    arcs: &[Option<(u32, String)>],
+    whole: bool,
+    tags_checked: &[u32],
+    meta: &Provenance,
+) -> String {
     let mut out = String::new();
     let ours = |c: &str| {
-        ["confidence", "tree_prob", "reviewed", "annotator", SOURCE_COMMENT].iter().any(|k| {
+        ["confidence", "tree_prob", "reviewed", "annotator", SOURCE_COMMENT, TAGS_CHECKED_KEY].iter().any(|k| {
             c.strip_prefix("# ").and_then(|r| r.strip_prefix(k)).is_some_and(|r| r.trim_start().starts_with('='))
         })
     };
@@ -241,6 +287,17 @@ fn correction_text(sent: &Sentence, arcs: &[Option<(u32, String)>], whole: bool,
     }
     if whole {
         out.push_str("# reviewed = all\n");
+    }
+    if !tags_reviewed(sent) && !tags_checked.is_empty() {
+        let mut ids = tags_checked.to_vec();
+        ids.sort_unstable();
+        ids.dedup();
+        if ids.len() == sent.len() {
+            out.push_str(&format!("# {TAGS_KEY} = reviewed\n"));
+        } else {
+            let ids: Vec<String> = ids.iter().map(u32::to_string).collect();
+            out.push_str(&format!("# {TAGS_CHECKED_KEY} = {}\n", ids.join(" ")));
+        }
     }
     out.push_str(&format!("# annotator = {}\n# {SOURCE_COMMENT} = {}\n", meta.annotator, meta.source));
     let mut word = 0usize;

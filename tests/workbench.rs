@@ -362,8 +362,9 @@ fn a_tag_fixed_or_confirmed_with_an_answer_is_stored_marked_checked_and_audited(
     let words = task["words"].as_array().unwrap();
     // The task shows each word's tags, as the corpus has them.
     assert_eq!((words[1]["upos"].as_str(), words[1]["xpos"].as_str()), (Some("NOUN"), Some("NOUN")), "{task}");
-    // Word 2's UPOS fixed (no XPOS: the one shown was the old UPOS's), word 3's UPOS confirmed,
-    // word 5's tags fixed, word 4's arc alone answered.
+    // Word 2's UPOS fixed (no XPOS: the one shown was the old UPOS's, and this model has no
+    // tagger to take one from), word 3's UPOS confirmed, word 5's UPOS and XPOS fixed, word 4's
+    // arc alone answered.
     let arcs = json!([
         { "id": 2, "head": 3, "deprel": "nsubj", "upos": "PROPN" },
         { "id": 3, "head": null, "upos": "VERB" },
@@ -380,7 +381,7 @@ fn a_tag_fixed_or_confirmed_with_an_answer_is_stored_marked_checked_and_audited(
         [pair("DET", "DET"), pair("PROPN", "_"), pair("VERB", "VERB"), pair("DET", "DET"), pair("X", "FW")]
     );
     let text = std::fs::read_to_string(file).unwrap();
-    assert!(text.contains("# tags_checked = 2 3 5\n"), "{text}");
+    assert!(text.contains("# tags_checked = 5\n") && text.contains("# upos_checked = 2 3\n"), "{text}");
     assert!(!text.contains("# tags = reviewed"), "{text}");
     assert_eq!(arcs_of(file)[2], ("_".to_string(), "_".to_string()), "a tag alone answers no arc");
     // (A partial tree's `_` HEADs are not UD at level 2; the whole sentence below is validated.)
@@ -400,13 +401,13 @@ fn a_tag_fixed_or_confirmed_with_an_answer_is_stored_marked_checked_and_audited(
     assert!(by_id(1).is_none());
     assert_eq!(server.get("/api/stats").1["arcs_today"], json!(2), "tags are not counted as arcs");
 
-    // Every word's tag checked, with every arc: the sentence's tags are reviewed.
+    // Every word's UPOS and XPOS checked, with every arc: the sentence's tags are reviewed.
     let (_, task) = server.get("/api/next");
     let arcs: Vec<Value> = task["words"]
         .as_array()
         .unwrap()
         .iter()
-        .map(|w| json!({ "id": w["id"], "head": w["head"], "deprel": w["deprel"], "upos": w["upos"] }))
+        .map(|w| json!({ "id": w["id"], "head": w["head"], "deprel": w["deprel"], "upos": w["upos"], "xpos": w["xpos"] }))
         .collect();
     let (status, _) = server.post("/api/answer", json!({ "task": task["task"], "arcs": arcs, "whole": true }));
     assert_eq!(status, 200);

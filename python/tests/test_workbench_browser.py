@@ -418,7 +418,7 @@ def test_a_tag_is_changed_and_the_correction_carries_it(browser, workbench: Work
         stored = rows(block)[current["id"]]
         assert stored[3] == new, stored
         assert (stored[6], stored[7]) == (str(accepted["head"]), accepted["deprel"]), stored
-        assert f"# tags_checked = {current['id']}\n" in block, block
+        assert f"# upos_checked = {current['id']}\n" in block, block
         unchanged = [w for w in shown["words"] if w["id"] != current["id"]]
         assert all(rows(block)[w["id"]][3] == w["upos"] for w in unchanged), "only the word changed has a new tag"
 

@@ -377,25 +377,22 @@ impl TagSentence {
         }
     }
 
-    /// The words of `sent` with the tags of the words `checked` says a person checked (by
-    /// 1-based word id) as gold, the others not trained on. A checked word whose XPOS is `_`
-    /// while the tag set knows its UPOS with some XPOS is supervised on its UPOS alone (the
-    /// annotator fixed the UPOS, not the XPOS); its tag is then one the set has.
-    pub fn partial(sent: &Sentence, checked: impl Fn(u32) -> bool, tags: &mut TagSet) -> TagSentence {
+    /// The words of `sent` with what `checked` says a person checked of each word's tag (by
+    /// 1-based word id): [`Gold::Tag`], its UPOS and XPOS; [`Gold::Upos`], its UPOS alone (its
+    /// tag is then the one the set has with that UPOS and XPOS, else the first with that UPOS);
+    /// [`Gold::Unchecked`], nothing (never trained on, and no tag made up for it).
+    pub fn partial(sent: &Sentence, checked: impl Fn(u32) -> Gold, tags: &mut TagSet) -> TagSentence {
         let mut out = TagSentence { words: Vec::new(), tags: Vec::new(), gold: Some(Vec::new()) };
         for (i, w) in sent.words().enumerate() {
             let (upos, xpos) = (w.get(Column::Upos), w.get(Column::Xpos));
-            let (tag, gold) = if !checked(i as u32 + 1) {
-                (tags.find(upos, xpos).unwrap_or(0), Gold::Unchecked)
-            } else if xpos == "_" {
-                match tags.find(upos, xpos) {
-                    Some(t) => (t, Gold::Tag),
-                    None => {
-                        tags.with_upos(upos).map_or_else(|| (tags.intern(upos, xpos), Gold::Tag), |t| (t, Gold::Upos))
-                    }
-                }
-            } else {
-                (tags.intern(upos, xpos), Gold::Tag)
+            let gold = checked(i as u32 + 1);
+            let tag = match gold {
+                Gold::Unchecked => tags.find(upos, xpos).unwrap_or(0),
+                Gold::Upos => match tags.find(upos, xpos).or_else(|| tags.with_upos(upos)) {
+                    Some(t) => t,
+                    None => tags.intern(upos, xpos),
+                },
+                Gold::Tag => tags.intern(upos, xpos),
             };
             out.words.push(word_attrs(w.get(Column::Form)));
             out.tags.push(tag);
@@ -738,7 +735,7 @@ mod tests {
             let s = sentence(&[("the", "DET", "DT"), ("zork", "NOUN", "NN"), ("blick", blick.0, blick.1)]);
             for _ in 0..20 {
                 data.push(if checked_only {
-                    TagSentence::partial(&s, |id| id == 2, &mut tags)
+                    TagSentence::partial(&s, |id| if id == 2 { Gold::Tag } else { Gold::Unchecked }, &mut tags)
                 } else {
                     TagSentence::from_sentence(&s, &mut tags)
                 });
@@ -761,7 +758,7 @@ mod tests {
         let known = tags.len();
         // "flurb" was shown as a verb; the annotator set its UPOS to NOUN, the XPOS unknown.
         let s = sentence(&[("the", "DET", "DT"), ("flurb", "NOUN", "_"), ("runs", "VERB", "VB")]);
-        let partial = TagSentence::partial(&s, |id| id == 2, &mut tags);
+        let partial = TagSentence::partial(&s, |id| if id == 2 { Gold::Upos } else { Gold::Unchecked }, &mut tags);
         assert_eq!(partial.gold, Some(vec![Gold::Unchecked, Gold::Upos, Gold::Unchecked]));
         assert_eq!(tags.len(), known, "no (NOUN, _) tag was made up");
         data.extend(std::iter::repeat_n(partial, 20));

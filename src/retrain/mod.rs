@@ -55,11 +55,12 @@
 //! tagger as it is (its sections are copied). With `retrain.retrain_tagger`, the words of
 //! annotated sentences whose tags a person checked also train a new tagger, with
 //! `retrain.base`: every word of a sentence that says `# tags = reviewed` ([`TAGS_KEY`]), the
-//! words `# tags_checked` lists ([`TAGS_CHECKED_KEY`], written by the workbench when an
-//! annotator fixes or confirms a tag); the others are tagged as the tagger would but never
-//! trained on (partial supervision, [`TagSentence::partial`]). The candidate is then scored on
-//! `retrain.heldout` as its own tagger tags it. The base data is read with gold tags, so a model
-//! first trained on jackknifed tags is retrained on gold ones.
+//! words `# tags_checked` and `# upos_checked` list ([`TAGS_CHECKED_KEY`], [`UPOS_CHECKED_KEY`]:
+//! written by the workbench when an annotator fixes or confirms a tag); the others are tagged
+//! as the tagger would but never trained on (partial supervision, [`TagSentence::partial`]).
+//! The candidate is then scored on `retrain.heldout` as its own tagger tags it. The base data
+//! is read with gold tags, so a model first trained on jackknifed tags is retrained on gold
+//! ones.
 //!
 //! This module owns the cycle and its report; it must not know about the daemon (which runs
 //! [`run_cycle`] on a schedule in a background thread) nor about the spool.
@@ -81,7 +82,7 @@ use crate::base::label::LabelSet;
 use crate::corpus::{CorpusError, Format, Reader};
 use crate::model::file::{self as model_file, Extras, ModelError, ModelFile, Recipe, TableView, WriteOptions};
 use crate::model::registry::{compact_utc, file_name, unix_time, Event, Registry, RegistryError};
-use crate::model::tagger::{accuracy, load_tagging, train_tagger, TagSentence, TagSet, Tagger};
+use crate::model::tagger::{accuracy, load_tagging, train_tagger, Gold, TagSentence, TagSet, Tagger};
 use crate::train::completion::{Completion, Confidence};
 use crate::train::eval::{Counts, Scores};
 use crate::train::{self, DevSentence, LearnerKind, OracleKind, TrainOptions, TrainingSet};
@@ -571,24 +572,29 @@ pub fn tags_reviewed(sent: &crate::corpus::Sentence) -> bool {
     store::comment_value(sent, TAGS_KEY) == Some("reviewed")
 }
 
-/// `# tags_checked = 3 7`: a person checked the UPOS of these words (1-based ids), and their
-/// XPOS unless it is `_`; a cycle with `retrain.retrain_tagger` trains the tagger on those
-/// words alone (see [`TagSentence::partial`]).
+/// `# tags_checked = 3 7`: a person checked the UPOS and XPOS of these words (1-based ids); a
+/// cycle with `retrain.retrain_tagger` trains the tagger on them (see [`TagSentence::partial`]).
 pub const TAGS_CHECKED_KEY: &str = "tags_checked";
 
-/// The words of `sent` whose tags a person checked: all of them under `# tags = reviewed`,
-/// those [`TAGS_CHECKED_KEY`] lists otherwise (ids that are not numbers of its words are
-/// ignored); `None` if none.
-pub fn checked_tags(sent: &crate::corpus::Sentence) -> Option<Vec<u32>> {
+/// `# upos_checked = 2`: a person checked the UPOS of these words, not their XPOS (the tagger
+/// trains them towards its tag with that UPOS that scores best).
+pub const UPOS_CHECKED_KEY: &str = "upos_checked";
+
+/// What a person checked of each word's tag in `sent` (index 0 is word 1): every tag under
+/// `# tags = reviewed`, else the words [`TAGS_CHECKED_KEY`] and [`UPOS_CHECKED_KEY`] list
+/// (ids that are not numbers of its words are ignored); `None` if nothing.
+pub fn checked_tags(sent: &crate::corpus::Sentence) -> Option<Vec<Gold>> {
     if tags_reviewed(sent) {
-        return Some((1..=sent.len() as u32).collect());
+        return Some(vec![Gold::Tag; sent.len()]);
     }
-    let ids: Vec<u32> = store::comment_value(sent, TAGS_CHECKED_KEY)?
-        .split_whitespace()
-        .filter_map(|id| id.parse().ok())
-        .filter(|&id| id >= 1 && id as usize <= sent.len())
-        .collect();
-    (!ids.is_empty()).then_some(ids)
+    let mut gold = vec![Gold::Unchecked; sent.len()];
+    for (key, level) in [(UPOS_CHECKED_KEY, Gold::Upos), (TAGS_CHECKED_KEY, Gold::Tag)] {
+        let ids = store::comment_value(sent, key).unwrap_or_default().split_whitespace();
+        for id in ids.filter_map(|id| id.parse::<usize>().ok()).filter(|&id| id >= 1 && id <= sent.len()) {
+            gold[id - 1] = level;
+        }
+    }
+    gold.iter().any(|&g| g != Gold::Unchecked).then_some(gold)
 }
 
 /// Whether an annotation is held out for the gate: a fixed share of identities, chosen by hash.
@@ -787,8 +793,8 @@ pub fn run_cycle(
             for a in contents.annotations.iter().filter(|a| !held_out(&a.id, settings.annotation_heldout)) {
                 let Some(checked) = checked_tags(&a.sentence) else { continue };
                 report.tagger_annotations += 1;
-                report.tagger_annotated_words += checked.len();
-                let s = TagSentence::partial(&a.sentence, |id| checked.contains(&id), &mut tags);
+                report.tagger_annotated_words += checked.iter().filter(|&&g| g != Gold::Unchecked).count();
+                let s = TagSentence::partial(&a.sentence, |id| checked[id as usize - 1], &mut tags);
                 sentences.extend(std::iter::repeat_n(s, settings.annotation_weight as usize));
             }
             progress(&format!(

@@ -17,7 +17,7 @@ use std::time::Instant;
 use serde::Deserialize;
 use serde_json::json;
 
-use super::answers::{Answers, ArcChange, Checked, Decision, Provenance, TagChange, TagFix};
+use super::answers::{Answers, ArcChange, Checked, CheckedTags, Decision, Provenance, TagChange, TagFix};
 use super::auth::{Annotator, Tokens};
 use super::error_model::{ErrorModel, Pattern};
 use super::http::{Request, Response};
@@ -297,7 +297,7 @@ impl Workbench {
         let req: ArcsIn = parse_json(body)?;
         let model = self.serving();
         let (sent, check) = self.with_task(who, &req.task, |t| (t.sent.clone(), t.check.clone()))?;
-        let sent = with_tags(&sent, &tag_fixes(&sent, &req.arcs)?);
+        let sent = with_tags(&sent, &tag_fixes(&sent, &req.arcs)?, &model);
         let mut reparser = Reparser::new(&model);
         let constraints = self.constraints(&reparser, &sent, &req.arcs)?;
         let words = reparser.view(&sent, &constraints, &check, &ErrorModel::default());
@@ -311,7 +311,7 @@ impl Workbench {
             (t.sent.clone(), t.shown.clone(), t.checked.clone(), t.provenance(&req.task, who))
         })?;
         let fixes = tag_fixes(&shown_sent, &req.arcs)?;
-        let sent = with_tags(&shown_sent, &fixes);
+        let sent = with_tags(&shown_sent, &fixes, &model);
         let mut reparser = Reparser::new(&model);
         let constraints = self.constraints(&reparser, &sent, &req.arcs)?;
         let n = sent.len();
@@ -332,7 +332,14 @@ impl Workbench {
             let w = &view[a.word as usize - 1];
             arcs[a.word as usize] = Some((w.head, w.deprel.clone()));
         }
-        let tags_checked: Vec<u32> = (1..=n as u32).filter(|&w| fixes[w as usize].is_some()).collect();
+        let mut tags_checked = CheckedTags::default();
+        for (w, fix) in fixes.iter().enumerate().skip(1) {
+            match fix {
+                Some(f) if f.whole_tag() => tags_checked.whole.push(w as u32),
+                Some(_) => tags_checked.upos.push(w as u32),
+                None => {}
+            }
+        }
         let file = self
             .answers
             .write_correction(&sent, &arcs, req.whole, &tags_checked, &meta)
@@ -549,13 +556,15 @@ fn tag_fixes(sent: &Sentence, arcs: &[ArcIn]) -> Result<Vec<Option<TagFix>>, Ref
     Ok(fixes)
 }
 
-/// `sent` with the tags of `fixes` (see [`TagFix::applied`]).
-fn with_tags(sent: &Sentence, fixes: &[Option<TagFix>]) -> Sentence {
+/// `sent` with the tags of `fixes` (see [`TagFix::applied`]; `model`'s tagger gives the XPOS of
+/// a changed UPOS).
+fn with_tags(sent: &Sentence, fixes: &[Option<TagFix>], model: &ModelFile) -> Sentence {
     let mut out = sent.clone();
+    let tags = model.tagger().map(|(meta, _, _)| &meta.tags);
     for (w, fix) in fixes.iter().enumerate().skip(1) {
         if let Some(fix) = fix {
             let word = sent.word(w);
-            let (upos, xpos) = fix.applied(word.get(Column::Upos), word.get(Column::Xpos));
+            let (upos, xpos) = fix.applied(word.get(Column::Upos), word.get(Column::Xpos), tags);
             out.set_tags(w, &upos, &xpos);
         }
     }

@@ -57,8 +57,9 @@
 //! `retrain.base`: every word of a sentence that says `# tags = reviewed` ([`TAGS_KEY`]), the
 //! words `# tags_checked` and `# upos_checked` list ([`TAGS_CHECKED_KEY`], [`UPOS_CHECKED_KEY`]:
 //! written by the workbench when an annotator fixes or confirms a tag); the others are tagged
-//! as the tagger would but never trained on (partial supervision, [`TagSentence::partial`]).
-//! The candidate is then scored on `retrain.heldout` as its own tagger tags it. The base data
+//! as the tagger would but never trained on (partial supervision, [`TagSentence::partial`]);
+//! on en_atis, 2,000 corrected arcs with 2,033 tag fixes took dev UPOS from 83.47 to 96.55 and
+//! LAS to 86.03 (83.04 with the arcs alone; docs/annotation.md). The candidate is then scored on `retrain.heldout` as its own tagger tags it. The base data
 //! is read with gold tags, so a model first trained on jackknifed tags is retrained on gold
 //! ones.
 //!

@@ -76,7 +76,9 @@ impl TagFix {
     /// serving model's tagger has with that UPOS (`tags`), else `_`. Never `_` where the
     /// tagger has a pair: the parser retrains on these tags, and learning pairs the tagger
     /// never gives would make it take a file of gold UPOS and XPOS `_` as its own tags (and
-    /// parse it without retagging, see [`crate::parse::fit`]).
+    /// parse it without retagging, see [`crate::parse::fit`]). Measured on en_atis (2,000
+    /// arcs and 2,033 tag fixes, docs/annotation.md): dev LAS 84.08 with `_`, 86.03 with the
+    /// tagger's XPOS.
     pub fn applied(&self, old_upos: &str, old_xpos: &str, tags: Option<&TagSet>) -> (String, String) {
         let upos = self.upos.name();
         let xpos = match &self.xpos {

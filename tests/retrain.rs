@@ -905,6 +905,8 @@ fn reviewed_tags_retrain_the_tagger_only_when_asked() {
         let (report, tags) = cycle_on_tag_annotations(retrain_tagger, "# tags = reviewed");
         assert_eq!(report.tagger_retrained, retrain_tagger);
         assert_eq!(report.tagger_annotations, if retrain_tagger { 20 } else { 0 }, "{report:#?}");
+        // Kept, the tagger gives the parser its own tags: so the parser trains on those.
+        assert_eq!(report.annotations_retagged, if retrain_tagger { 0 } else { 20 }, "{report:#?}");
         assert_eq!(report.heldout_upos_candidate.is_some(), retrain_tagger);
         assert_eq!(tags.iter().all(|t| t == "SYM ZZ"), retrain_tagger, "{tags:?}");
     }

@@ -2,7 +2,7 @@
 Selenium loads the page, corrects one arc with the keyboard and one with the mouse, accepts a
 sentence whole, changes a word's tag, flags one as bad, and reads the correction files the
 server wrote into annotated/. Screenshots go to target/screenshots/ (first load, a keyboard
-correction, a long sentence, a 480px window, the models view, a changed tag).
+correction, a long sentence, a 480px window, the models view, the tag chooser, a changed tag).
 
 The server is started on a spool made here: a model trained by conftest's `data` fixture parses
 a few en_ewt dev sentences with `--min-confidence 0.99`, and its `--rejected` output is the
@@ -401,12 +401,13 @@ def test_a_tag_is_changed_and_the_correction_carries_it(browser, workbench: Work
     assert len(select.options) == 17, [o.text for o in select.options]
     assert select.first_selected_option.text == current["upos"], "the chooser starts on the word's tag"
     select.select_by_value(new)
+    screenshot(driver, "6-tag-chooser")
     driver.find_element("css selector", "#tag-form button[type=submit]").click()
     settled(driver)
     changed = word(driver, current["id"])
     assert (changed["upos"], changed["tag_fixed"]) == (new, True), changed
     assert (changed["head"], changed["deprel"]) != (None, None)
-    screenshot(driver, "6-tag-changed")
+    screenshot(driver, "7-tag-changed")
     # The tag goes with the word's arc, accepted as drawn (Enter), then submitted.
     press(driver, ENTER)
     settled(driver)

@@ -22,8 +22,15 @@ Also printed, from the queue runs: the share of wrong arcs among the first N arc
 against every arc of the lowconf sentences ordered by confidence alone, and the share of the
 pool's errors within the first 30% of its arcs (with the bound no ranking can pass).
 
+With --fix-tags (issue 30), the queue's annotator also fixes tags: every word of a task whose
+shown UPOS is not the gold one gets the gold UPOS in its answer (with its arc when it is one
+asked, alone otherwise), as a person who sees a wrong tag would fix it; those fixes are counted
+apart from the arc budget, and the cycles run with `retrain_tagger = true` (runs and results
+are named `queue+tags`).
+
 usage: scripts/simulate-annotator.py MODEL [--budgets 1000,2000,4000]
          [--strategies queue,random,lowest,partial-arcs] [--work DIR] [--retrain KEY=VALUE]...
+         [--fix-tags] [--score GOLD]...
        scripts/simulate-annotator.py MODEL --precision-only [--budgets 7000]
          (the queue alone, answered until the budget or its end, no retraining)
 Results are appended to WORK/results.jsonl as they come (a run already there is not redone).
@@ -35,7 +42,6 @@ import random
 import shutil
 import subprocess
 import sys
-import time
 import urllib.error
 import urllib.request
 
@@ -66,9 +72,10 @@ def call(url, path, body=None):
     return reply.status, (json.load(reply) if reply.status == 200 else None)
 
 
-def queue_answers(run, model, lowconf, gold, budget):
-    """Answers tasks through the API until `budget` arcs; returns the asked arcs' wrongness and
-    the count of arcs answered.
+def queue_answers(run, model, lowconf, gold, budget, fix_tags=False):
+    """Answers tasks through the API until `budget` arcs; returns the asked arcs' wrongness,
+    the count of arcs answered and the count of tags fixed (with `fix_tags`: the gold UPOS of
+    every word shown with another, sent with the answer; not counted in the budget).
 
     A gold label the model does not have is answered as the head alone (the page offers only
     the model's labels); gold arcs that no projective tree holds together are answered as many
@@ -82,6 +89,7 @@ def queue_answers(run, model, lowconf, gold, budget):
     with open(log_path, "w") as log:  # a file, not a pipe: a full pipe would stop the server
         server = subprocess.Popen([SP, "annotate", "--config", cfg, "--listen", "127.0.0.1:0"], stderr=log)
     asked = []
+    tag_fixes = 0
     try:
         url = None
         while url is None:
@@ -106,10 +114,17 @@ def queue_answers(run, model, lowconf, gold, budget):
                     gc = g[str(w["id"])]
                     asked.append((str(w["head"]), w["deprel"]) != (gc[6], gc[7]))
                     arcs.append({"id": w["id"], "head": int(gc[6]), "deprel": gc[7] if gc[7] in labels else None})
+            # Tags shown wrong, fixed to gold: on the word's arc if it is answered, alone otherwise.
+            wrong_tags = {w["id"]: g[str(w["id"])][3] for w in task["words"]
+                          if fix_tags and w["upos"] != g[str(w["id"])][3]}
             while arcs:
-                status, reply = call(url, "/api/answer", {"task": task["task"], "arcs": arcs, "whole": False})
+                ids = {a["id"] for a in arcs}
+                body = [dict(a, upos=wrong_tags[a["id"]]) if a["id"] in wrong_tags else a for a in arcs]
+                body += [{"id": i, "upos": u} for i, u in wrong_tags.items() if i not in ids]
+                status, reply = call(url, "/api/answer", {"task": task["task"], "arcs": body, "whole": False})
                 if status == 200:
                     answered += len(arcs)
+                    tag_fixes += reply["tags"]
                     break
                 if status != 422:
                     sys.exit(f"POST /api/answer: {status} {reply}")
@@ -119,7 +134,7 @@ def queue_answers(run, model, lowconf, gold, budget):
     finally:
         server.terminate()
         server.wait()
-    return asked, answered
+    return asked, answered, tag_fixes
 
 
 def retrain(run, cfg):
@@ -180,10 +195,15 @@ def main():
                     help="a [retrain] setting of the cycles (TOML), e.g. annotation_weight=1; repeatable")
     ap.add_argument("--work", default=os.path.join(ROOT, "runs", "simulate-annotator"))
     ap.add_argument("--precision-only", action="store_true")
+    ap.add_argument("--fix-tags", action="store_true",
+                    help="the queue's annotator also sends the gold UPOS of every word shown with a wrong one; "
+                         "cycles run with retrain_tagger = true")
     ap.add_argument("--score", action="append", default=[], metavar="GOLD",
                     help="also score the promoted candidate (and the model, once) on this gold file: LAS, UPOS, "
                          "arc ECE; repeatable (e.g. the domain's dev and en_ewt dev)")
     args = ap.parse_args()
+    if args.fix_tags and not any(r.startswith("retrain_tagger") for r in args.retrain):
+        args.retrain.append("retrain_tagger = true")
     model = os.path.abspath(args.model)
     train, dev = os.path.join(args.domain, "train.conllu.zst"), os.path.join(args.domain, "dev.conllu.zst")
     if not os.path.exists(train):
@@ -199,7 +219,7 @@ def main():
         run = os.path.join(args.work, "precision")
         shutil.rmtree(run, ignore_errors=True)
         os.makedirs(os.path.join(run, "spool", "annotated"))
-        asked, _ = queue_answers(run, model, lowconf, gold, max(int(b) for b in args.budgets.split(",")))
+        asked, _, _ = queue_answers(run, model, lowconf, gold, max(int(b) for b in args.budgets.split(",")))
         precision(asked, pool, gold)
         return
     results_path = os.path.join(args.work, "results.jsonl")
@@ -214,15 +234,17 @@ def main():
         print(f"the model before any cycle on {g}: {json.dumps(base_score)}", flush=True)
     for budget in [int(b) for b in args.budgets.split(",")]:
         for strategy in args.strategies.split(","):
-            if (strategy, budget) in done:
+            name = strategy + ("+tags" if args.fix_tags and strategy == "queue" else "")
+            if (name, budget) in done:
                 continue
-            run = os.path.join(args.work, f"{strategy}-{budget}")
+            run = os.path.join(args.work, f"{name}-{budget}")
             shutil.rmtree(run, ignore_errors=True)
             os.makedirs(os.path.join(run, "spool", "annotated"))
             cfg = os.path.join(run, "spoolparse.toml")
             config(cfg, run, model, os.path.abspath(args.base), os.path.abspath(args.heldout or dev), args.retrain)
+            tag_fixes = 0
             if strategy == "queue":
-                asked, arcs = queue_answers(run, model, lowconf, gold, budget)
+                asked, arcs, tag_fixes = queue_answers(run, model, lowconf, gold, budget, args.fix_tags)
                 asked_max = max(asked_max, asked, key=len)
             else:
                 sents, _, arcs = select(strategy, parsed, gold, set(), budget, random.Random(1))
@@ -230,11 +252,12 @@ def main():
                 write_conllu(tmp, sents)
                 os.rename(tmp, os.path.join(run, "spool", "annotated", "answers.conllu"))
             report = retrain(run, cfg)
-            row = {"strategy": strategy, "budget": budget, "arcs": arcs,
+            row = {"strategy": name, "budget": budget, "arcs": arcs, "tag_fixes": tag_fixes,
                    "before": report["current"]["heldout_las"],
                    "after": (report.get("candidate") or {}).get("heldout_las"),
                    "decision": report.get("decision"), "train_seconds": report.get("train_seconds"),
                    "wall_seconds": report["wall_seconds"], "peak_rss_mib": report["peak_rss_mib"],
+                   "heldout_upos": [report.get("heldout_upos_serving"), report.get("heldout_upos_candidate")],
                    "settings": args.retrain}
             if report.get("decision") == "promoted":
                 current = os.path.join(run, "spool", "models", "current")
@@ -251,7 +274,7 @@ def main():
     for budget in [int(b) for b in args.budgets.split(",")]:
         cells = []
         for s in args.strategies.split(","):
-            r = done.get((s, budget))
+            r = done.get((s + ("+tags" if args.fix_tags and s == "queue" else ""), budget))
             cells.append("-" if not r or r["after"] is None else
                          f"{r['after']:.2f} ({r['after'] - r['before']:+.2f}, {r['decision']})")
         print(f"| {budget} | " + " | ".join(cells) + " |")

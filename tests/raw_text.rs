@@ -51,20 +51,6 @@ fn parse_raw(model: &Path, dir: &Path, text: &[u8]) -> (Vec<Sentence>, PathBuf) 
     (sents, output)
 }
 
-/// Runs the UD validator at level 2 on `path`, if the test venv has it.
-fn validate(path: &Path, lang: &str) {
-    let validator = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/python-venv/bin/udvalidate");
-    if !validator.exists() {
-        common::skip(&format!("{} not found (scripts/python-test.sh builds it)", validator.display()));
-        return;
-    }
-    let out = std::process::Command::new(validator)
-        .args(["--lang", lang, "--level", "2", path.to_str().unwrap()])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}\n{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
-}
-
 /// Text with every kind of spacing and script the reader must keep.
 const AWKWARD: &str = "  Vámonos al mar. Sue likes coffee!\r\nYes\n\n \t\nSecond  paragraph:\tcafe\u{301} 👍🏽 and \
     👩\u{200d}💻 ok.\nשלום עולם. مرحبا بالعالم.\u{1}x\u{7f}y\u{200b}z \\|a|\u{feff}b.\n\n\n";
@@ -86,7 +72,7 @@ fn raw_text_comes_back_from_the_conllu_written_and_it_passes_the_validator() {
         assert!(s.comments.iter().any(|c| c.starts_with("# sent_id = in.raw-")));
         assert!(s.heads().unwrap().is_some(), "parsed");
     }
-    validate(&output, "es");
+    common::validate(&output, "es");
     // A byte order mark at the start is dropped, as CoNLL readers drop it.
     let (sents, _) = parse_raw(&model, dir.path(), format!("\u{feff}{AWKWARD}").as_bytes());
     assert_eq!(recover_text(&sents), AWKWARD);
@@ -103,7 +89,7 @@ fn multiword_tokens_of_the_training_data_are_split_into_their_words() {
     assert!(ids_forms.contains(&"1 vamos".to_string()) || ids_forms.contains(&"1 Vamos".to_string()), "{ids_forms:?}");
     let al = ids_forms.iter().position(|l| l.ends_with(" al")).expect("al is a token");
     assert_eq!(ids_forms[al + 1..al + 3], ["3 a", "4 el"]);
-    validate(&output, "es");
+    common::validate(&output, "es");
 }
 
 #[test]
@@ -192,7 +178,7 @@ fn greek_raw_text_gets_the_multiword_tokens_of_el_gdt_and_passes_the_validator()
         let got: Vec<&str> = forms[at + 1..at + 3].iter().map(|f| f.split(' ').nth(1).unwrap()).collect();
         assert_eq!(got, words);
     }
-    validate(&output, "el");
+    common::validate(&output, "el");
 }
 
 #[test]

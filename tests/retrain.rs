@@ -863,44 +863,62 @@ fn served_tags(dir: &Path) -> Vec<String> {
         .collect()
 }
 
+/// One cycle (`retrain_tagger` as given) on 20 annotated "Sue likes tea" sentences whose words
+/// all have tags no treebank sentence has (SYM ZZ), each with the comment `tags_comment`; the
+/// report, and the tags the promoted model then gives the words.
+fn cycle_on_tag_annotations(retrain_tagger: bool, tags_comment: &str) -> (spoolparse::retrain::Report, Vec<String>) {
+    let dir = tempfile::tempdir().unwrap();
+    let fixture = common::fixture("special.conllu");
+    let model = dir.path().join("tagger.model");
+    let args = ["--epochs", "1", "--tagger", "--jackknife", "0", "--tagger-epochs", "2"];
+    let out = common::train(&fixture, &model, &args);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let heldout = heldout_beside(&fixture, dir.path());
+    let settings = format!(
+        "max_las_drop = 100\nepochs = 1\nannotation_heldout = 0.0\nretrain_tagger = {retrain_tagger}\n\
+         tagger_epochs = 3\nannotation_weight = 5\n"
+    );
+    let config = write_config(dir.path(), &model, &fixture, &heldout, &settings);
+    // Words of the fixture (a file of unknown words would be refused).
+    let text: String = (0..20)
+        .map(|i| {
+            let words = [("Sue", "2", "nsubj"), ("likes", "0", "root"), ("tea", "2", "obj")];
+            let mut s = format!("# sent_id = t{i}\n{tags_comment}\n");
+            for (w, (form, head, deprel)) in words.iter().enumerate() {
+                s.push_str(&format!("{}\t{form}\t{form}\tSYM\tZZ\t_\t{head}\t{deprel}\t_\t_\n", w + 1));
+            }
+            s + "\n"
+        })
+        .collect();
+    drop_in(&dir.path().join("spool/annotated"), "tags.conllu", &text);
+    let report = retrain(&config);
+    assert_eq!(report.decision, Some(spoolparse::retrain::Decision::Promoted), "{report:#?}");
+    assert_eq!(report.annotations, 20, "{report:#?}");
+    let tags = served_tags(dir.path());
+    assert_eq!(tags.len(), 3);
+    (report, tags)
+}
+
 #[test]
 fn reviewed_tags_retrain_the_tagger_only_when_asked() {
     for retrain_tagger in [false, true] {
-        let dir = tempfile::tempdir().unwrap();
-        let fixture = common::fixture("special.conllu");
-        let model = dir.path().join("tagger.model");
-        let args = ["--epochs", "1", "--tagger", "--jackknife", "0", "--tagger-epochs", "2"];
-        let out = common::train(&fixture, &model, &args);
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-        let heldout = heldout_beside(&fixture, dir.path());
-        let settings = format!(
-            "max_las_drop = 100\nepochs = 1\nannotation_heldout = 0.0\nretrain_tagger = {retrain_tagger}\n\
-             tagger_epochs = 3\nannotation_weight = 5\n"
-        );
-        let config = write_config(dir.path(), &model, &fixture, &heldout, &settings);
-        // Words of the fixture (a file of unknown words would be refused) with tags no
-        // treebank sentence has, reviewed by a person.
-        let text: String = (0..20)
-            .map(|i| {
-                let words = [("Sue", "2", "nsubj"), ("likes", "0", "root"), ("tea", "2", "obj")];
-                let mut s = format!("# sent_id = t{i}\n# tags = reviewed\n");
-                for (w, (form, head, deprel)) in words.iter().enumerate() {
-                    s.push_str(&format!("{}\t{form}\t{form}\tSYM\tZZ\t_\t{head}\t{deprel}\t_\t_\n", w + 1));
-                }
-                s + "\n"
-            })
-            .collect();
-        drop_in(&dir.path().join("spool/annotated"), "tags.conllu", &text);
-        let report = retrain(&config);
-        assert_eq!(report.decision, Some(spoolparse::retrain::Decision::Promoted), "{report:#?}");
-        assert_eq!(report.annotations, 20, "{report:#?}");
+        let (report, tags) = cycle_on_tag_annotations(retrain_tagger, "# tags = reviewed");
         assert_eq!(report.tagger_retrained, retrain_tagger);
         assert_eq!(report.tagger_annotations, if retrain_tagger { 20 } else { 0 }, "{report:#?}");
+        // Kept, the tagger gives the parser its own tags: so the parser trains on those.
+        assert_eq!(report.annotations_retagged, if retrain_tagger { 0 } else { 20 }, "{report:#?}");
         assert_eq!(report.heldout_upos_candidate.is_some(), retrain_tagger);
-        let tags = served_tags(dir.path());
-        assert_eq!(tags.len(), 3);
         assert_eq!(tags.iter().all(|t| t == "SYM ZZ"), retrain_tagger, "{tags:?}");
     }
+}
+
+#[test]
+fn checked_tags_retrain_the_tagger_on_those_words_only() {
+    // Only "tea" (word 3) had its tag checked; "Sue" and "likes" show SYM ZZ unchecked.
+    let (report, tags) = cycle_on_tag_annotations(true, "# tags_checked = 3");
+    assert_eq!((report.tagger_annotations, report.tagger_annotated_words), (20, 20), "{report:#?}");
+    assert_eq!(tags[2], "SYM ZZ", "the checked tag was learned: {tags:?}");
+    assert!(tags[..2].iter().all(|t| t != "SYM ZZ"), "an unchecked tag was trained on: {tags:?}");
 }
 
 #[test]

@@ -19,9 +19,10 @@ fn corpus(n: usize) -> String {
     let arcs = [(2, "det"), (3, "nsubj"), (0, "root"), (5, "det"), (3, "obj")];
     let mut text = String::new();
     for s in 0..n {
-        text.push_str(&format!("# sent_id = s{s}\n"));
+        let forms: Vec<String> = (0..tags.len()).map(|i| format!("w{}x{}", s % 7 + i, s)).collect();
+        text.push_str(&format!("# sent_id = s{s}\n# text = {}\n", forms.join(" ")));
         for (i, (tag, (head, rel))) in tags.iter().zip(arcs).enumerate() {
-            let form = format!("w{}x{}", s % 7 + i, s);
+            let form = &forms[i];
             text.push_str(&format!("{}\t{form}\t{form}\t{tag}\t{tag}\t_\t{head}\t{rel}\t_\t_\n", i + 1));
         }
         text.push('\n');
@@ -318,6 +319,17 @@ fn requests_that_cannot_be_right_are_refused_and_write_nothing() {
         ),
         (answer(json!([{ "id": 1, "head": 2, "deprel": "det" }]), true), 422, "every word's arc"),
         (answer(json!([]), false), 422, "no arc"),
+        (
+            answer(json!([{ "id": 1, "head": 2, "upos": "NOUN" }, { "id": 2, "upos": "FOO" }]), false),
+            422,
+            "\"FOO\" is not a UD UPOS",
+        ),
+        (answer(json!([{ "id": 1, "head": 2, "upos": "noun" }]), false), 422, "not a UD UPOS"),
+        (answer(json!([{ "id": 1, "head": 2, "xpos": "NN" }]), false), 422, "an XPOS goes with its UPOS"),
+        (answer(json!([{ "id": 1, "head": 2, "upos": "NOUN", "xpos": "N N" }]), false), 422, "cannot be an XPOS"),
+        (answer(json!([{ "id": 1, "head": 2 }, { "id": 9, "upos": "NOUN" }]), false), 422, "word 9: no such word"),
+        (answer(json!([{ "id": 2, "upos": "NOUN" }]), false), 422, "a tag goes with an arc"),
+        (answer(json!([{ "id": 1, "head": 2, "tag": "NOUN" }]), false), 400, "unknown field `tag`"),
         (server.request("POST", "/api/answer", b"{not json", None), 400, "malformed JSON"),
         (server.request("POST", "/api/answer", &vec![b' '; (1 << 20) + 1], None), 413, "at most"),
         (server.get("/api/answer"), 405, "takes POST"),
@@ -330,6 +342,94 @@ fn requests_that_cannot_be_right_are_refused_and_write_nothing() {
     assert!(spool.corrections().is_empty());
     // The task is still the annotator's, and can still be answered.
     assert_eq!(answer(json!([{ "id": 1, "head": 2, "deprel": "det" }]), false).0, 200);
+}
+
+/// The token lines of the correction file `path`, split into columns.
+fn words_of(path: &Path) -> Vec<Vec<String>> {
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .filter(|l| l.split('\t').count() == 10)
+        .map(|l| l.split('\t').map(str::to_string).collect())
+        .collect()
+}
+
+#[test]
+fn a_tag_fixed_or_confirmed_with_an_answer_is_stored_marked_checked_and_audited() {
+    let spool = Spool::new(12, "");
+    let server = Server::start(&spool, &[]);
+    let (_, task) = server.get("/api/next");
+    let words = task["words"].as_array().unwrap();
+    // The task shows each word's tags, as the corpus has them.
+    assert_eq!((words[1]["upos"].as_str(), words[1]["xpos"].as_str()), (Some("NOUN"), Some("NOUN")), "{task}");
+    // Word 2's UPOS fixed (no XPOS: the one shown was the old UPOS's, and this model has no
+    // tagger to take one from), word 3's UPOS confirmed, word 5's UPOS and XPOS fixed, word 4's
+    // arc alone answered.
+    let arcs = json!([
+        { "id": 2, "head": 3, "deprel": "nsubj", "upos": "PROPN" },
+        { "id": 3, "head": null, "upos": "VERB" },
+        { "id": 4, "head": 5, "deprel": "det" },
+        { "id": 5, "upos": "X", "xpos": "FW" },
+    ]);
+    let (status, answer) = server.post("/api/answer", json!({ "task": task["task"], "arcs": arcs }));
+    assert_eq!((status, &answer["stored"], &answer["tags"]), (200, &json!(2), &json!(3)), "{answer}");
+    let file = &spool.corrections()[0];
+    let stored: Vec<(String, String)> = words_of(file).iter().map(|w| (w[3].clone(), w[4].clone())).collect();
+    let pair = |u: &str, x: &str| (u.to_string(), x.to_string());
+    assert_eq!(
+        stored,
+        [pair("DET", "DET"), pair("PROPN", "_"), pair("VERB", "VERB"), pair("DET", "DET"), pair("X", "FW")]
+    );
+    let text = std::fs::read_to_string(file).unwrap();
+    assert!(text.contains("# tags_checked = 5\n") && text.contains("# upos_checked = 2 3\n"), "{text}");
+    assert!(!text.contains("# tags = reviewed"), "{text}");
+    assert_eq!(arcs_of(file)[2], ("_".to_string(), "_".to_string()), "a tag alone answers no arc");
+    // (A partial tree's `_` HEADs are not UD at level 2; the whole sentence below is validated.)
+    // The audit log has every checked tag, before and after, and the arcs as before.
+    let audit = std::fs::read_to_string(spool.annotated().join("workbench/audit.jsonl")).unwrap();
+    let decision: Value = serde_json::from_str(audit.lines().next().unwrap()).unwrap();
+    let by_id = |id: u64| decision["arcs"].as_array().unwrap().iter().find(|a| a["id"] == id).cloned();
+    assert_eq!(
+        by_id(2).unwrap()["tag"],
+        json!({ "old_upos": "NOUN", "old_xpos": "NOUN", "upos": "PROPN", "xpos": "_" })
+    );
+    assert_eq!(
+        (by_id(3).unwrap()["head"].clone(), by_id(3).unwrap()["tag"]["upos"].clone()),
+        (Value::Null, json!("VERB"))
+    );
+    assert!(by_id(4).unwrap().get("tag").is_none());
+    assert!(by_id(1).is_none());
+    assert_eq!(server.get("/api/stats").1["arcs_today"], json!(2), "tags are not counted as arcs");
+
+    // Every word's UPOS and XPOS checked, with every arc: the sentence's tags are reviewed.
+    let (_, task) = server.get("/api/next");
+    let arcs: Vec<Value> = task["words"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| json!({ "id": w["id"], "head": w["head"], "deprel": w["deprel"], "upos": w["upos"], "xpos": w["xpos"] }))
+        .collect();
+    let (status, _) = server.post("/api/answer", json!({ "task": task["task"], "arcs": arcs, "whole": true }));
+    assert_eq!(status, 200);
+    let file = spool
+        .corrections()
+        .into_iter()
+        .find(|f| std::fs::read_to_string(f).unwrap().contains("# reviewed = all"))
+        .unwrap();
+    let text = std::fs::read_to_string(&file).unwrap();
+    assert!(text.contains("# tags = reviewed\n") && !text.contains("tags_checked"), "{text}");
+    common::validate(&file, "en");
+}
+
+#[test]
+fn a_reparse_parses_with_the_tags_given() {
+    let spool = Spool::new(12, "");
+    let server = Server::start(&spool, &[]);
+    let (_, task) = server.get("/api/next");
+    let (status, parsed) =
+        server.post("/api/reparse", json!({ "task": task["task"], "arcs": [{ "id": 3, "upos": "ADP" }] }));
+    assert_eq!(status, 200, "{parsed}");
+    assert_eq!((parsed["words"][2]["upos"].as_str(), parsed["words"][2]["xpos"].as_str()), (Some("ADP"), Some("_")));
 }
 
 #[test]

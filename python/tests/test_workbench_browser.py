@@ -1,8 +1,8 @@
 """The correction workbench (`spoolparse annotate`) in a real browser: headless Chromium driven by
 Selenium loads the page, corrects one arc with the keyboard and one with the mouse, accepts a
-sentence whole, flags one as bad, and reads the correction files the server wrote into
-annotated/. Screenshots go to target/screenshots/ (first load, a keyboard correction, a long
-sentence, a 480px window, the models view).
+sentence whole, changes a word's tag, flags one as bad, and reads the correction files the
+server wrote into annotated/. Screenshots go to target/screenshots/ (first load, a keyboard
+correction, a long sentence, a 480px window, the models view, the tag chooser, a changed tag).
 
 The server is started on a spool made here: a model trained by conftest's `data` fixture parses
 a few en_ewt dev sentences with `--min-confidence 0.99`, and its `--rejected` output is the
@@ -191,8 +191,9 @@ def task(driver) -> dict:
         const box = document.getElementById('sentence');
         if (document.getElementById('task').hidden) return {task: null, words: []};
         const words = [...box.querySelectorAll('g.word[data-word-id]')].filter((g) => g.dataset.wordId !== '0').map((g) => ({
-            id: Number(g.dataset.wordId), head: Number(g.dataset.head), deprel: g.dataset.deprel,
-            state: g.dataset.state, current: g.classList.contains('current'), picking: g.classList.contains('picking')}));
+            id: Number(g.dataset.wordId), head: Number(g.dataset.head), deprel: g.dataset.deprel, upos: g.dataset.upos,
+            state: g.dataset.state, current: g.classList.contains('current'), picking: g.classList.contains('picking'),
+            tag_fixed: g.classList.contains('tag-fixed')}));
         return {task: box.dataset.task, sent_id: box.dataset.sentId, words};
     """)
 
@@ -260,28 +261,44 @@ def stored_files(directory: Path) -> list[Path]:
     return [p for p in directory.rglob("*") if p.is_file() and not p.name.startswith(".")]
 
 
-def stored_tree(annotated: Path, sent_id: str) -> Optional[dict[int, tuple[str, str]]]:
-    """The sentence `sent_id` in a correction file of annotated/ (not rejected/): id -> (HEAD, DEPREL)."""
+def stored_block(annotated: Path, sent_id: str) -> Optional[str]:
+    """The sentence `sent_id` as a correction file of annotated/ (not rejected/) has it."""
     for path in stored_files(annotated):
         if "rejected" in path.relative_to(annotated).parts or ".conllu" not in path.name:
             continue
         for block in sentences(decompress(path).decode()):
             if f"# sent_id = {sent_id}\n" in block:
-                rows = [line.split("\t") for line in block.splitlines() if line and not line.startswith("#")]
-                return {int(r[0]): (r[6], r[7]) for r in rows if r[0].isdigit()}
+                return block
     return None
 
 
-def wait_stored(workbench: Workbench, sent_id: str) -> Optional[dict[int, tuple[str, str]]]:
+def rows(block: str) -> dict[int, list[str]]:
+    """The word lines of a sentence, by id, split into columns."""
+    split = [line.split("\t") for line in block.splitlines() if line and not line.startswith("#")]
+    return {int(r[0]): r for r in split if r[0].isdigit()}
+
+
+def stored_tree(annotated: Path, sent_id: str) -> Optional[dict[int, tuple[str, str]]]:
+    """The sentence `sent_id` in a correction file of annotated/ (not rejected/): id -> (HEAD, DEPREL)."""
+    block = stored_block(annotated, sent_id)
+    return None if block is None else {i: (r[6], r[7]) for i, r in rows(block).items()}
+
+
+def wait_stored_block(workbench: Workbench, sent_id: str) -> Optional[str]:
     if workbench.annotated is None:
         return None
     deadline = time.monotonic() + 15
     while time.monotonic() < deadline:
-        tree = stored_tree(workbench.annotated, sent_id)
-        if tree is not None:
-            return tree
+        block = stored_block(workbench.annotated, sent_id)
+        if block is not None:
+            return block
         time.sleep(0.1)
     raise AssertionError(f"no correction file in {workbench.annotated} holds {sent_id}: {stored_files(workbench.annotated)}")
+
+
+def wait_stored(workbench: Workbench, sent_id: str) -> Optional[dict[int, tuple[str, str]]]:
+    block = wait_stored_block(workbench, sent_id)
+    return None if block is None else {i: (r[6], r[7]) for i, r in rows(block).items()}
 
 
 # ------------------------------------------------------------------ the tests
@@ -366,6 +383,45 @@ def test_corrections_by_keyboard_and_mouse_are_stored(browser, workbench: Workbe
     if tree is not None:
         assert tree[current["id"]] == (str(head), label), tree
         assert tree[other["id"]] == (str(target), clicked["deprel"]), tree
+
+
+def test_a_tag_is_changed_and_the_correction_carries_it(browser, workbench: Workbench) -> None:
+    driver = browser
+    shown = task(driver)
+    assert shown["task"], "the queue ran out before a tag could be changed"
+    current = next(w for w in shown["words"] if w["current"])
+    new = "SYM" if current["upos"] != "SYM" else "X"
+    # A click on the tag under the word opens the chooser of the 17 UPOS.
+    element = driver.find_element("css selector", f'#sentence g.word[data-word-id="{current["id"]}"] rect.tag-hit')
+    driver.execute_script("arguments[0].scrollIntoView({inline: 'center', block: 'nearest'})", element)
+    element.click()
+    wait(driver, lambda: driver.find_element("id", "tag-dialog").is_displayed(), "the tag chooser")
+    from selenium.webdriver.support.select import Select
+    select = Select(driver.find_element("id", "tag-select"))
+    assert len(select.options) == 17, [o.text for o in select.options]
+    assert select.first_selected_option.text == current["upos"], "the chooser starts on the word's tag"
+    select.select_by_value(new)
+    screenshot(driver, "6-tag-chooser")
+    driver.find_element("css selector", "#tag-form button[type=submit]").click()
+    settled(driver)
+    changed = word(driver, current["id"])
+    assert (changed["upos"], changed["tag_fixed"]) == (new, True), changed
+    assert (changed["head"], changed["deprel"]) != (None, None)
+    screenshot(driver, "7-tag-changed")
+    # The tag goes with the word's arc, accepted as drawn (Enter), then submitted.
+    press(driver, ENTER)
+    settled(driver)
+    accepted = word(driver, current["id"])
+    ctrl_enter(driver)
+    next_task(driver, shown["task"])
+    block = wait_stored_block(workbench, shown["sent_id"])
+    if block is not None:
+        stored = rows(block)[current["id"]]
+        assert stored[3] == new, stored
+        assert (stored[6], stored[7]) == (str(accepted["head"]), accepted["deprel"]), stored
+        assert f"# upos_checked = {current['id']}\n" in block, block
+        unchanged = [w for w in shown["words"] if w["id"] != current["id"]]
+        assert all(rows(block)[w["id"]][3] == w["upos"] for w in unchanged), "only the word changed has a new tag"
 
 
 def test_a_whole_sentence_is_accepted(browser, workbench: Workbench) -> None:

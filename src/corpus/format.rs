@@ -136,3 +136,25 @@ pub fn parse_head(text: &str, len: usize) -> Result<Option<usize>, ErrorKind> {
     }
     Ok(Some(h))
 }
+
+/// The 17 universal part-of-speech tags of UD.
+pub const UPOS_TAGS: [&str; 17] = [
+    "ADJ", "ADP", "ADV", "AUX", "CCONJ", "DET", "INTJ", "NOUN", "NUM", "PART", "PRON", "PROPN", "PUNCT", "SCONJ",
+    "SYM", "VERB", "X",
+];
+
+/// A UD universal part-of-speech tag, one of [`UPOS_TAGS`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Upos(u8);
+
+impl Upos {
+    /// The tag named `name` (exactly, as UD spells it), if it is one.
+    pub fn parse(name: &str) -> Option<Upos> {
+        UPOS_TAGS.iter().position(|&t| t == name).map(|i| Upos(i as u8))
+    }
+
+    /// The tag's name.
+    pub fn name(self) -> &'static str {
+        UPOS_TAGS[self.0 as usize]
+    }
+}

@@ -9,7 +9,7 @@
 //! This module owns syntax and location-bearing errors; it must not know about transition
 //! systems or models.
 //!
-//! By file: [`format`](mod@format) (dialects, columns, valid values), [`sentence`] (one
+//! By file: [`format`](mod@format) (dialects, columns, valid values, the UD UPOS tags), [`sentence`] (one
 //! sentence's lines and their edits), [`reader`] (streaming a file into sentences), [`error`]
 //! (what is wrong, and where), [`tree`] (checks on gold trees), [`unparsed`] (how an unreadable
 //! sentence travels in output), [`shard`] (where a file may be split), [`conllu`] and
@@ -26,6 +26,6 @@ pub mod tree;
 pub mod unparsed;
 
 pub use error::{BadToken, CorpusError, ErrorKind};
-pub use format::{check_value, parse_head, Column, Format, TokenKind, COLUMNS};
+pub use format::{check_value, parse_head, Column, Format, TokenKind, Upos, COLUMNS, UPOS_TAGS};
 pub use reader::{Limits, Reader, NOT_THIS_FORMAT_AFTER};
 pub use sentence::{is_space_separator, Sentence, TokenLine};

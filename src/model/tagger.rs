@@ -5,6 +5,11 @@
 //! two words (right context, which a greedy left-to-right tagger lacks). The second pass is
 //! trained on jackknifed first-pass tags, so that it learns from tags as noisy as it will get.
 //!
+//! Partial supervision ([`TagSentence::partial`], for corrections that fixed some words' tags):
+//! such a sentence is tagged as any other, its predictions being the history as always, but
+//! only the checked words update the weights and count in the tag dictionary and ambiguity
+//! classes; a word whose UPOS alone was checked trains towards the best-scoring tag with it.
+//!
 //! Features: the word, its lowercase form, prefixes and suffixes of up to 4 characters, its
 //! shape, the words at ±1 and ±2, suffixes of the neighbours, the previous tag and the previous
 //! two tags, and the ambiguity classes (the set of tags seen in training) of the word and of its
@@ -57,6 +62,16 @@ impl TagSet {
         self.tags.push(key.clone());
         self.lookup.insert(key, i);
         i
+    }
+
+    /// The index of a tag, if known.
+    pub fn find(&self, upos: &str, xpos: &str) -> Option<u16> {
+        self.tags.iter().position(|(u, x)| u == upos && x == xpos).map(|i| i as u16)
+    }
+
+    /// The first tag with this UPOS (the first seen in training: a frequent one), if any.
+    pub fn with_upos(&self, upos: &str) -> Option<u16> {
+        self.tags.iter().position(|(u, _)| u == upos).map(|i| i as u16)
     }
 
     /// UPOS and XPOS of tag `i`.
@@ -174,7 +189,9 @@ pub struct TagDict {
 fn tag_counts(sentences: &[TagSentence], key: impl Fn(&WordAttrs) -> u64) -> HashMap<u64, HashMap<u16, u32>> {
     let mut counts: HashMap<u64, HashMap<u16, u32>> = HashMap::new();
     for s in sentences {
-        for (w, &t) in s.words.iter().zip(&s.tags) {
+        // A tag nobody checked is what a tagger said: neither evidence of the word's tags nor
+        // a reason to stop scoring it.
+        for (_, (w, &t)) in s.words.iter().zip(&s.tags).enumerate().filter(|(i, _)| s.gold(*i) != Gold::Unchecked) {
             *counts.entry(key(w)).or_default().entry(t).or_default() += 1;
         }
     }
@@ -315,11 +332,25 @@ fn history(tag: Option<u16>) -> u64 {
     tag.map_or(START, |t| u64::from(t) + 1)
 }
 
-/// A sentence for tagger training: word attributes and gold tags.
+/// What is known of one word's tag in a training sentence.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Gold {
+    /// Its joint tag is right.
+    Tag,
+    /// Only its UPOS is: any joint tag with that UPOS is right (its tag is one of them).
+    Upos,
+    /// Nobody checked it: its tag is what the annotator was shown, never trained on.
+    Unchecked,
+}
+
+/// A sentence for tagger training: word attributes and tags, gold throughout or (partial
+/// supervision, from corrections that fixed some words' tags) on some words only.
 #[derive(Debug, Clone)]
 pub struct TagSentence {
     pub words: Vec<WordAttrs>,
     pub tags: Vec<u16>,
+    /// Per word, what its tag is worth; `None`: every tag is gold ([`Gold::Tag`]).
+    pub gold: Option<Vec<Gold>>,
 }
 
 impl TagSentence {
@@ -328,7 +359,13 @@ impl TagSentence {
         TagSentence {
             words: self.words.iter().rev().copied().collect(),
             tags: self.tags.iter().rev().copied().collect(),
+            gold: self.gold.as_ref().map(|g| g.iter().rev().copied().collect()),
         }
+    }
+
+    /// What is known of word `i`'s tag.
+    pub fn gold(&self, i: usize) -> Gold {
+        self.gold.as_ref().map_or(Gold::Tag, |g| g[i])
     }
 
     /// The words and gold (UPOS, XPOS) of `sent`, tags interned into `tags`.
@@ -336,7 +373,32 @@ impl TagSentence {
         TagSentence {
             words: sent.words().map(|w| word_attrs(w.get(Column::Form))).collect(),
             tags: sent.words().map(|w| tags.intern(w.get(Column::Upos), w.get(Column::Xpos))).collect(),
+            gold: None,
         }
+    }
+
+    /// The words of `sent` with what `checked` says a person checked of each word's tag (by
+    /// 1-based word id): [`Gold::Tag`], its UPOS and XPOS; [`Gold::Upos`], its UPOS alone (its
+    /// tag is then the one the set has with that UPOS and XPOS, else the first with that UPOS);
+    /// [`Gold::Unchecked`], nothing (never trained on, and no tag made up for it).
+    pub fn partial(sent: &Sentence, checked: impl Fn(u32) -> Gold, tags: &mut TagSet) -> TagSentence {
+        let mut out = TagSentence { words: Vec::new(), tags: Vec::new(), gold: Some(Vec::new()) };
+        for (i, w) in sent.words().enumerate() {
+            let (upos, xpos) = (w.get(Column::Upos), w.get(Column::Xpos));
+            let gold = checked(i as u32 + 1);
+            let tag = match gold {
+                Gold::Unchecked => tags.find(upos, xpos).unwrap_or(0),
+                Gold::Upos => match tags.find(upos, xpos).or_else(|| tags.with_upos(upos)) {
+                    Some(t) => t,
+                    None => tags.intern(upos, xpos),
+                },
+                Gold::Tag => tags.intern(upos, xpos),
+            };
+            out.words.push(word_attrs(w.get(Column::Form)));
+            out.tags.push(tag);
+            out.gold.get_or_insert_with(Vec::new).push(gold);
+        }
+        out
     }
 }
 
@@ -384,10 +446,11 @@ fn train_pass(
     sentences: &[TagSentence],
     right: Option<&[Vec<u16>]>,
     dict: &TagDict,
-    classes: usize,
+    tags: &TagSet,
     epochs: u32,
     seed: u64,
 ) -> Weights {
+    let classes = tags.len().max(1);
     let mut p = Perceptron::new(classes);
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let mut order: Vec<usize> = (0..sentences.len()).collect();
@@ -406,10 +469,28 @@ fn train_pass(
                         extract(&s.words, i, history(prev), history(prev2), r, &mut feats);
                         p.score(&feats, &mut scores);
                         let guess = argmax(&scores, |_| true).unwrap_or(0) as u16;
-                        if guess != gold {
-                            p.update(&feats, gold as usize, guess as usize);
+                        // The words of a partial sentence are tagged as the tagger would (their
+                        // predictions are the history, as for every word), but only a checked
+                        // one teaches anything: towards its tag, or towards the best-scoring
+                        // tag with its UPOS when only that was checked.
+                        let target = match s.gold(i) {
+                            Gold::Tag => Some(gold),
+                            Gold::Upos => {
+                                let upos = tags.get(gold).0;
+                                if tags.get(guess).0 == upos {
+                                    Some(guess)
+                                } else {
+                                    argmax(&scores, |t| tags.get(t as u16).0 == upos).map(|t| t as u16)
+                                }
+                            }
+                            Gold::Unchecked => None,
+                        };
+                        if let Some(target) = target {
+                            if guess != target {
+                                p.update(&feats, target as usize, guess as usize);
+                            }
+                            p.tick();
                         }
-                        p.tick();
                         guess
                     }
                 };
@@ -446,7 +527,7 @@ pub fn train_tagger(sentences: &[TagSentence], tags: &TagSet, epochs: u32, seed:
     // The first pass runs right to left, so the tags it hands the second pass were themselves
     // predicted with their right context.
     let reversed: Vec<TagSentence> = sentences.iter().map(TagSentence::reversed).collect();
-    let first = train_pass(&annotated_jackknifed(&reversed), None, &dict, classes, epochs, seed);
+    let first = train_pass(&annotated_jackknifed(&reversed), None, &dict, tags, epochs, seed);
     // First-pass tags of the training data, each from a first pass that did not see it.
     let k = SECOND_PASS_FOLDS;
     let mut right = vec![Vec::new(); sentences.len()];
@@ -456,7 +537,7 @@ pub fn train_tagger(sentences: &[TagSentence], tags: &TagSet, epochs: u32, seed:
             reversed.iter().enumerate().filter(|(i, _)| i % k != fold).map(|(_, s)| s.clone()).collect();
         let fold_dict = TagDict::build(&train);
         let train = annotated_jackknifed(&train);
-        let weights = train_pass(&train, None, &fold_dict, classes, epochs, seed.wrapping_add(fold as u64 + 1));
+        let weights = train_pass(&train, None, &fold_dict, tags, epochs, seed.wrapping_add(fold as u64 + 1));
         for (i, s) in reversed.iter().enumerate().filter(|(i, _)| i % k == fold) {
             let mut words = s.words.clone();
             fold_dict.annotate(&mut words);
@@ -465,7 +546,7 @@ pub fn train_tagger(sentences: &[TagSentence], tags: &TagSet, epochs: u32, seed:
         }
     }
     let second =
-        train_pass(&annotated_jackknifed(sentences), Some(&right), &dict, classes, epochs, seed.wrapping_add(100));
+        train_pass(&annotated_jackknifed(sentences), Some(&right), &dict, tags, epochs, seed.wrapping_add(100));
     TaggerModel { tags: tags.clone(), dict, first, second }
 }
 
@@ -606,5 +687,82 @@ mod tests {
         let a = word_attrs("a");
         assert!(a.prefix.iter().all(|&p| p == a.prefix[0]));
         assert!(a.suffix.iter().all(|&s| s == a.suffix[0]));
+    }
+
+    /// A sentence of `(form, upos, xpos)` words.
+    fn sentence(words: &[(&str, &str, &str)]) -> Sentence {
+        let text: String = words
+            .iter()
+            .enumerate()
+            .map(|(i, (f, u, x))| format!("{}\t{f}\t_\t{u}\t{x}\t_\t_\t_\t_\t_\n", i + 1))
+            .collect();
+        let mut sent = Sentence::default();
+        sent.fill_from_conllu_lines(&text).expect("a test sentence");
+        sent
+    }
+
+    /// Gold sentences in which `det` is DET/DT, `noun` NOUN/NN and `verb` VERB/VB, varied.
+    fn base(tags: &mut TagSet) -> Vec<TagSentence> {
+        let forms = ["cat", "dog", "bird", "fish", "tree", "car"];
+        (0..60)
+            .map(|i| {
+                let s = sentence(&[
+                    ("the", "DET", "DT"),
+                    (forms[i % 6], "NOUN", "NN"),
+                    (["runs", "sees", "eats"][i % 3], "VERB", "VB"),
+                    ("the", "DET", "DT"),
+                    (forms[(i + 1) % 6], "NOUN", "NN"),
+                ]);
+                TagSentence::from_sentence(&s, tags)
+            })
+            .collect()
+    }
+
+    fn tag_forms(model: &TaggerModel, forms: &[&str]) -> Vec<(String, String)> {
+        let words: Vec<WordAttrs> = forms.iter().map(|f| word_attrs(f)).collect();
+        let mut tagger = Tagger::from_model(model);
+        let out = tagger.tag_words(&words).to_vec();
+        out.iter().map(|&t| (model.tags.get(t).0.to_string(), model.tags.get(t).1.to_string())).collect()
+    }
+
+    #[test]
+    fn partial_supervision_trains_on_the_checked_words_only() {
+        // Word 2 checked ("zork" is a NOUN); word 3 ("blick", never seen elsewhere) unchecked,
+        // shown as VERB in one copy of the data and DET in the other.
+        let train = |blick: (&str, &str), checked_only: bool| {
+            let mut tags = TagSet::default();
+            let mut data = base(&mut tags);
+            let s = sentence(&[("the", "DET", "DT"), ("zork", "NOUN", "NN"), ("blick", blick.0, blick.1)]);
+            for _ in 0..20 {
+                data.push(if checked_only {
+                    TagSentence::partial(&s, |id| if id == 2 { Gold::Tag } else { Gold::Unchecked }, &mut tags)
+                } else {
+                    TagSentence::from_sentence(&s, &mut tags)
+                });
+            }
+            train_tagger(&data, &tags, 5, 7)
+        };
+        let probe = ["the", "zork", "blick", "the", "blick", "zork"];
+        let as_verb = train(("VERB", "VB"), true);
+        let as_det = train(("DET", "DT"), true);
+        assert_eq!(tag_forms(&as_verb, &probe), tag_forms(&as_det, &probe), "an unchecked tag was trained on");
+        assert_eq!(tag_forms(&as_verb, &["the", "zork"])[1].0, "NOUN", "the checked word was learned");
+        // The probe tells the two apart when every word is trained on.
+        assert_ne!(tag_forms(&train(("VERB", "VB"), false), &probe), tag_forms(&train(("DET", "DT"), false), &probe));
+    }
+
+    #[test]
+    fn a_checked_upos_without_xpos_trains_towards_a_known_tag_with_that_upos() {
+        let mut tags = TagSet::default();
+        let mut data = base(&mut tags);
+        let known = tags.len();
+        // "flurb" was shown as a verb; the annotator set its UPOS to NOUN, the XPOS unknown.
+        let s = sentence(&[("the", "DET", "DT"), ("flurb", "NOUN", "_"), ("runs", "VERB", "VB")]);
+        let partial = TagSentence::partial(&s, |id| if id == 2 { Gold::Upos } else { Gold::Unchecked }, &mut tags);
+        assert_eq!(partial.gold, Some(vec![Gold::Unchecked, Gold::Upos, Gold::Unchecked]));
+        assert_eq!(tags.len(), known, "no (NOUN, _) tag was made up");
+        data.extend(std::iter::repeat_n(partial, 20));
+        let model = train_tagger(&data, &tags, 5, 7);
+        assert_eq!(tag_forms(&model, &["the", "flurb", "sees"])[1], ("NOUN".to_string(), "NN".to_string()));
     }
 }

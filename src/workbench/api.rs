@@ -2,8 +2,9 @@
 //! `docs/workbench.md`), over the queue, the serving model and the files of [`super::answers`].
 //!
 //! Every request is checked before anything is written: an unknown or expired task, a cycle, a
-//! head out of range or a label the model does not know is a 4xx with a message, and changes
-//! nothing. An answer gets its 200 only once its correction file and audit line are durable.
+//! head out of range, a label the model does not know or a tag that is not a UD UPOS is a 4xx
+//! with a message, and changes nothing. A word's `upos` (and `xpos`) in an answer fixes or
+//! confirms its tag: the sentence is re-parsed with it, and the correction records it. An answer gets its 200 only once its correction file and audit line are durable.
 //!
 //! This module owns request handling; ranking is [`super::queue`]'s, files are
 //! [`super::answers`]', re-parsing is [`super::task`]'s.
@@ -16,13 +17,13 @@ use std::time::Instant;
 use serde::Deserialize;
 use serde_json::json;
 
-use super::answers::{Answers, ArcChange, Checked, Decision, Provenance};
+use super::answers::{Answers, ArcChange, Checked, CheckedTags, Decision, Provenance, TagChange, TagFix};
 use super::auth::{Annotator, Tokens};
 use super::error_model::{ErrorModel, Pattern};
 use super::http::{Request, Response};
 use super::queue::{read_sentence, Queue};
 use super::task::{arc_pattern, Reparser, WordView};
-use crate::corpus::Sentence;
+use crate::corpus::{Column, Sentence, Upos, UPOS_TAGS};
 use crate::model::file::ModelFile;
 use crate::model::registry::{unix_time, Registry};
 use crate::parse::constrained::{Arc as ArcConstraint, Constraints};
@@ -86,9 +87,17 @@ pub struct Workbench {
 #[serde(deny_unknown_fields)]
 struct ArcIn {
     id: u32,
+    /// `None` (or absent): the arc is not answered (the word may still carry a tag).
+    #[serde(default)]
     head: Option<u32>,
     #[serde(default)]
     deprel: Option<String>,
+    /// The word's UPOS as the annotator fixed or confirmed it.
+    #[serde(default)]
+    upos: Option<String>,
+    /// Its XPOS, given with `upos` only.
+    #[serde(default)]
+    xpos: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -288,6 +297,7 @@ impl Workbench {
         let req: ArcsIn = parse_json(body)?;
         let model = self.serving();
         let (sent, check) = self.with_task(who, &req.task, |t| (t.sent.clone(), t.check.clone()))?;
+        let sent = with_tags(&sent, &tag_fixes(&sent, &req.arcs)?, &model);
         let mut reparser = Reparser::new(&model);
         let constraints = self.constraints(&reparser, &sent, &req.arcs)?;
         let words = reparser.view(&sent, &constraints, &check, &ErrorModel::default());
@@ -297,9 +307,11 @@ impl Workbench {
     fn answer(&self, who: &Annotator, body: &[u8]) -> Result<Response, Refusal> {
         let req: ArcsIn = parse_json(body)?;
         let model = self.serving();
-        let (sent, shown, checked, meta) = self.with_task(who, &req.task, |t| {
+        let (shown_sent, shown, checked, meta) = self.with_task(who, &req.task, |t| {
             (t.sent.clone(), t.shown.clone(), t.checked.clone(), t.provenance(&req.task, who))
         })?;
+        let fixes = tag_fixes(&shown_sent, &req.arcs)?;
+        let sent = with_tags(&shown_sent, &fixes, &model);
         let mut reparser = Reparser::new(&model);
         let constraints = self.constraints(&reparser, &sent, &req.arcs)?;
         let n = sent.len();
@@ -310,7 +322,8 @@ impl Workbench {
             )));
         }
         if constraints.arcs().next().is_none() {
-            return Err(unprocessable("no arc to store: give at least one, or skip the task"));
+            // The store takes a correction for its arcs: a tag alone would be refused there.
+            return Err(unprocessable("no arc to store: give at least one (a tag goes with an arc), or skip the task"));
         }
         // Arcs given without a label take the one the model gives them around the others.
         let view: Vec<WordView> = reparser.view(&sent, &constraints, &[], &ErrorModel::default());
@@ -319,26 +332,43 @@ impl Workbench {
             let w = &view[a.word as usize - 1];
             arcs[a.word as usize] = Some((w.head, w.deprel.clone()));
         }
+        let mut tags_checked = CheckedTags::default();
+        for (w, fix) in fixes.iter().enumerate().skip(1) {
+            match fix {
+                Some(f) if f.whole_tag() => tags_checked.whole.push(w as u32),
+                Some(_) => tags_checked.upos.push(w as u32),
+                None => {}
+            }
+        }
         let file = self
             .answers
-            .write_correction(&sent, &arcs, req.whole, &meta)
+            .write_correction(&sent, &arcs, req.whole, &tags_checked, &meta)
             .map_err(|e| Response::error(500, format!("the answer could not be stored: {e}")))?;
         let changes: Vec<ArcChange> = (1..=n)
-            .filter_map(|w| {
-                arcs[w].as_ref().map(|(h, d)| ArcChange {
+            .filter(|&w| arcs[w].is_some() || fixes[w].is_some())
+            .map(|w| {
+                let tag = |s: &Sentence| {
+                    let word = s.word(w);
+                    (word.get(Column::Upos).to_string(), word.get(Column::Xpos).to_string())
+                };
+                ArcChange {
                     id: w as u32,
                     old_head: shown[w].0,
                     old_deprel: shown[w].1.clone(),
-                    head: Some(*h),
-                    deprel: Some(d.clone()),
-                    checked: checked.get(&(w as u32)).cloned(),
-                })
+                    head: arcs[w].as_ref().map(|a| a.0),
+                    deprel: arcs[w].as_ref().map(|a| a.1.clone()),
+                    checked: checked.get(&(w as u32)).filter(|_| arcs[w].is_some()).cloned(),
+                    tag: fixes[w].as_ref().map(|_| {
+                        let ((old_upos, old_xpos), (upos, xpos)) = (tag(&shown_sent), tag(&sent));
+                        TagChange { old_upos, old_xpos, upos, xpos }
+                    }),
+                }
             })
             .collect();
-        let stored = changes.len();
+        let stored = arcs.iter().flatten().count();
         let decision = if req.whole { "whole" } else { "answer" };
         self.finish(&meta, decision, changes, None, Some(file))?;
-        Ok(Response::json(200, &json!({ "stored": stored })))
+        Ok(Response::json(200, &json!({ "stored": stored, "tags": tags_checked.len() })))
     }
 
     fn skip(&self, who: &Annotator, body: &[u8]) -> Result<Response, Refusal> {
@@ -379,7 +409,7 @@ impl Workbench {
     ) -> Result<(), Refusal> {
         let task = meta.task.as_str();
         let ms = self.lease_ms(task);
-        let arcs_count = arcs.len() as u64;
+        let arcs_count = arcs.iter().filter(|a| a.head.is_some()).count() as u64;
         let d = decision(meta, kind, ms, arcs, reason, file);
         self.answers
             .record(&d)
@@ -489,6 +519,56 @@ fn decision(
         reason,
         file: file.map(|f| f.display().to_string()),
     }
+}
+
+/// The tags a request fixes or confirms, per word (index 0 unused), checked: a UD UPOS, an
+/// XPOS only with it, once per word of the sentence.
+fn tag_fixes(sent: &Sentence, arcs: &[ArcIn]) -> Result<Vec<Option<TagFix>>, Refusal> {
+    let n = sent.len();
+    let mut fixes: Vec<Option<TagFix>> = vec![None; n + 1];
+    for a in arcs {
+        let xpos = a.xpos.as_deref().map(str::trim).filter(|x| !x.is_empty() && *x != "_");
+        let Some(name) = a.upos.as_deref() else {
+            if xpos.is_some() {
+                return Err(unprocessable(format!("word {}: an XPOS goes with its UPOS: give \"upos\" too", a.id)));
+            }
+            continue;
+        };
+        if a.id == 0 || a.id as usize > n {
+            return Err(unprocessable(format!("word {}: no such word (the sentence has {n})", a.id)));
+        }
+        let upos = Upos::parse(name).ok_or_else(|| {
+            unprocessable(format!("word {}: {name:?} is not a UD UPOS tag (one of {})", a.id, UPOS_TAGS.join(" ")))
+        })?;
+        if let Some(x) = xpos {
+            if x.contains(char::is_whitespace) || crate::corpus::check_value(x).is_err() {
+                return Err(unprocessable(format!("word {}: {x:?} cannot be an XPOS (no spaces or tabs)", a.id)));
+            }
+        }
+        let fix = TagFix { upos, xpos: xpos.map(str::to_string) };
+        match &fixes[a.id as usize] {
+            Some(other) if *other != fix => {
+                return Err(unprocessable(format!("word {}: two different tags given", a.id)));
+            }
+            _ => fixes[a.id as usize] = Some(fix),
+        }
+    }
+    Ok(fixes)
+}
+
+/// `sent` with the tags of `fixes` (see [`TagFix::applied`]; `model`'s tagger gives the XPOS of
+/// a changed UPOS).
+fn with_tags(sent: &Sentence, fixes: &[Option<TagFix>], model: &ModelFile) -> Sentence {
+    let mut out = sent.clone();
+    let tags = model.tagger().map(|(meta, _, _)| &meta.tags);
+    for (w, fix) in fixes.iter().enumerate().skip(1) {
+        if let Some(fix) = fix {
+            let word = sent.word(w);
+            let (upos, xpos) = fix.applied(word.get(Column::Upos), word.get(Column::Xpos), tags);
+            out.set_tags(w, &upos, &xpos);
+        }
+    }
+    out
 }
 
 fn parse_json<T: serde::de::DeserializeOwned>(body: &[u8]) -> Result<T, Refusal> {

@@ -35,7 +35,9 @@ pub const ALTERNATIVES: usize = 3;
 pub struct WordView {
     pub id: u32,
     pub form: String,
+    /// The word's tags as the task has them (what the annotator may fix).
     pub upos: String,
+    pub xpos: String,
     pub head: u32,
     pub deprel: String,
     pub conf: f32,
@@ -112,6 +114,7 @@ impl<'m> Reparser<'m> {
                     id,
                     form: w.get(Column::Form).to_string(),
                     upos: w.get(Column::Upos).to_string(),
+                    xpos: w.get(Column::Xpos).to_string(),
                     head: heads[id as usize],
                     deprel: self.labels.name(labels[id as usize]).to_string(),
                     conf: conf[id as usize],

@@ -90,3 +90,17 @@ pub fn foreign_tags(times: usize) -> String {
         .collect();
     blanked.repeat(times)
 }
+
+/// Runs the UD validator at level 2 on `path`, if the test venv has it (skipping visibly if not).
+pub fn validate(path: &std::path::Path, lang: &str) {
+    let validator = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/python-venv/bin/udvalidate");
+    if !validator.exists() {
+        skip(&format!("{} not found (scripts/python-test.sh builds it)", validator.display()));
+        return;
+    }
+    let out = std::process::Command::new(validator)
+        .args(["--lang", lang, "--level", "2", path.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}\n{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+}

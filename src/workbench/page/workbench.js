@@ -7,6 +7,8 @@
 // The state of a task is the tree the server last gave (GET /api/next, then POST /api/reparse
 // after every change) plus the arcs the annotator fixed: accepted (as the parser had them),
 // corrected, or unknown (a head nobody can tell: never sent). Only fixed arcs are answered.
+// A word's UPOS (the tag under it) can be changed too (click it, or t): the tags set are sent
+// with the arcs ("upos" on a word's arc object, or alone), re-parsed with, and stored.
 'use strict';
 
 const TOKEN_KEY = 'spoolparse.workbench.token';
@@ -16,6 +18,8 @@ const LOW_CONFIDENCE = 0.8; // arcs below this (or flagged by the server) are co
 const LEAF_RELATIONS = new Set(['aux', 'case', 'cc', 'clf', 'cop', 'det', 'fixed', 'flat', 'goeswith', 'mark', 'punct']);
 const ALLOWED_UNDER_LEAF = new Set(['conj', 'fixed', 'goeswith', 'punct', 'reparandum']);
 const SUBJECTS = new Set(['nsubj', 'csubj']);
+// The universal part-of-speech tags of UD, as the server checks them.
+const UPOS = ['ADJ', 'ADP', 'ADV', 'AUX', 'CCONJ', 'DET', 'INTJ', 'NOUN', 'NUM', 'PART', 'PRON', 'PROPN', 'PUNCT', 'SCONJ', 'SYM', 'VERB', 'X'];
 
 const state = {
   token: sessionStorage.getItem(TOKEN_KEY),
@@ -24,13 +28,15 @@ const state = {
   words: [],         // the tree drawn: the last reparse
   flagged: [],       // ids of the words the server asks to check, in sentence order
   arcs: new Map(),   // word id -> {id, head, deprel, kind}: kind accepted | corrected | unknown
-  history: [],       // [{arcs, current}] before each change, for undo
+  tags: new Map(),   // word id -> the UPOS the annotator set
+  history: [],       // [{arcs, tags, current}] before each change, for undo
   current: null,     // the focused word
   proposed: null,    // a head chosen by moving (h/l), not yet confirmed
   picking: null,     // a word clicked with the mouse, waiting for its head
   reparseSeq: 0,     // only the answer to the latest reparse is drawn
   pending: 0,
   tokenPrompt: null, // the open token form's promise: every 401 waits for the same one
+  tagging: null,     // the word whose tag the tag chooser is open for
 };
 
 const $ = (selector) => document.querySelector(selector);
@@ -146,6 +152,7 @@ function setTask(task) {
   state.words = task ? task.words : [];
   state.flagged = state.words.filter((w) => w.check).map((w) => w.id);
   state.arcs = new Map();
+  state.tags = new Map();
   state.history = [];
   state.current = state.flagged.length ? state.flagged[0] : (state.words.length ? 1 : null);
   state.proposed = null;
@@ -177,8 +184,10 @@ async function loadLabels() {
 const word = (id) => state.words.find((w) => w.id === id);
 const original = (id) => state.task.words.find((w) => w.id === id);
 
-// The arcs sent to reparse and answer: the fixed ones, unknown heads left out. A label left
-// open (null) is sent as null to reparse (any label) and as the drawn one in an answer.
+// The arcs sent to reparse and answer: the fixed ones, unknown heads left out, each with the
+// UPOS set on its word; a tag set on a word without a fixed arc goes alone ({id, upos}). A
+// label left open (null) is sent as null to reparse (any label) and as the drawn one in an
+// answer.
 function fixedArcs(fillLabels) {
   const arcs = [];
   for (const arc of state.arcs.values()) {
@@ -186,14 +195,27 @@ function fixedArcs(fillLabels) {
     const deprel = arc.deprel === null && fillLabels ? word(arc.id).deprel : arc.deprel;
     arcs.push({ id: arc.id, head: arc.head, deprel });
   }
+  return withTags(arcs);
+}
+
+// `arcs` with the tags set: on a word's arc, or alone; sorted by word.
+function withTags(arcs) {
+  for (const [id, upos] of state.tags) {
+    const arc = arcs.find((a) => a.id === id);
+    if (arc) arc.upos = upos;
+    else arcs.push({ id, upos });
+  }
   return arcs.sort((a, b) => a.id - b.id);
 }
+
+// The UPOS shown under a word: the one the annotator set, else the task's.
+const shownTag = (w) => state.tags.get(w.id) || w.upos || '';
 
 // Fixes one word's arc (head null: unknown), keeping the previous arcs for undo, then asks
 // the server for its best tree holding every fixed arc.
 function setArc(id, head, deprel) {
   if (head === 0) deprel = 'root';
-  state.history.push({ arcs: new Map(state.arcs), current: id });
+  state.history.push({ arcs: new Map(state.arcs), tags: new Map(state.tags), current: id });
   const first = original(id);
   let kind = 'corrected';
   if (head === null) kind = 'unknown';
@@ -201,6 +223,15 @@ function setArc(id, head, deprel) {
   state.arcs.set(id, { id, head, deprel, kind });
   state.proposed = null;
   state.picking = null;
+  render();
+  reparse();
+}
+
+// Sets one word's UPOS (undoable), then re-parses with it.
+function setTag(id, upos) {
+  state.history.push({ arcs: new Map(state.arcs), tags: new Map(state.tags), current: id });
+  state.tags.set(id, upos);
+  state.current = id;
   render();
   reparse();
 }
@@ -238,7 +269,7 @@ function focusWord(id) {
 
 async function submit() {
   const arcs = fixedArcs(true);
-  if (!arcs.length) {
+  if (!arcs.some((a) => a.head !== undefined)) {
     showError('Nothing is fixed yet: accept or correct an arc first (or press a if the whole sentence is right, s to skip).');
     return;
   }
@@ -251,14 +282,15 @@ async function acceptWhole() {
     showError(`${unknown.length} word(s) have an unknown head: submit with Ctrl-Enter instead of accepting the whole sentence.`);
     return;
   }
-  const arcs = state.words.map((w) => ({ id: w.id, head: w.head, deprel: w.deprel }));
+  const arcs = withTags(state.words.map((w) => ({ id: w.id, head: w.head, deprel: w.deprel })));
   await answer(arcs, true);
 }
 
 async function answer(arcs, whole) {
   const result = await attempt(() => api('POST', '/api/answer', { task: state.task.task, arcs, whole }));
   if (!result) return;
-  showNotice(`Stored ${result.stored} arc(s) of ${state.task.sent_id}.`);
+  const tags = result.tags ? ` and ${result.tags} tag(s)` : '';
+  showNotice(`Stored ${result.stored} arc(s)${tags} of ${state.task.sent_id}.`);
   await loadNext();
 }
 
@@ -287,6 +319,7 @@ function undo() {
     return;
   }
   state.arcs = last.arcs;
+  state.tags = last.tags;
   state.current = last.current;
   state.proposed = null;
   state.picking = null;
@@ -383,6 +416,7 @@ const KEYS = {
   ArrowRight: () => moveHead(1),
   Enter: enter,
   '/': () => openLabels(),
+  t: () => openTags(state.current),
   u: markUnknown,
   z: undo,
   a: acceptWhole,
@@ -489,10 +523,41 @@ function onLabelKey(event) {
   }
 }
 
+// ---------------------------------------------------------------- tag chooser
+
+function openTags(id) {
+  const w = word(id);
+  if (!w) return;
+  state.tagging = id;
+  $('#tag-word').textContent = `${w.form} (${w.id})`;
+  const select = $('#tag-select');
+  select.value = shownTag(w);
+  $('#tag-dialog').hidden = false;
+  select.focus();
+}
+
+function closeTags() {
+  $('#tag-dialog').hidden = true;
+  state.tagging = null;
+}
+
+// Sets the tag chosen; a tag that is the task's already counts as confirmed (it is sent too).
+function chooseTag() {
+  const id = state.tagging;
+  const upos = $('#tag-select').value;
+  closeTags();
+  if (id !== null && UPOS.includes(upos)) setTag(id, upos);
+}
+
 // ---------------------------------------------------------------- mouse
 
 // A click on a word picks it; a click on another word (or ROOT) then makes that its head.
 function onTreeClick(event) {
+  const tag = event.target.closest('[data-tag-of]');
+  if (tag) {
+    openTags(Number(tag.dataset.tagOf));
+    return;
+  }
   const target = event.target.closest('[data-word-id]');
   if (!target) return;
   const id = Number(target.dataset.wordId);
@@ -724,12 +789,18 @@ function drawWordColumn(root, w, col, base) {
   const x = col.x + col.width / 2;
   svg('rect', { class: 'hit', x: col.x + 2, y: base + 2, width: col.width - 4, height: WORD_ROWS - 4, rx: 5 }, g);
   svg('text', { class: 'form', x, y: base + 20 }, g).textContent = w.form;
-  svg('text', { class: 'upos', x, y: base + 35 }, g).textContent = w.upos || '';
+  svg('text', { class: 'upos', x, y: base + 35 }, g).textContent = w.id === 0 ? '' : shownTag(w);
   if (w.id === 0) {
     g.classList.add('root-marker');
     if (state.proposed === 0) g.classList.add('proposed');
     return;
   }
+  // The tag's own target: a click there changes the tag, not the arc. It starts below the
+  // column's middle, so that a click in the middle still picks the word.
+  const tagHit = svg('rect', { class: 'tag-hit', x: col.x + 6, y: base + 27, width: col.width - 12, height: 14, rx: 3, 'data-tag-of': w.id }, g);
+  svg('title', {}, tagHit).textContent = `UPOS ${shownTag(w)}: click (or t) to change it`;
+  if (state.tags.has(w.id)) g.classList.add(state.tags.get(w.id) === original(w.id).upos ? 'tag-confirmed' : 'tag-fixed');
+  g.dataset.upos = shownTag(w);
   const arc = state.arcs.get(w.id);
   Object.assign(g.dataset, { head: w.head, deprel: w.deprel, conf: w.conf, check: Boolean(w.check), state: arc ? arc.kind : '' });
   if (state.flagged.includes(w.id)) {
@@ -809,7 +880,8 @@ function renderProgress() {
   if (!state.task) return;
   const open = unresolved().length;
   const fixed = [...state.arcs.values()].length;
-  $('#progress').textContent = `${state.flagged.length - open}/${state.flagged.length} flagged checked · ${fixed} fixed`;
+  const tags = state.tags.size ? ` · ${state.tags.size} tag(s) set` : '';
+  $('#progress').textContent = `${state.flagged.length - open}/${state.flagged.length} flagged checked · ${fixed} fixed${tags}`;
   $('#submit').classList.toggle('ready', open === 0 && fixed > 0);
 }
 
@@ -929,6 +1001,28 @@ function start() {
     if (item) chooseLabel(item.dataset.label);
   });
   $('#label-chooser').addEventListener('click', (e) => { if (e.target.id === 'label-chooser') closeLabels(); });
+  $('#tag-select').replaceChildren(...UPOS.map((tag) => {
+    const option = document.createElement('option');
+    option.value = tag;
+    option.textContent = tag;
+    return option;
+  }));
+  $('#tag-form').addEventListener('submit', (e) => {
+    e.preventDefault();
+    chooseTag();
+  });
+  $('#tag-select').addEventListener('keydown', (e) => {
+    if (e.key === 'Enter') {
+      e.preventDefault();
+      chooseTag();
+    } else if (e.key === 'Escape') {
+      e.preventDefault();
+      closeTags();
+    }
+  });
+  $('#tag-select').addEventListener('dblclick', chooseTag);
+  $('#tag-form .cancel').addEventListener('click', closeTags);
+  $('#tag-dialog').addEventListener('click', (e) => { if (e.target.id === 'tag-dialog') closeTags(); });
   $('#bad-form').addEventListener('submit', (e) => {
     e.preventDefault();
     sendBad($('#bad-reason').value.trim());

@@ -42,6 +42,7 @@ import random
 import shutil
 import subprocess
 import sys
+import time
 import urllib.error
 import urllib.request
 

@@ -483,6 +483,16 @@ fn a_bad_configuration_is_refused_with_the_key() {
     let out = common::spoolparse(&["daemon", "--config", config.to_str().unwrap()]);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success() && err.contains("queues.readers: must be at least 1"), "{err}");
+    let retrain = "[paths]\nspool = \"s\"\noutput = \"o\"\nmodel = \"m\"\n[retrain]\nretrain_tagger = \"often\"\n";
+    fs::write(&config, retrain).unwrap();
+    let out = common::spoolparse(&["daemon", "--config", config.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success()
+            && err.contains("line 6")
+            && err.contains("retrain_tagger is \"auto\", true or false, not \"often\""),
+        "{err}"
+    );
     // The example configuration parses (its model may not exist yet).
     let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("config/spoolparse.toml");
     spoolparse::daemon::config::Config::load(&example).unwrap();

@@ -866,7 +866,9 @@ fn served_tags(dir: &Path) -> Vec<String> {
 /// One cycle (`retrain_tagger` as given) on 20 annotated "Sue likes tea" sentences whose words
 /// all have tags no treebank sentence has (SYM ZZ), each with the comment `tags_comment`; the
 /// report, and the tags the promoted model then gives the words.
-fn cycle_on_tag_annotations(retrain_tagger: bool, tags_comment: &str) -> (spoolparse::retrain::Report, Vec<String>) {
+/// A cycle on 20 annotations whose words show SYM ZZ, with `retrain_tagger` set to this TOML
+/// value (the default if empty) and `tags_comment` in each.
+fn cycle_on_tag_annotations(retrain_tagger: &str, tags_comment: &str) -> (spoolparse::retrain::Report, Vec<String>) {
     let dir = tempfile::tempdir().unwrap();
     let fixture = common::fixture("special.conllu");
     let model = dir.path().join("tagger.model");
@@ -875,8 +877,8 @@ fn cycle_on_tag_annotations(retrain_tagger: bool, tags_comment: &str) -> (spoolp
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let heldout = heldout_beside(&fixture, dir.path());
     let settings = format!(
-        "max_las_drop = 100\nepochs = 1\nannotation_heldout = 0.0\nretrain_tagger = {retrain_tagger}\n\
-         tagger_epochs = 3\nannotation_weight = 5\n"
+        "max_las_drop = 100\nepochs = 1\nannotation_heldout = 0.0\ntagger_epochs = 3\nannotation_weight = 5\n{}",
+        if retrain_tagger.is_empty() { String::new() } else { format!("retrain_tagger = {retrain_tagger}\n") }
     );
     let config = write_config(dir.path(), &model, &fixture, &heldout, &settings);
     // Words of the fixture (a file of unknown words would be refused).
@@ -902,7 +904,7 @@ fn cycle_on_tag_annotations(retrain_tagger: bool, tags_comment: &str) -> (spoolp
 #[test]
 fn reviewed_tags_retrain_the_tagger_only_when_asked() {
     for retrain_tagger in [false, true] {
-        let (report, tags) = cycle_on_tag_annotations(retrain_tagger, "# tags = reviewed");
+        let (report, tags) = cycle_on_tag_annotations(&retrain_tagger.to_string(), "# tags = reviewed");
         assert_eq!(report.tagger_retrained, retrain_tagger);
         assert_eq!(report.tagger_annotations, if retrain_tagger { 20 } else { 0 }, "{report:#?}");
         // Kept, the tagger gives the parser its own tags: so the parser trains on those.
@@ -915,10 +917,21 @@ fn reviewed_tags_retrain_the_tagger_only_when_asked() {
 #[test]
 fn checked_tags_retrain_the_tagger_on_those_words_only() {
     // Only "tea" (word 3) had its tag checked; "Sue" and "likes" show SYM ZZ unchecked.
-    let (report, tags) = cycle_on_tag_annotations(true, "# tags_checked = 3");
+    let (report, tags) = cycle_on_tag_annotations("true", "# tags_checked = 3");
     assert_eq!((report.tagger_annotations, report.tagger_annotated_words), (20, 20), "{report:#?}");
     assert_eq!(tags[2], "SYM ZZ", "the checked tag was learned: {tags:?}");
     assert!(tags[..2].iter().all(|t| t != "SYM ZZ"), "an unchecked tag was trained on: {tags:?}");
+}
+
+#[test]
+fn by_default_the_tagger_is_retrained_when_and_only_when_annotations_hold_checked_tags() {
+    let (report, tags) = cycle_on_tag_annotations("", "# tags_checked = 3");
+    assert!(report.tagger_retrained, "{report:#?}");
+    assert_eq!(tags[2], "SYM ZZ", "{tags:?}");
+    let (report, tags) = cycle_on_tag_annotations("\"auto\"", "# checked_by = nobody");
+    assert!(!report.tagger_retrained, "{report:#?}");
+    assert_eq!(report.tagger_annotations, 0);
+    assert!(tags.iter().all(|t| t != "SYM ZZ"), "{tags:?}");
 }
 
 #[test]

@@ -29,9 +29,12 @@ pub struct Steps {
     pub mark_below: Option<f32>,
 }
 
-/// Formats a probability with three decimals ("0.973") into `buf`, without allocating.
+/// Formats a probability with three decimals ("0.973") into `buf`, without allocating:
+/// correctly rounded, as Python's `f"{p:.3f}"` rounds the same value. (In f32, `p * 1000`
+/// itself rounds: 0.7155 is stored as 0.715499997…, whose product became 715.5 and printed
+/// 0.716.) In f64 the product is exact, and no f32 lies on a tie.
 fn format_probability(p: f32, buf: &mut [u8; 5]) -> &str {
-    let thousandths = (p.clamp(0.0, 1.0) * 1000.0).round() as u32;
+    let thousandths = (f64::from(p.clamp(0.0, 1.0)) * 1000.0).round() as u32;
     buf[0] = b'0' + (thousandths / 1000) as u8;
     buf[1] = b'.';
     buf[2] = b'0' + (thousandths / 100 % 10) as u8;
@@ -94,5 +97,21 @@ impl<'m> Annotator<'m> {
             sent.set_comment("tree_prob", &self.scratch);
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::format_probability;
+
+    #[test]
+    fn probabilities_are_printed_correctly_rounded() {
+        let mut buf = [0u8; 5];
+        // Stored as 0.715499997…: below the tie, so 0.715.
+        assert_eq!(format_probability(0.7155, &mut buf), "0.715");
+        assert_eq!(format_probability(0.97349, &mut buf), "0.973");
+        assert_eq!(format_probability(0.9996, &mut buf), "1.000");
+        assert_eq!(format_probability(0.0, &mut buf), "0.000");
+        assert_eq!(format_probability(1.5, &mut buf), "1.000");
     }
 }

@@ -12,7 +12,7 @@ use std::sync::Arc;
 use common::spoolparse;
 use spoolparse::corpus::{Format, Reader, Sentence};
 use spoolparse::model::file::ModelFile;
-use spoolparse::parse::raw::{recover_text, RawReader, MAX_SENTENCE_CHARS, MAX_SENTENCE_TOKENS};
+use spoolparse::parse::raw::{recover_text, RawReader, RawSentences, MAX_SENTENCE_CHARS, MAX_SENTENCE_TOKENS};
 
 /// A model with tagger and tokenizer trained on the fixture (it has multiword tokens).
 fn model(dir: &Path) -> PathBuf {
@@ -25,9 +25,13 @@ fn model(dir: &Path) -> PathBuf {
 
 /// Every sentence the raw reader makes of `text`, and the error that ended it, if any.
 fn read_raw(model: &Path, text: &[u8]) -> (Vec<Sentence>, Option<String>) {
+    read_raw_with(model, text, RawSentences::Model)
+}
+
+fn read_raw_with(model: &Path, text: &[u8], sentences: RawSentences) -> (Vec<Sentence>, Option<String>) {
     let model = Arc::new(ModelFile::open(model).unwrap());
     let input: Box<dyn std::io::BufRead + Send> = Box::new(Cursor::new(text.to_vec()));
-    let mut reader = RawReader::new(input, Path::new("in.raw"), model, true).unwrap();
+    let mut reader = RawReader::new(input, Path::new("in.raw"), model, sentences, true).unwrap();
     let mut sents = Vec::new();
     loop {
         let mut s = Sentence::default();
@@ -76,6 +80,36 @@ fn raw_text_comes_back_from_the_conllu_written_and_it_passes_the_validator() {
     // A byte order mark at the start is dropped, as CoNLL readers drop it.
     let (sents, _) = parse_raw(&model, dir.path(), format!("\u{feff}{AWKWARD}").as_bytes());
     assert_eq!(recover_text(&sents), AWKWARD);
+}
+
+#[test]
+fn with_raw_sentences_lines_every_line_is_one_sentence_and_the_text_still_comes_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = model(dir.path());
+    // Lines the tokenizer would run together (no punctuation) or split (two sentences in one),
+    // a blank line (a paragraph), spaces around line ends, and a last line without its end.
+    let text = "show me flights from boston to denver\nwhat about tuesday\n\n  The dog barks. It sees cats!  \r\nok";
+    let lines: Vec<&str> = text.lines().map(str::trim).filter(|l| !l.is_empty()).collect();
+    let (sents, error) = read_raw_with(&model, text.as_bytes(), RawSentences::Lines);
+    assert_eq!(error, None);
+    let texts: Vec<_> =
+        sents.iter().map(|s| s.comments.iter().find_map(|c| c.strip_prefix("# text = ")).unwrap()).collect();
+    assert_eq!(texts, lines, "one sentence per line");
+    assert_eq!(recover_text(&sents), text);
+    let pars = sents.iter().filter(|s| s.comments.iter().any(|c| c == "# newpar")).count();
+    assert_eq!(pars, 2, "blank lines still make paragraphs");
+    // The same from the command line, whose output passes the validator.
+    let input = dir.path().join("lines.raw");
+    std::fs::write(&input, text).unwrap();
+    let output = dir.path().join("lines.conllu");
+    let out = common::parse(&model, &input, &output, &["--threads", "1", "--raw-sentences", "lines"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let written = std::fs::read(&output).unwrap();
+    let parsed: Vec<Sentence> =
+        Reader::new(&written[..], Path::new("out"), Format::Conllu).map(|s| s.unwrap()).collect();
+    assert_eq!(parsed.len(), lines.len());
+    assert_eq!(recover_text(&parsed), text);
+    common::validate(&output, "en");
 }
 
 #[test]

@@ -81,7 +81,9 @@ class Model:
         retag: bool = False,
         name: str = "<string>",
     ) -> str: ...
-    def parse_text(self, text: str, *, confidence: bool = True, name: str = "<string>") -> str: ...
+    def parse_text(
+        self, text: str, *, confidence: bool = True, sentences: str = "model", name: str = "<string>"
+    ) -> str: ...
     def parse_file(
         self,
         input: Union[_Path, Sequence[_Path]],

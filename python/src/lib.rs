@@ -25,6 +25,7 @@ use spoolparse::parse::annotate::{Annotator, NoTagger, Steps};
 use spoolparse::parse::files::{self, FilesError, Publish};
 use spoolparse::parse::fit::Retag;
 use spoolparse::parse::pipeline::{self, Input, Outputs, PipelineError, PipelineOptions};
+use spoolparse::parse::raw::RawSentences;
 
 create_exception!(
     spoolparse,
@@ -207,6 +208,37 @@ fn parse_sentences(model: &ModelFile, mut sentences: Vec<Sentence>, tag: bool) -
     Ok(parses)
 }
 
+impl Model {
+    /// Parses `text` held in memory as one input named `name`, returning what `spoolparse
+    /// parse` writes for it.
+    fn parse_string(
+        &self,
+        py: Python<'_>,
+        text: String,
+        format: Format,
+        opts: PipelineOptions,
+        name: &str,
+    ) -> PyResult<String> {
+        let model = Arc::clone(&self.model);
+        let name = PathBuf::from(name);
+        let result = py.detach(move || {
+            let mut out = Vec::with_capacity(text.len() + text.len() / 4);
+            let input = Box::new(Cursor::new(text.into_bytes()));
+            pipeline::parse_reader(
+                &model,
+                input,
+                &name,
+                format,
+                Outputs { accepted: &mut out, rejected: None, cancel: None },
+                opts,
+            )
+            .map(|_| out)
+        });
+        let out = result.map_err(|e| pipeline_error(py, e))?;
+        String::from_utf8(out).map_err(|e| PyRuntimeError::new_err(format!("internal error: output not UTF-8: {e}")))
+    }
+}
+
 #[pymethods]
 impl Model {
     #[new]
@@ -349,33 +381,34 @@ impl Model {
     ) -> PyResult<String> {
         let format = format_named(format)?;
         let opts = PipelineOptions { confidence, retag: retag_of(retag), ..PipelineOptions::default() };
-        let model = Arc::clone(&self.model);
-        let name = PathBuf::from(name);
-        let result = py.detach(move || {
-            let mut out = Vec::with_capacity(text.len() + text.len() / 4);
-            let input = Box::new(Cursor::new(text.into_bytes()));
-            pipeline::parse_reader(
-                &model,
-                input,
-                &name,
-                format,
-                Outputs { accepted: &mut out, rejected: None, cancel: None },
-                opts,
-            )
-            .map(|_| out)
-        });
-        let out = result.map_err(|e| pipeline_error(py, e))?;
-        String::from_utf8(out).map_err(|e| PyRuntimeError::new_err(format!("internal error: output not UTF-8: {e}")))
+        self.parse_string(py, text, format, opts, name)
     }
 
     /// Parses raw text (paragraphs separated by blank lines) as ``spoolparse parse --format
     /// raw`` does: tokenized and split into sentences by the model's tokenizer, tagged and
     /// parsed; returns the CoNLL-U (``# newdoc``, ``# newpar``, ``# text``, ``SpaceAfter=No``,
-    /// multiword tokens; see docs/formats.md). Needs a model trained with ``--tagger
-    /// --tokenizer`` (else ``ValueError``); invalid input raises ``spoolparse.InputError``.
-    #[pyo3(signature = (text, *, confidence = true, name = "<string>"))]
-    fn parse_text(&self, py: Python<'_>, text: String, confidence: bool, name: &str) -> PyResult<String> {
-        self.parse_conllu(py, text, "raw", confidence, false, name)
+    /// multiword tokens; see docs/formats.md). ``sentences="lines"`` ends a sentence at every
+    /// line end and nowhere else (``--raw-sentences lines``: text written one sentence per
+    /// line). Needs a model trained with ``--tagger --tokenizer`` (else ``ValueError``);
+    /// invalid input raises ``spoolparse.InputError``.
+    #[pyo3(signature = (text, *, confidence = true, sentences = "model", name = "<string>"))]
+    fn parse_text(
+        &self,
+        py: Python<'_>,
+        text: String,
+        confidence: bool,
+        sentences: &str,
+        name: &str,
+    ) -> PyResult<String> {
+        let raw_sentences = match sentences {
+            "model" => RawSentences::Model,
+            "lines" => RawSentences::Lines,
+            other => {
+                return Err(PyValueError::new_err(format!("sentences must be \"model\" or \"lines\", not {other:?}")))
+            }
+        };
+        let opts = PipelineOptions { confidence, raw_sentences, ..PipelineOptions::default() };
+        self.parse_string(py, text, Format::Raw, opts, name)
     }
 
     /// Parses the file ``input`` (or a list of files, in order) into ``accepted``, exactly as

@@ -97,6 +97,23 @@ def test_parse_text_matches_the_command_line_on_raw_text(data: Data) -> None:
         model.parse_text("abc\x00")
 
 
+def test_parse_text_with_sentences_lines_ends_a_sentence_at_each_line_end_only(data: Data) -> None:
+    """`sentences="lines"` is `--raw-sentences lines`: one sentence per line, however it reads."""
+    model = spoolparse.Model(data.model)
+    text = "show me flights from boston\nThe dog barks. It sees cats!\n"
+    cli = data.run(
+        "parse", "--model", data.model, "--format", "raw", "--raw-sentences", "lines", "-", input=text.encode()
+    ).stdout.decode()
+    out = model.parse_text(text, sentences="lines", name="-")
+    assert out == cli
+    assert [line for line in out.splitlines() if line.startswith("# text = ")] == [
+        "# text = show me flights from boston",
+        "# text = The dog barks. It sees cats!",
+    ]
+    with pytest.raises(ValueError, match="model.*lines"):
+        model.parse_text(text, sentences="line")
+
+
 def test_given_tags_are_used_and_not_predicted(data: Data) -> None:
     model = spoolparse.Model(data.model)
     [p] = model.parse([["The", "dog", "barks", "."]], upos=[["DET", "NOUN", "VERB", "PUNCT"]])

@@ -13,6 +13,7 @@ use spoolparse::corpus::{Format, Limits};
 use spoolparse::parse::files::{self, Publish};
 use spoolparse::parse::fit::Retag;
 use spoolparse::parse::pipeline::{Input, PipelineError, PipelineOptions};
+use spoolparse::parse::raw::RawSentences;
 
 /// Parse CoNLL-U/CoNLL-X: HEAD and DEPREL are filled, every other byte is kept.
 #[derive(Args)]
@@ -38,6 +39,11 @@ pub struct ParseArgs {
     #[arg(long, value_enum, default_value = "auto", num_args = 0..=1, require_equals = true,
           default_missing_value = "always")]
     retag: RetagArg,
+    /// Where raw text's sentences end: `model`, where the model's tokenizer ends them (and at
+    /// blank lines), or `lines`, at every line end and nowhere else (queries, titles, one
+    /// sentence per line: a treebank's tokenizer runs unpunctuated lines together).
+    #[arg(long, value_enum, default_value = "model")]
+    raw_sentences: RawSentencesArg,
     /// Do not write `Conf=` (MISC), `# confidence` and `# tree_prob` into CoNLL-U output.
     #[arg(long)]
     no_confidence: bool,
@@ -90,6 +96,21 @@ enum FormatArg {
 }
 
 #[derive(Clone, Copy, ValueEnum)]
+enum RawSentencesArg {
+    Model,
+    Lines,
+}
+
+impl From<RawSentencesArg> for RawSentences {
+    fn from(r: RawSentencesArg) -> RawSentences {
+        match r {
+            RawSentencesArg::Model => RawSentences::Model,
+            RawSentencesArg::Lines => RawSentences::Lines,
+        }
+    }
+}
+
+#[derive(Clone, Copy, ValueEnum)]
 enum RetagArg {
     Auto,
     Always,
@@ -136,6 +157,7 @@ impl From<ParseArgs> for ParseJob {
             threads: a.threads.map_or_else(spoolparse::base::available_cpus, |t| t as usize).max(1),
             format: a.format.map(Format::from),
             retag: a.retag.into(),
+            raw_sentences: a.raw_sentences.into(),
             confidence: !a.no_confidence,
             min_confidence: a.min_confidence,
             keep_malformed: a.malformed == MalformedArg::Lowconf,

@@ -91,6 +91,9 @@ pub struct Parse {
     /// file's first words have tags the model was not trained on, see [`crate::parse::fit`]),
     /// `always` or `never`.
     pub retag: crate::parse::fit::Retag,
+    /// Where the sentences of `*.raw` files end: `model` (the tokenizer's sentence ends) or
+    /// `lines` (one sentence per line).
+    pub raw_sentences: crate::parse::raw::RawSentences,
 }
 
 impl Default for Parse {
@@ -100,6 +103,7 @@ impl Default for Parse {
             min_confidence: 0.8,
             write_confidence: true,
             retag: crate::parse::fit::Retag::Auto,
+            raw_sentences: crate::parse::raw::RawSentences::Model,
         }
     }
 }
@@ -313,6 +317,16 @@ mod tests {
         assert_eq!(parse(&format!("{MINIMAL}[parse]\nretag = \"never\"\n")).unwrap().parse.retag, Retag::Never);
         let e = parse(&format!("{MINIMAL}[parse]\nretag = \"yes\"\n")).unwrap_err();
         assert!(e.contains("auto") && e.contains("never"), "{e}");
+    }
+
+    #[test]
+    fn raw_text_sentences_end_where_the_model_says_unless_the_config_says_lines() {
+        use crate::parse::raw::RawSentences;
+        assert_eq!(parse(MINIMAL).unwrap().parse.raw_sentences, RawSentences::Model);
+        let lines = parse(&format!("{MINIMAL}[parse]\nraw_sentences = \"lines\"\n")).unwrap();
+        assert_eq!(lines.parse.raw_sentences, RawSentences::Lines);
+        let e = parse(&format!("{MINIMAL}[parse]\nraw_sentences = \"line\"\n")).unwrap_err();
+        assert!(e.contains("model") && e.contains("lines"), "{e}");
     }
 
     #[test]

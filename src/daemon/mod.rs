@@ -106,6 +106,7 @@ impl Setup {
             batches_per_thread: c.queues.batches_per_thread,
             format: None,
             retag: c.parse.retag,
+            raw_sentences: c.parse.raw_sentences,
             confidence: c.parse.write_confidence,
             min_confidence: Some(c.parse.min_confidence),
             conllx_as_conllu: true,

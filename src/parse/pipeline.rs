@@ -30,7 +30,7 @@ use crate::corpus::{conllu, Column, CorpusError, Format, Limits, Reader, Sentenc
 use crate::model::file::ModelFile;
 use crate::parse::annotate::{Annotator, NoTagger, Steps};
 use crate::parse::fit::{FitCheck, FitReport, Retag};
-use crate::parse::raw::{NoTokenizer, RawReader};
+use crate::parse::raw::{NoTokenizer, RawReader, RawSentences};
 
 /// One input file to parse.
 #[derive(Clone)]
@@ -209,6 +209,8 @@ pub struct PipelineOptions {
     pub format: Option<Format>,
     /// When to replace the UPOS and XPOS of CoNLL-U/CoNLL-X input with the tagger's.
     pub retag: Retag,
+    /// Where raw text's sentences end.
+    pub raw_sentences: RawSentences,
     /// Compute confidences and write them into CoNLL-U output.
     pub confidence: bool,
     /// Sentences whose confidence is below this go to the rejected output.
@@ -235,6 +237,7 @@ impl Default for PipelineOptions {
             batches_per_thread: 2,
             format: None,
             retag: Retag::Auto,
+            raw_sentences: RawSentences::Model,
             confidence: false,
             min_confidence: None,
             conllx_as_conllu: false,
@@ -300,7 +303,7 @@ impl PipelineOptions {
                 Some(range) => crate::base::io::open_input_range(&job.path, range),
             }
             .map_err(|e| CorpusError { path: job.path.clone(), line: 0, kind: e.into() })?;
-            let reader = RawReader::new(input, &job.path, Arc::clone(&job.model), starts_file)
+            let reader = RawReader::new(input, &job.path, Arc::clone(&job.model), self.raw_sentences, starts_file)
                 .map_err(|error| JobError::NoTokenizer { path: job.path.clone(), error })?;
             return Ok(Source::Raw(Box::new(reader)));
         }
@@ -658,7 +661,7 @@ pub fn parse_reader(
     let job = Arc::new(Job { id: 0, path: name.to_path_buf(), format, model: Arc::clone(model), range: None });
     let mut sink = OutputsSink::new(out, &opts);
     let reader = if format == Format::Raw {
-        Source::Raw(Box::new(RawReader::new(input, name, Arc::clone(model), true)?))
+        Source::Raw(Box::new(RawReader::new(input, name, Arc::clone(model), opts.raw_sentences, true)?))
     } else {
         Source::Corpus(Box::new(opts.configure(Reader::new(input, name, format))))
     };

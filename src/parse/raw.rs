@@ -3,6 +3,10 @@
 //! tokens are expanded by its dictionary, and each sentence is built as CoNLL-U that holds the
 //! text it came from:
 //!
+//! - sentences where the tokenizer ends them, or, with [`RawSentences::Lines`], one per line
+//!   (queries, titles, log lines: text whose line ends are its sentence ends and which the
+//!   treebank's tokenizer, having seen only punctuated prose, runs together; the tokenizer then
+//!   only splits tokens);
 //! - `# newdoc` on the first sentence of a file (of a shard that starts the file), `# newpar`
 //!   on the first sentence of each paragraph (paragraphs are separated by blank lines, a line of
 //!   nothing but whitespace included; a paragraph's end is a sentence end);
@@ -63,6 +67,17 @@ pub const MAX_SENTENCE_CHARS: usize = 8192;
 /// Bytes read and decoded at a time.
 pub const READ_BYTES: usize = 64 << 10;
 
+/// Where raw text's sentences end.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RawSentences {
+    /// Where the model's tokenizer ends them (and at paragraph ends).
+    #[default]
+    Model,
+    /// At every line end, and nowhere else (but at the length limits): one sentence per line.
+    Lines,
+}
+
 /// A model without a tokenizer was asked to read raw text.
 #[derive(Debug, Clone, Copy, thiserror::Error)]
 #[error("the model has no tokenizer, which raw text needs (train one with `train --tokenizer`)")]
@@ -73,6 +88,7 @@ pub struct RawReader {
     input: Box<dyn BufRead + Send>,
     path: PathBuf,
     model: Arc<ModelFile>,
+    sentences: RawSentences,
     work: Workspace,
     /// Bytes decoded so far, and line feeds among them.
     offset: u64,
@@ -104,12 +120,14 @@ pub struct RawReader {
 }
 
 impl RawReader {
-    /// Reads `input` (named `path` in errors) with `model`'s tokenizer; `starts_file` for input
-    /// that starts its file (its first sentence gets `# newdoc`).
+    /// Reads `input` (named `path` in errors) with `model`'s tokenizer, its sentences ending as
+    /// `sentences` says; `starts_file` for input that starts its file (its first sentence gets
+    /// `# newdoc`).
     pub fn new(
         input: Box<dyn BufRead + Send>,
         path: &Path,
         model: Arc<ModelFile>,
+        sentences: RawSentences,
         starts_file: bool,
     ) -> Result<RawReader, NoTokenizer> {
         model.tokenizer().ok_or(NoTokenizer)?;
@@ -117,6 +135,7 @@ impl RawReader {
             input,
             path: path.to_path_buf(),
             model,
+            sentences,
             work: Workspace::default(),
             offset: 0,
             line_feeds: 0,
@@ -264,13 +283,11 @@ impl RawReader {
                 k += 1;
             }
             let paragraph = line_feeds >= 2;
-            if self.labels[j] == SENTENCE
-                || paragraph
-                || k >= n
-                || tokens >= MAX_SENTENCE_TOKENS
-                || k >= limit
-                || j + 1 >= limit
-            {
+            let ends = match self.sentences {
+                RawSentences::Model => self.labels[j] == SENTENCE,
+                RawSentences::Lines => line_feeds >= 1,
+            };
+            if ends || paragraph || k >= n || tokens >= MAX_SENTENCE_TOKENS || k >= limit || j + 1 >= limit {
                 return Some((j, k, paragraph));
             }
             i = k;

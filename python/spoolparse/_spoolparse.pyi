@@ -82,7 +82,7 @@ class Model:
         name: str = "<string>",
     ) -> str: ...
     def parse_text(
-        self, text: str, *, confidence: bool = True, sentences: str = "model", name: str = "<string>"
+        self, text: str, *, confidence: bool = True, sentences: Literal["model", "lines"] = "model", name: str = "<string>"
     ) -> str: ...
     def parse_file(
         self,
@@ -98,6 +98,7 @@ class Model:
         overwrite: bool = False,
         byte_range: Optional[tuple[int, int]] = None,
         malformed: Literal["fail", "lowconf"] = "fail",
+        sentences: Literal["model", "lines"] = "model",
     ) -> ParseStats: ...
     def __reduce__(self) -> tuple[type["Model"], tuple[Path, bool, str]]: ...
 

@@ -99,6 +99,10 @@ COMPRESSIONS = ("input", "zstd", "none")
 #: What ``--malformed`` takes: malformed sentences go to lowconf/ unparsed, or fail the job.
 MALFORMED = ("lowconf", "fail")
 
+#: What ``--raw-sentences`` takes: raw text's sentences end where the tokenizer ends them, or
+#: at line ends.
+RAW_SENTENCES = ("model", "lines")
+
 MANIFEST = "_manifest.json"
 TASKS = "_tasks"
 
@@ -148,7 +152,9 @@ def _check_shard_mb(shard_mb: float) -> None:
         raise ValueError(f"the shard size must be 0 (never split) or a number of MiB (got {shard_mb})")
 
 
-def _check_arguments(*, min_confidence: Optional[float], shard_mb: float, compression: str, malformed: str) -> None:
+def _check_arguments(
+    *, min_confidence: Optional[float], shard_mb: float, compression: str, malformed: str, raw_sentences: str
+) -> None:
     """Raises ``ValueError`` for arguments the job cannot run with. The driver checks them
     before it creates anything: a threshold outside 0..1 would otherwise fail every task, each
     after the output directory was made, and a bad shard size or compression would be taken
@@ -159,6 +165,8 @@ def _check_arguments(*, min_confidence: Optional[float], shard_mb: float, compre
         raise ValueError(f"compression must be one of {', '.join(COMPRESSIONS)} (got {compression!r})")
     if malformed not in MALFORMED:
         raise ValueError(f"malformed must be one of {', '.join(MALFORMED)} (got {malformed!r})")
+    if raw_sentences not in RAW_SENTENCES:
+        raise ValueError(f"raw_sentences must be one of {', '.join(RAW_SENTENCES)} (got {raw_sentences!r})")
 
 
 def _output_names(path: str, compression: str) -> tuple[str, str, bool]:
@@ -314,6 +322,7 @@ def _parse_shard(
             overwrite=True,
             byte_range=tuple(shard["range"]) if shard["range"] is not None else None,
             malformed=job.get("malformed", "fail"),
+            sentences=job.get("raw_sentences", "model"),
         )
     except spoolparse.InputError as e:
         # Malformed sentences passed on, this is a file that is no corpus at all.
@@ -480,12 +489,19 @@ def _driver_checks(
     compression: str,
     verify: bool,
     malformed: str,
+    raw_sentences: str,
 ) -> tuple[str, list[str], spoolparse.Model]:
     """What the driver can check alone, before anything is created: the arguments, that the
     output directory is absent or empty, the inputs (expanded) and the model (opened here, so
     that a bad one fails once, not in every task). Returns the output's absolute path, the
     input files and the model."""
-    _check_arguments(min_confidence=min_confidence, shard_mb=shard_mb, compression=compression, malformed=malformed)
+    _check_arguments(
+        min_confidence=min_confidence,
+        shard_mb=shard_mb,
+        compression=compression,
+        malformed=malformed,
+        raw_sentences=raw_sentences,
+    )
     output = os.path.abspath(output)
     if os.path.exists(output) and (not os.path.isdir(output) or os.listdir(output)):
         raise FileExistsError(f"{output} exists and is not an empty directory: outputs are never overwritten")
@@ -505,13 +521,15 @@ def run(
     model_on_shared_storage: bool = False,
     verify: bool = True,
     malformed: str = "lowconf",
+    raw_sentences: str = "model",
     fail_first_attempt: Sequence[int] = (),
 ) -> dict[str, Any]:
     """Runs the job on the SparkContext ``sc``; returns the manifest (also written to
     ``OUTPUT/_manifest.json``). ``inputs`` are files, directories or glob patterns.
     ``malformed="lowconf"`` passes malformed sentences to lowconf/ and records inputs that
     cannot be read at all in the manifest (``failed_inputs``, said on stderr), ``"fail"``
-    fails the job at either (see the module's documentation).
+    fails the job at either (see the module's documentation). ``raw_sentences="lines"`` ends
+    the sentences of raw text files at line ends (``spoolparse parse --raw-sentences lines``).
     ``fail_first_attempt`` (tests) makes the first attempt of these shards fail after their
     outputs were renamed into place. Bad arguments raise ``ValueError`` before anything is
     created."""
@@ -525,6 +543,7 @@ def run(
         compression=compression,
         verify=verify,
         malformed=malformed,
+        raw_sentences=raw_sentences,
     )
     model_path = os.path.abspath(model)
     if not model_on_shared_storage:
@@ -543,6 +562,7 @@ def run(
         "min_confidence": min_confidence,
         "threads": max(1, threads_per_task),
         "malformed": malformed,
+        "raw_sentences": raw_sentences,
         "fail_first_attempt": frozenset(fail_first_attempt),
     }
     subs = ("accepted", "lowconf", TASKS) if _has_lowconf(job) else ("accepted", TASKS)
@@ -643,6 +663,7 @@ def _manifest(
         "model": {"path": job["model"]["path"], "fingerprint": model.fingerprint},
         "min_confidence": threshold,
         "malformed": job.get("malformed", "fail"),
+        "raw_sentences": job.get("raw_sentences", "model"),
         "spoolparse_version": spoolparse.__version__,
         "inputs": entries,
         "files": len(files),
@@ -721,6 +742,13 @@ def _arguments(argv: Optional[Sequence[str]]) -> argparse.Namespace:
         help="lowconf (default): malformed sentences go to DIR/lowconf unparsed, and a file that cannot be read at "
         "all is recorded in the manifest (exit status 2); fail: either fails the job",
     )
+    p.add_argument(
+        "--raw-sentences",
+        choices=RAW_SENTENCES,
+        default="model",
+        help="where the sentences of raw text files end: where the model's tokenizer ends them (default), or at "
+        "every line end (one sentence per line), as `spoolparse parse --raw-sentences`",
+    )
     p.add_argument("--no-verify", action="store_true", help="do not check the model's checksums when opening it")
     p.add_argument("--master", help="Spark master (default: spark-submit's, else local[*])")
     p.add_argument("--app-name", default="spoolparse", help="Spark application name")
@@ -746,6 +774,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         "compression": args.compression,
         "verify": not args.no_verify,
         "malformed": args.malformed,
+        "raw_sentences": args.raw_sentences,
     }
     # A missing input, a bad model or a used output directory is said in a line before Spark
     # starts (seconds, and pages of its log); `run` checks again, as callers may skip this.

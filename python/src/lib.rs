@@ -106,6 +106,15 @@ fn format_named(name: &str) -> PyResult<Format> {
     }
 }
 
+/// The raw-text sentence mode named `name` (`"model"` or `"lines"`).
+fn raw_sentences_named(name: &str) -> PyResult<RawSentences> {
+    match name {
+        "model" => Ok(RawSentences::Model),
+        "lines" => Ok(RawSentences::Lines),
+        _ => Err(PyValueError::new_err(format!("sentences must be \"model\" or \"lines\", not {name:?}"))),
+    }
+}
+
 /// A spoolparse model file, memory-mapped: opening costs about 0.1 ms whatever its size, and
 /// one ``Model`` may be used by any number of threads at once (parsing releases the GIL).
 ///
@@ -400,13 +409,7 @@ impl Model {
         sentences: &str,
         name: &str,
     ) -> PyResult<String> {
-        let raw_sentences = match sentences {
-            "model" => RawSentences::Model,
-            "lines" => RawSentences::Lines,
-            other => {
-                return Err(PyValueError::new_err(format!("sentences must be \"model\" or \"lines\", not {other:?}")))
-            }
-        };
+        let raw_sentences = raw_sentences_named(sentences)?;
         let opts = PipelineOptions { confidence, raw_sentences, ..PipelineOptions::default() };
         self.parse_string(py, text, Format::Raw, opts, name)
     }
@@ -423,6 +426,7 @@ impl Model {
     /// Ctrl-C (``KeyboardInterrupt``) stops it within about 50 ms, and nothing is published.
     /// ``byte_range=(start, end)`` parses only those bytes of a single plain file: a shard
     /// from ``spoolparse.shard_ranges``. ``threads`` parsing threads (input order is kept).
+    /// ``sentences="lines"`` is ``--raw-sentences lines`` (raw text, one sentence per line).
     ///
     /// ``malformed="fail"`` (the default) raises ``spoolparse.InputError`` (``FILE:LINE:
     /// problem``) at the first malformed sentence and publishes nothing; ``"lowconf"`` writes
@@ -434,7 +438,7 @@ impl Model {
     /// when they went there).
     #[pyo3(signature = (input, accepted, lowconf = None, min_confidence = None, *, threads = 1, format = None,
                         retag = false, confidence = true, overwrite = false, byte_range = None,
-                        malformed = "fail"))]
+                        malformed = "fail", sentences = "model"))]
     #[allow(clippy::too_many_arguments)]
     fn parse_file<'py>(
         &self,
@@ -450,7 +454,9 @@ impl Model {
         overwrite: bool,
         byte_range: Option<(u64, u64)>,
         malformed: &str,
+        sentences: &str,
     ) -> PyResult<Bound<'py, PyDict>> {
+        let raw_sentences = raw_sentences_named(sentences)?;
         let keep_malformed = match malformed {
             "fail" => false,
             "lowconf" => true,
@@ -500,6 +506,7 @@ impl Model {
             threads,
             format: format.map(format_named).transpose()?,
             retag: retag_of(retag),
+            raw_sentences,
             confidence,
             min_confidence,
             keep_malformed,

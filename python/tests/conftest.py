@@ -110,9 +110,11 @@ class Data:
         mid = len(values) // 2
         return (values[mid - 1] + values[mid]) / 2
 
-    def cli(self, input: Path, out_dir: Path, threshold: Optional[float]) -> tuple[Path, Optional[Path], str]:
-        """`spoolparse parse INPUT --output ... [--min-confidence X --rejected ...]`: the two
-        outputs (named like the input, so that compression is the same) and stderr."""
+    def cli(
+        self, input: Path, out_dir: Path, threshold: Optional[float], *extra: object
+    ) -> tuple[Path, Optional[Path], str]:
+        """`spoolparse parse INPUT --output ... [--min-confidence X --rejected ...] [EXTRA...]`:
+        the two outputs (named like the input, so that compression is the same) and stderr."""
         out_dir.mkdir(parents=True, exist_ok=True)
         name = input.name if not input.name.endswith(".txt") else input.name + ".conllu"
         accepted = out_dir / f"accepted-{name}"
@@ -121,7 +123,7 @@ class Data:
         if threshold is not None:
             lowconf = out_dir / f"lowconf-{name}"
             args += ["--min-confidence", threshold, "--rejected", lowconf]
-        result = self.run("parse", *args)
+        result = self.run("parse", *args, *extra)
         return accepted, lowconf, result.stderr.decode()
 
 

@@ -97,7 +97,7 @@ def test_parse_text_matches_the_command_line_on_raw_text(data: Data) -> None:
         model.parse_text("abc\x00")
 
 
-def test_parse_text_with_sentences_lines_ends_a_sentence_at_each_line_end_only(data: Data) -> None:
+def test_parse_text_with_sentences_lines_ends_a_sentence_at_each_line_end_only(data: Data, tmp_path: Path) -> None:
     """`sentences="lines"` is `--raw-sentences lines`: one sentence per line, however it reads."""
     model = spoolparse.Model(data.model)
     text = "show me flights from boston\nThe dog barks. It sees cats!\n"
@@ -112,6 +112,11 @@ def test_parse_text_with_sentences_lines_ends_a_sentence_at_each_line_end_only(d
     ]
     with pytest.raises(ValueError, match="model.*lines"):
         model.parse_text(text, sentences="line")
+    # parse_file takes it too, for raw text files.
+    raw = tmp_path / "lines.raw"
+    raw.write_text(text)
+    model.parse_file(raw, tmp_path / "lines.conllu", sentences="lines")
+    assert (tmp_path / "lines.conllu").read_text() == model.parse_text(text, sentences="lines", name=str(raw))
 
 
 def test_given_tags_are_used_and_not_predicted(data: Data) -> None:

@@ -43,13 +43,13 @@ def sc() -> Iterator[Any]:
 
 
 def expected(
-    data: Data, tmp: Path, threshold: float | None, files: list[Path] | None = None
+    data: Data, tmp: Path, threshold: float | None, files: list[Path] | None = None, *extra: object
 ) -> dict[str, tuple[bytes, bytes | None, str]]:
-    """What `spoolparse parse` writes for each input (``files``, else the data's): accepted and
-    lowconf text, and stderr."""
+    """What `spoolparse parse [EXTRA...]` writes for each input (``files``, else the data's):
+    accepted and lowconf text, and stderr."""
     out = {}
     for path in data.files if files is None else files:
-        acc, low, stderr = data.cli(path, tmp / "cli", threshold)
+        acc, low, stderr = data.cli(path, tmp / "cli", threshold, *extra)
         out[path.name] = (decompress(acc), decompress(low) if low else None, stderr)
     return out
 
@@ -117,6 +117,15 @@ def test_a_raw_text_file_is_one_task_with_the_command_lines_bytes(data: Data, sc
     )  # fmt: skip
     assert [len(e["shards"]) for e in manifest["inputs"]] == [1]
     assert manifest["sentences"] >= 400, "a paragraph is at least a sentence"
+    check_against_cli(out, manifest, cli)
+    # One sentence per line, as `--raw-sentences lines`: 400 lines, 400 sentences.
+    cli = expected(data, tmp_path / "lines", data.threshold, [raw], "--raw-sentences", "lines")
+    out = tmp_path / "out-lines"
+    manifest = job.run(
+        sc, model=str(data.model), inputs=[str(inputs)], output=str(out),
+        min_confidence=data.threshold, raw_sentences="lines",
+    )  # fmt: skip
+    assert manifest["sentences"] == 400 and manifest["raw_sentences"] == "lines"
     check_against_cli(out, manifest, cli)
 
 

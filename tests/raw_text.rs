@@ -44,11 +44,16 @@ fn read_raw_with(model: &Path, text: &[u8], sentences: RawSentences) -> (Vec<Sen
 }
 
 fn parse_raw(model: &Path, dir: &Path, text: &[u8]) -> (Vec<Sentence>, PathBuf) {
+    parse_raw_with(model, dir, text, &[])
+}
+
+/// `spoolparse parse --threads 1 ARGS` of `text` as a `.raw` file: its sentences and output.
+fn parse_raw_with(model: &Path, dir: &Path, text: &[u8], args: &[&str]) -> (Vec<Sentence>, PathBuf) {
     let input = dir.join("in.raw");
     std::fs::write(&input, text).unwrap();
     let output = dir.join("out.conllu");
     let _ = std::fs::remove_file(&output);
-    let out = common::parse(model, &input, &output, &["--threads", "1"]);
+    let out = common::parse(model, &input, &output, &[&["--threads", "1"], args].concat());
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let written = std::fs::read(&output).unwrap();
     let sents = Reader::new(&written[..], Path::new("out"), Format::Conllu).map(|s| s.unwrap()).collect();
@@ -99,14 +104,7 @@ fn with_raw_sentences_lines_every_line_is_one_sentence_and_the_text_still_comes_
     let pars = sents.iter().filter(|s| s.comments.iter().any(|c| c == "# newpar")).count();
     assert_eq!(pars, 2, "blank lines still make paragraphs");
     // The same from the command line, whose output passes the validator.
-    let input = dir.path().join("lines.raw");
-    std::fs::write(&input, text).unwrap();
-    let output = dir.path().join("lines.conllu");
-    let out = common::parse(&model, &input, &output, &["--threads", "1", "--raw-sentences", "lines"]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let written = std::fs::read(&output).unwrap();
-    let parsed: Vec<Sentence> =
-        Reader::new(&written[..], Path::new("out"), Format::Conllu).map(|s| s.unwrap()).collect();
+    let (parsed, output) = parse_raw_with(&model, dir.path(), text.as_bytes(), &["--raw-sentences", "lines"]);
     assert_eq!(parsed.len(), lines.len());
     assert_eq!(recover_text(&parsed), text);
     common::validate(&output, "en");

@@ -52,6 +52,8 @@ fn write(snapshot: &Path, out: &Path, precision: Precision, prune_below: f32) ->
         info: s.info,
         morphology,
         tagger: None,
+        feats: None,
+        lemmatizer: None,
         tokenizer: None,
         temperature: s.temperature,
         arc_calibration: s.arc_calibration,

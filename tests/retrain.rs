@@ -849,8 +849,8 @@ fn completion_and_weighting_change_what_a_cycle_trains_on() {
     assert!(gate.annotations.is_none() && !gate.annotations_judge);
 }
 
-/// The UPOS and XPOS that the model serving in `dir` gives the words "Sue likes tea" as text.
-fn served_tags(dir: &Path) -> Vec<String> {
+/// The columns of the words "Sue likes tea" as the model serving in `dir` analyzes them as text.
+fn served_words(dir: &Path) -> Vec<Vec<String>> {
     let text = dir.join("sue.txt");
     fs::write(&text, "Sue likes tea\n").unwrap();
     let current = dir.join("spool/models/current");
@@ -859,8 +859,13 @@ fn served_tags(dir: &Path) -> Vec<String> {
     String::from_utf8_lossy(&out.stdout)
         .lines()
         .filter(|l| !l.starts_with('#') && !l.is_empty())
-        .map(|l| l.split('\t').skip(3).take(2).collect::<Vec<_>>().join(" "))
+        .map(|l| l.split('\t').map(str::to_string).collect())
         .collect()
+}
+
+/// The UPOS and XPOS that the model serving in `dir` gives the words "Sue likes tea" as text.
+fn served_tags(dir: &Path) -> Vec<String> {
+    served_words(dir).iter().map(|w| w[3..5].join(" ")).collect()
 }
 
 /// One cycle (`retrain_tagger` as given) on 20 annotated "Sue likes tea" sentences whose words
@@ -932,6 +937,62 @@ fn by_default_the_tagger_is_retrained_when_and_only_when_annotations_hold_checke
     assert!(!report.tagger_retrained, "{report:#?}");
     assert_eq!(report.tagger_annotations, 0);
     assert!(tags.iter().all(|t| t != "SYM ZZ"), "{tags:?}");
+}
+
+/// One cycle (default settings) on 20 annotated "Sue likes tea" sentences whose "likes" has the
+/// lemma "likefixed", checked or not (`lemmas_comment`), and whose "Sue" has the lemma "suewrong",
+/// never checked; the report, and the lemmas the promoted model then gives the words.
+fn cycle_on_lemma_annotations(lemmas_comment: &str) -> (spoolparse::retrain::Report, Vec<String>) {
+    let dir = tempfile::tempdir().unwrap();
+    let fixture = common::fixture("special.conllu");
+    let model = dir.path().join("tagger.model");
+    let args = ["--epochs", "1", "--tagger", "--jackknife", "0", "--tagger-epochs", "2"];
+    let out = common::train(&fixture, &model, &args);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let heldout = heldout_beside(&fixture, dir.path());
+    let settings =
+        "max_las_drop = 100\nepochs = 1\nannotation_heldout = 0.0\ntagger_epochs = 3\nannotation_weight = 5\n";
+    let config = write_config(dir.path(), &model, &fixture, &heldout, settings);
+    let before: Vec<String> = {
+        let text = dir.path().join("sue.txt");
+        fs::write(&text, "Sue likes tea\n").unwrap();
+        let out = common::spoolparse(&["parse", "--model", model.to_str().unwrap(), text.to_str().unwrap()]);
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .filter(|l| !l.starts_with('#') && !l.is_empty())
+            .map(|l| l.split('\t').nth(3).unwrap_or("").to_string())
+            .collect()
+    };
+    let text: String = (0..20)
+        .map(|i| {
+            let words =
+                [("Sue", "suewrong", "2", "nsubj"), ("likes", "likefixed", "0", "root"), ("tea", "tea", "2", "obj")];
+            let mut s = format!("# sent_id = l{i}\n{lemmas_comment}\n");
+            for (w, ((form, lemma, head, deprel), upos)) in words.iter().zip(&before).enumerate() {
+                s.push_str(&format!("{}\t{form}\t{lemma}\t{upos}\t_\t_\t{head}\t{deprel}\t_\t_\n", w + 1));
+            }
+            s + "\n"
+        })
+        .collect();
+    drop_in(&dir.path().join("spool/annotated"), "lemmas.conllu", &text);
+    let report = retrain(&config);
+    assert_eq!(report.decision, Some(spoolparse::retrain::Decision::Promoted), "{report:#?}");
+    let lemmas = served_words(dir.path()).iter().map(|w| w[2].clone()).collect();
+    (report, lemmas)
+}
+
+#[test]
+fn checked_lemmas_retrain_the_lemmatizer_on_those_words_only() {
+    let (report, lemmas) = cycle_on_lemma_annotations("# lemmas_checked = 2");
+    assert!(report.lemmatizer_retrained, "{report:#?}");
+    assert_eq!((report.lemmatizer_annotations, report.lemmatizer_annotated_words), (20, 20), "{report:#?}");
+    assert!(report.heldout_lemmas_serving.is_some() && report.heldout_lemmas_candidate.is_some());
+    assert_eq!(lemmas[1], "likefixed", "the checked lemma was learned: {lemmas:?}");
+    assert_ne!(lemmas[0], "suewrong", "an unchecked lemma was trained on: {lemmas:?}");
+    // Without a checked lemma, the serving lemmatizer is kept.
+    let (report, lemmas) = cycle_on_lemma_annotations("# checked_by = nobody");
+    assert!(!report.lemmatizer_retrained, "{report:#?}");
+    assert_ne!(lemmas[1], "likefixed", "{lemmas:?}");
 }
 
 #[test]

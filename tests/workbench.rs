@@ -328,7 +328,17 @@ fn requests_that_cannot_be_right_are_refused_and_write_nothing() {
         (answer(json!([{ "id": 1, "head": 2, "xpos": "NN" }]), false), 422, "an XPOS goes with its UPOS"),
         (answer(json!([{ "id": 1, "head": 2, "upos": "NOUN", "xpos": "N N" }]), false), 422, "cannot be an XPOS"),
         (answer(json!([{ "id": 1, "head": 2 }, { "id": 9, "upos": "NOUN" }]), false), 422, "word 9: no such word"),
-        (answer(json!([{ "id": 2, "upos": "NOUN" }]), false), 422, "a tag goes with an arc"),
+        (answer(json!([{ "id": 2, "upos": "NOUN" }]), false), 422, "a tag or lemma goes with an arc"),
+        (answer(json!([{ "id": 2, "lemma": "dog" }]), false), 422, "a tag or lemma goes with an arc"),
+        (answer(json!([{ "id": 1, "head": 2, "lemma": "_" }]), false), 422, "cannot be a lemma"),
+        (answer(json!([{ "id": 1, "head": 2, "lemma": " " }]), false), 422, "cannot be a lemma"),
+        (answer(json!([{ "id": 1, "head": 2, "lemma": "a\tb" }]), false), 422, "cannot be a lemma"),
+        (answer(json!([{ "id": 1, "head": 2 }, { "id": 9, "lemma": "x" }]), false), 422, "word 9: no such word"),
+        (
+            answer(json!([{ "id": 1, "head": 2, "lemma": "a" }, { "id": 1, "lemma": "b" }]), false),
+            422,
+            "two different lemmas",
+        ),
         (answer(json!([{ "id": 1, "head": 2, "tag": "NOUN" }]), false), 400, "unknown field `tag`"),
         (server.request("POST", "/api/answer", b"{not json", None), 400, "malformed JSON"),
         (server.request("POST", "/api/answer", &vec![b' '; (1 << 20) + 1], None), 413, "at most"),
@@ -419,6 +429,37 @@ fn a_tag_fixed_or_confirmed_with_an_answer_is_stored_marked_checked_and_audited(
     let text = std::fs::read_to_string(&file).unwrap();
     assert!(text.contains("# tags = reviewed\n") && !text.contains("tags_checked"), "{text}");
     common::validate(&file, "en");
+}
+
+#[test]
+fn a_lemma_fixed_or_confirmed_with_an_answer_is_stored_marked_checked_and_audited() {
+    let spool = Spool::new(12, "");
+    let server = Server::start(&spool, &[]);
+    let (_, task) = server.get("/api/next");
+    let words = task["words"].as_array().unwrap();
+    // The task shows each word's lemma, as the corpus has it.
+    let shown = words[1]["lemma"].as_str().unwrap().to_string();
+    assert_eq!(Some(shown.as_str()), words[1]["form"].as_str(), "{task}");
+    // Word 2's lemma fixed with its arc, word 4's confirmed alone with word 3's arc.
+    let arcs = json!([
+        { "id": 2, "head": 3, "deprel": "nsubj", "lemma": "dog" },
+        { "id": 3, "head": 0, "deprel": "root" },
+        { "id": 4, "lemma": words[3]["lemma"] },
+    ]);
+    let (status, answer) = server.post("/api/answer", json!({ "task": task["task"], "arcs": arcs }));
+    assert_eq!((status, &answer["stored"], &answer["lemmas"]), (200, &json!(2), &json!(2)), "{answer}");
+    let file = &spool.corrections()[0];
+    let lemmas: Vec<String> = words_of(file).iter().map(|w| w[2].clone()).collect();
+    let forms: Vec<String> = words.iter().map(|w| w["form"].as_str().unwrap().to_string()).collect();
+    assert_eq!(lemmas, [forms[0].as_str(), "dog", forms[2].as_str(), forms[3].as_str(), forms[4].as_str()]);
+    let text = std::fs::read_to_string(file).unwrap();
+    assert!(text.contains("# lemmas_checked = 2 4\n"), "{text}");
+    let audit = std::fs::read_to_string(spool.annotated().join("workbench/audit.jsonl")).unwrap();
+    let decision: Value = serde_json::from_str(audit.lines().next().unwrap()).unwrap();
+    let by_id = |id: u64| decision["arcs"].as_array().unwrap().iter().find(|a| a["id"] == id).cloned();
+    assert_eq!(by_id(2).unwrap()["lemma"], json!({ "old": shown, "new": "dog" }));
+    assert_eq!(by_id(4).unwrap()["lemma"]["new"], json!(forms[3]));
+    assert!(by_id(3).unwrap().get("lemma").is_none());
 }
 
 #[test]

@@ -48,6 +48,12 @@ class Parse:
     @property
     def xpos(self) -> Optional[list[str]]:
         """Predicted XPOS tags, or None when the sentence came with tags."""
+    @property
+    def lemmas(self) -> Optional[list[str]]:
+        """Predicted lemmas, or None when the model predicts none (trained before lemmas)."""
+    @property
+    def feats(self) -> Optional[list[str]]:
+        """Predicted FEATS strings (``_``: none), or None when the model predicts none."""
     def __len__(self) -> int: ...
 
 class Model:

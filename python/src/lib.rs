@@ -20,6 +20,7 @@ use pyo3::types::{PyDict, PyType};
 
 use spoolparse::corpus::shard::shard_ranges as library_shard_ranges;
 use spoolparse::corpus::{check_value, parse_head, Column, CorpusError, Format, Limits, Sentence};
+use spoolparse::model::analysis::Analyze;
 use spoolparse::model::file::{ModelError as LibraryModelError, ModelFile};
 use spoolparse::parse::annotate::{Annotator, NoTagger, Steps};
 use spoolparse::parse::files::{self, FilesError, Publish};
@@ -143,7 +144,9 @@ struct Model {
 /// of the transition that attached word ``i``; ``sentence_confidence`` their mean (what
 /// ``--min-confidence`` compares with), ``tree_prob`` the probability of the whole transition
 /// sequence. ``upos`` and ``xpos`` are the tags the model's tagger predicted, or ``None`` when
-/// the sentence was parsed with the tags it was given.
+/// the sentence was parsed with the tags it was given. ``lemmas`` and ``feats`` (FEATS strings,
+/// ``_`` for none) are the model's predictions, or ``None`` when the model predicts no lemmas
+/// (FEATS), as models trained before it did not.
 #[pyclass(module = "spoolparse", frozen, get_all)]
 struct Parse {
     words: Vec<String>,
@@ -154,6 +157,8 @@ struct Parse {
     tree_prob: f64,
     upos: Option<Vec<String>>,
     xpos: Option<Vec<String>>,
+    lemmas: Option<Vec<String>>,
+    feats: Option<Vec<String>>,
 }
 
 #[pymethods]
@@ -190,7 +195,10 @@ fn check_tags(tags: &[String], words: usize, which: &str, sentence: usize) -> Py
 /// Parses sentences built from tokens (and tags, where given); what `Model.parse` returns.
 fn parse_sentences(model: &ModelFile, mut sentences: Vec<Sentence>, tag: bool) -> Result<Vec<Parse>, String> {
     let mut annotator = Annotator::new(model, true);
-    let steps = Steps { tag, write_confidence: false, mark_below: None };
+    // Given tags are kept; FEATS and LEMMA are predicted where the model predicts them.
+    let analyze = if tag { Analyze::ALL } else { Analyze { feats: true, lemmas: true, ..Analyze::NONE } };
+    let steps = Steps { analyze, write_confidence: false, mark_below: None };
+    let (has_lemmas, has_feats) = (model.lemmatizer().is_some(), model.feats().is_some());
     let mut parses = Vec::with_capacity(sentences.len());
     for sent in &mut sentences {
         annotator.annotate(sent, steps).map_err(|e| e.to_string())?;
@@ -212,6 +220,8 @@ fn parse_sentences(model: &ModelFile, mut sentences: Vec<Sentence>, tag: bool) -
             tree_prob: tree,
             upos: tag.then(|| column(Column::Upos)),
             xpos: tag.then(|| column(Column::Xpos)),
+            lemmas: has_lemmas.then(|| column(Column::Lemma)),
+            feats: has_feats.then(|| column(Column::Feats)),
         });
     }
     Ok(parses)

@@ -193,7 +193,8 @@ def task(driver) -> dict:
         const words = [...box.querySelectorAll('g.word[data-word-id]')].filter((g) => g.dataset.wordId !== '0').map((g) => ({
             id: Number(g.dataset.wordId), head: Number(g.dataset.head), deprel: g.dataset.deprel, upos: g.dataset.upos,
             state: g.dataset.state, current: g.classList.contains('current'), picking: g.classList.contains('picking'),
-            tag_fixed: g.classList.contains('tag-fixed')}));
+            tag_fixed: g.classList.contains('tag-fixed'), lemma: g.dataset.lemma,
+            lemma_fixed: g.classList.contains('lemma-fixed')}));
         return {task: box.dataset.task, sent_id: box.dataset.sentId, words};
     """)
 
@@ -422,6 +423,40 @@ def test_a_tag_is_changed_and_the_correction_carries_it(browser, workbench: Work
         assert f"# upos_checked = {current['id']}\n" in block, block
         unchanged = [w for w in shown["words"] if w["id"] != current["id"]]
         assert all(rows(block)[w["id"]][3] == w["upos"] for w in unchanged), "only the word changed has a new tag"
+
+
+def test_a_lemma_is_changed_by_keyboard_and_the_correction_carries_it(browser, workbench: Workbench) -> None:
+    driver = browser
+    shown = task(driver)
+    assert shown["task"], "the queue ran out before a lemma could be changed"
+    current = next(w for w in shown["words"] if w["current"])
+    assert current["lemma"], f"the word shows no lemma: {current}"
+    new = current["lemma"] + "-fixed"
+    # e opens the lemma editor on the current word, holding its lemma.
+    press(driver, "e")
+    wait(driver, lambda: driver.find_element("id", "lemma-dialog").is_displayed(), "the lemma editor")
+    field = driver.find_element("id", "lemma-input")
+    assert field.get_attribute("value") == current["lemma"], "the editor starts on the word's lemma"
+    field.clear()
+    field.send_keys(new)
+    screenshot(driver, "8-lemma-editor")
+    field.send_keys(ENTER)
+    settled(driver)
+    changed = word(driver, current["id"])
+    assert (changed["lemma"], changed["lemma_fixed"]) == (new, True), changed
+    assert not driver.find_element("id", "lemma-dialog").is_displayed()
+    screenshot(driver, "9-lemma-changed")
+    # The lemma goes with the word's arc, accepted as drawn (Enter), then submitted.
+    press(driver, ENTER)
+    settled(driver)
+    ctrl_enter(driver)
+    next_task(driver, shown["task"])
+    block = wait_stored_block(workbench, shown["sent_id"])
+    if block is not None:
+        assert rows(block)[current["id"]][2] == new, rows(block)[current["id"]]
+        assert f"# lemmas_checked = {current['id']}\n" in block, block
+        unchanged = [w for w in shown["words"] if w["id"] != current["id"]]
+        assert all(rows(block)[w["id"]][2] == w["lemma"] for w in unchanged), "only the word changed has a new lemma"
 
 
 def test_a_whole_sentence_is_accepted(browser, workbench: Workbench) -> None:

@@ -40,6 +40,31 @@ pub fn exec(args: InspectArgs) -> Result<()> {
     if let Some((t, _, _)) = model.tagger() {
         println!("tagger          {} tags, {} weights, {}", t.tags.len(), t.weights, t.feature_set);
     }
+    let dev = |accuracy: Option<f64>| accuracy.map_or("no dev score".to_string(), |a| format!("dev accuracy {a:.2}"));
+    if let Some((f, table)) = model.feats() {
+        println!(
+            "feats           {} FEATS values ({:?}), {} weights, {:?}, {} forms with ambiguity classes, {}; {}",
+            f.inventory.strings(),
+            f.inventory.mode(),
+            f.weights,
+            table.layout().precision,
+            f.dict.len(),
+            f.feature_set,
+            dev(f.dev_accuracy)
+        );
+    }
+    if let Some((l, table)) = model.lemmatizer() {
+        println!(
+            "lemmatizer      {} rules ({} classified), {} dictionary keys, {} weights, {:?}, {}; {}",
+            l.rules.len(),
+            l.rules.classified(),
+            l.dict.len(),
+            l.weights,
+            table.layout().precision,
+            l.feature_set,
+            dev(l.dev_accuracy)
+        );
+    }
     if let Some((t, table)) = model.tokenizer() {
         let dev = t.dev.map_or("no dev scores".to_string(), |d| {
             format!("dev tokens F1 {:.2}, sentences F1 {:.2}", d.tokens, d.sentences)
@@ -53,7 +78,7 @@ pub fn exec(args: InspectArgs) -> Result<()> {
         );
     }
     for s in model.sections() {
-        println!("section {:<7} offset {:>10} length {:>10} crc32 {:08x}", s.name(), s.offset, s.len, s.crc);
+        println!("section {:<8} offset {:>10} length {:>10} crc32 {:08x}", s.name(), s.offset, s.len, s.crc);
     }
     if verify {
         println!("checksums       all sections verified");

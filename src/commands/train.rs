@@ -298,10 +298,18 @@ pub fn exec(args: TrainArgs) -> Result<()> {
     output.check(train, dev)?;
     let tokenizer = tokenizer.map(|epochs| train_tokenizer(train, dev, epochs, opts.seed)).transpose()?;
     let prepared = train::prepare(train, dev, *tagger, *lifting, opts.seed)?;
-    if let (Some(t), Some((upos, xpos))) = (tagger, prepared.dev_tagging) {
+    if let (Some(t), Some(a)) = (tagger, prepared.dev_analysis) {
         eprintln!(
-            "tagger: dev UPOS {upos:.2} XPOS {xpos:.2}; parser trained on {}",
-            if t.jackknife >= 2 { format!("{}-fold jackknifed tags", t.jackknife) } else { "gold tags".to_string() }
+            "analysis: dev UPOS {:.2} XPOS {:.2} UFeats {:.2} Lemmas {:.2} (gold tokens); parser trained on {}",
+            a.upos,
+            a.xpos,
+            a.ufeats,
+            a.lemmas,
+            if t.jackknife >= 2 {
+                format!("{}-fold jackknifed tags, FEATS and lemmas", t.jackknife)
+            } else {
+                "gold tags, FEATS and lemmas".to_string()
+            }
         );
     }
     let set = &prepared.set;
@@ -323,7 +331,7 @@ pub fn exec(args: TrainArgs) -> Result<()> {
     if set.sentences.is_empty() {
         bail!("no usable training sentence in {train:?}");
     }
-    let (dev_upos, dev_xpos) = prepared.dev_tagging.unwrap_or_default();
+    let (dev_upos, dev_xpos) = prepared.dev_analysis.map_or((0.0, 0.0), |a| (a.upos, a.xpos));
     let info = TrainingInfo {
         train_files: train.iter().map(|p| p.display().to_string()).collect(),
         dev_file: dev.map(|p| p.display().to_string()),
@@ -369,7 +377,11 @@ pub fn exec(args: TrainArgs) -> Result<()> {
         }
     };
     let mut model = train::train(set, prepared.dev.as_deref(), opts, info, &mut on_progress);
-    model.tagger = prepared.tagger;
+    if let Some(a) = prepared.analysis {
+        model.tagger = Some(a.tagger);
+        model.feats = a.feats;
+        model.lemmatizer = a.lemmatizer;
+    }
     model.tokenizer = tokenizer;
     if let Some(bar) = bar {
         bar.finish_and_clear();

@@ -277,6 +277,11 @@ impl Sentence {
         line.set(Column::Xpos, xpos);
     }
 
+    /// Writes one column of word `id` (a value without tabs or newlines).
+    pub fn set_column(&mut self, id: usize, col: Column, value: &str) {
+        self.lines[self.words[id - 1] as usize].set(col, value);
+    }
+
     /// Replaces the sentence with the tokens of one line of tokenized text: a `# text` comment
     /// and one CoNLL-U word line per token, every column but ID and FORM `_`.
     pub(super) fn fill_from_text(&mut self, line: &str, line_no: u64) {

@@ -62,12 +62,16 @@ pub fn feature_set(system: System, morphology: Morphology) -> String {
     };
     match morphology {
         Morphology::Suffixes => format!("{templates}{SUFFIXES}"),
+        Morphology::Analysis => format!("{templates}{ANALYSIS}"),
         Morphology::Columns | Morphology::Unspecified => templates.to_string(),
     }
 }
 
 /// What a feature set's name ends with when its LEMMA and FEATS features read suffixes.
 const SUFFIXES: &str = "+suffixes";
+/// What a feature set's name ends with when its LEMMA and FEATS features read the model's own
+/// analysis.
+const ANALYSIS: &str = "+analysis";
 
 /// What the templates over LEMMA and FEATS read.
 ///
@@ -87,6 +91,9 @@ pub enum Morphology {
     /// A stand-in from the form, for tagger output: LEMMA reads its last three characters
     /// lowercased, FEATS its last two (unspecified for a form of two characters or fewer).
     Suffixes,
+    /// The columns as the model's own analysis predicts them (trained on jackknifed
+    /// predictions): the LEMMA and FEATS that tagging writes.
+    Analysis,
 }
 
 impl Morphology {
@@ -98,13 +105,14 @@ impl Morphology {
             (true, Some("")) => Some(Morphology::Columns),
             (false, Some("")) => Some(Morphology::Unspecified),
             (false, Some(SUFFIXES)) => Some(Morphology::Suffixes),
+            (true, Some(ANALYSIS)) => Some(Morphology::Analysis),
             _ => None,
         }
     }
 
     /// Whether the LEMMA and FEATS columns are read (what model files store).
     pub fn reads_columns(self) -> bool {
-        self == Morphology::Columns
+        matches!(self, Morphology::Columns | Morphology::Analysis)
     }
 }
 
@@ -202,7 +210,13 @@ pub fn encode_sentence(sent: &Sentence, morphology: Morphology, out: &mut Vec<To
         let form = w.get(Column::Form);
         let (upos, xpos) = (w.get(Column::Upos), w.get(Column::Xpos));
         match morphology {
-            Morphology::Columns => token_attrs(form, w.get(Column::Lemma), upos, xpos, w.get(Column::Feats)),
+            Morphology::Columns | Morphology::Analysis => {
+                let mut attrs = token_attrs(form, w.get(Column::Lemma), upos, xpos, w.get(Column::Feats));
+                if std::env::var_os("SP_EXP_LEMMA_SUFFIX").is_some() {
+                    attrs.lemma = hash_lowercase(last_chars(form, 3));
+                }
+                attrs
+            }
             Morphology::Unspecified => token_attrs(form, "_", upos, xpos, "_"),
             Morphology::Suffixes => {
                 let mut attrs = token_attrs(form, "_", upos, xpos, "_");

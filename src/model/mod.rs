@@ -4,12 +4,18 @@
 //!
 //! - [`features`]: Zhang & Nivre (2011) feature templates hashed to 64 bits;
 //! - [`tagger`]: the part-of-speech tagger for tokenized text;
+//! - [`analysis`]: the tagger, FEATS and lemma stages run and trained together;
+//! - [`feats`]: morphological features (UFeats) after the tagger;
+//! - [`lemmatizer`]: lemmas, from edit rules and a dictionary of training forms;
 //! - [`tokenizer`]: the tokenizer and sentence splitter for raw text;
 //! - [`mod@file`]: the immutable, memory-mapped model file and its weight table;
 //! - [`registry`]: the directory of model files a daemon serves from.
 
+pub mod analysis;
+pub mod feats;
 pub mod features;
 pub mod file;
+pub mod lemmatizer;
 pub mod registry;
 pub mod tagger;
 pub mod tokenizer;
@@ -22,6 +28,8 @@ use serde::{Deserialize, Serialize};
 use crate::base::label::{Label, LabelSet};
 use crate::learn::confidence::Isotonic;
 use crate::learn::perceptron::Weights;
+use crate::model::feats::FeatsModel;
+use crate::model::lemmatizer::LemmatizerModel;
 use crate::model::tagger::TaggerModel;
 use crate::model::tokenizer::{Scores, TokenizerModel};
 
@@ -81,6 +89,9 @@ pub struct Model {
     pub morphology: crate::model::features::Morphology,
     /// The part-of-speech tagger, for tokenized text.
     pub tagger: Option<TaggerModel>,
+    /// FEATS and lemmas after the tagger (models trained before them have a tagger only).
+    pub feats: Option<FeatsModel>,
+    pub lemmatizer: Option<LemmatizerModel>,
     /// The tokenizer and sentence splitter, for raw text, with its dev scores (if it had a dev
     /// file).
     pub tokenizer: Option<(TokenizerModel, Option<Scores>)>,

@@ -638,15 +638,26 @@ pub fn load_tagging(
 /// tagger trained on the other `k - 1` folds (sentence `i` is in fold `i mod k`), so that a
 /// parser trained on them sees tags as noisy as at parse time.
 pub fn jackknife(sentences: &[TagSentence], tags: &TagSet, k: usize, epochs: u32, seed: u64) -> Vec<Vec<u16>> {
+    use rayon::prelude::*;
+    // Folds are independent: trained in parallel, each with its own seed.
+    let folds: Vec<Vec<(usize, Vec<u16>)>> = (0..k)
+        .into_par_iter()
+        .map(|fold| {
+            let train: Vec<TagSentence> =
+                sentences.iter().enumerate().filter(|(i, _)| i % k != fold).map(|(_, s)| s.clone()).collect();
+            let model = train_tagger(&train, tags, epochs, seed.wrapping_add(fold as u64));
+            let mut tagger = Tagger::from_model(&model);
+            sentences
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| i % k == fold)
+                .map(|(i, s)| (i, tagger.tag_words(&s.words).to_vec()))
+                .collect()
+        })
+        .collect();
     let mut predicted = vec![Vec::new(); sentences.len()];
-    for fold in 0..k {
-        let train: Vec<TagSentence> =
-            sentences.iter().enumerate().filter(|(i, _)| i % k != fold).map(|(_, s)| s.clone()).collect();
-        let model = train_tagger(&train, tags, epochs, seed.wrapping_add(fold as u64));
-        let mut tagger = Tagger::from_model(&model);
-        for (i, s) in sentences.iter().enumerate().filter(|(i, _)| i % k == fold) {
-            predicted[i] = tagger.tag_words(&s.words).to_vec();
-        }
+    for (i, tags) in folds.into_iter().flatten() {
+        predicted[i] = tags;
     }
     predicted
 }

@@ -1,16 +1,17 @@
-//! Annotating one sentence as a model file says: tagging first when the input has no tags (or
-//! the user asks to retag), then parsing. One [`Annotator`] per thread; it owns the scratch
-//! buffers of both, so nothing is allocated per sentence.
+//! Annotating one sentence as a model file says: its analysis first (UPOS, XPOS, FEATS and
+//! LEMMA, [`crate::model::analysis`]) when the input has no tags (or the user asks to retag),
+//! then parsing. One [`Annotator`] per thread; it owns the scratch buffers of both, so nothing
+//! is allocated per sentence.
 
 use crate::corpus::Sentence;
+use crate::model::analysis::{Analyze, Analyzer};
 use crate::model::file::{ModelFile, TableView};
-use crate::model::tagger::Tagger;
 use crate::parse::parser::Parser;
 
-/// A tagger (if the model has one) and a parser over one model file.
+/// An analyzer (if the model has a tagger) and a parser over one model file.
 pub struct Annotator<'m> {
     parser: Parser<'m, TableView<'m>>,
-    tagger: Option<Tagger<'m, TableView<'m>>>,
+    analyzer: Option<Analyzer<'m, TableView<'m>>>,
     confidence: bool,
     /// Reused buffer for formatting.
     scratch: String,
@@ -19,8 +20,9 @@ pub struct Annotator<'m> {
 /// What to do with a sentence besides parsing it.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct Steps {
-    /// Tag it first (tokenized text, or retagging).
-    pub tag: bool,
+    /// The columns the model's analysis writes first (tokenized text, retagging, or columns
+    /// the input lacks; see [`crate::parse::fit`]).
+    pub analyze: Analyze,
     /// Write confidences into it (`Conf=` in MISC, `# confidence`, `# tree_prob`): CoNLL-U only.
     pub write_confidence: bool,
     /// With `write_confidence`, also mark `LowConf=Yes` in MISC on the words whose arc
@@ -52,14 +54,14 @@ impl<'m> Annotator<'m> {
     /// An annotator for `model`; with `confidence`, transition probabilities are computed (at
     /// the model's temperature) and [`Annotator::confidence`] is meaningful.
     pub fn new(model: &'m ModelFile, confidence: bool) -> Self {
-        let tagger = model.tagger().map(|(meta, first, second)| Tagger::new(first, second, &meta.tags, &meta.dict));
+        let analyzer = model.analyzer();
         let mut parser = Parser::new(model);
         if confidence {
             parser = parser
                 .with_confidence(model.meta().temperature)
                 .with_calibration(model.meta().arc_calibration.as_ref());
         }
-        Annotator { parser, tagger, confidence, scratch: String::new() }
+        Annotator { parser, analyzer, confidence, scratch: String::new() }
     }
 
     /// The last sentence's confidence (mean arc confidence) and tree probability.
@@ -73,11 +75,15 @@ impl<'m> Annotator<'m> {
         self.parser.arc_confidence()
     }
 
-    /// Tags `sent` if asked (writing UPOS and XPOS), parses it, and writes its confidences if
-    /// asked (and computed).
+    /// Analyzes `sent` if asked (writing UPOS and XPOS, and FEATS and LEMMA where the model
+    /// predicts them), parses it, and writes its confidences if asked (and computed).
     pub fn annotate(&mut self, sent: &mut Sentence, steps: Steps) -> Result<(), NoTagger> {
-        if steps.tag {
-            self.tagger.as_mut().ok_or(NoTagger)?.tag(sent);
+        // Tags are required of a model asked to tag; FEATS and LEMMA are written where the
+        // model predicts them.
+        match self.analyzer.as_mut() {
+            Some(analyzer) => analyzer.analyze(sent, steps.analyze),
+            None if steps.analyze.tags => return Err(NoTagger),
+            None => {}
         }
         self.parser.parse(sent);
         if steps.write_confidence && self.confidence {

@@ -44,6 +44,7 @@
 use serde::Deserialize;
 
 use crate::corpus::{Column, Format, Sentence};
+use crate::model::analysis::Analyze;
 use crate::model::features::{form_key, tag_key};
 use crate::model::file::{ModelFile, TableView};
 
@@ -82,6 +83,9 @@ pub struct FitCounts {
     pub empty_xpos: usize,
     /// Words whose FORM the parser has no weights for.
     pub unknown_forms: usize,
+    /// Words whose FEATS, and words whose LEMMA, is `_`.
+    pub empty_feats: usize,
+    pub empty_lemma: usize,
 }
 
 impl FitCounts {
@@ -123,6 +127,8 @@ impl<'m> FitCheck<'m> {
             c.words += 1;
             c.empty_upos += usize::from(upos == "_");
             c.empty_xpos += usize::from(xpos == "_");
+            c.empty_feats += usize::from(w.get(Column::Feats) == "_");
+            c.empty_lemma += usize::from(w.get(Column::Lemma) == "_");
             c.unknown_tags += usize::from(self.weights.lookup(tag_key(upos, xpos)).is_none());
             c.unknown_forms += usize::from(self.weights.lookup(form_key(w.get(Column::Form))).is_none());
         }
@@ -153,17 +159,63 @@ pub enum TagAction {
     Unfit { has_tagger: bool },
 }
 
+/// What became of a file's FEATS or LEMMA column.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ColumnAction {
+    /// Parsed as given (the model does not predict it, or the file has it).
+    Kept,
+    /// Written by the model's analysis: text input, [`Retag::Always`], or a file whose first
+    /// words all have it `_` (it has no such column).
+    Predicted,
+}
+
+/// Which stages of an analysis a model has ([`crate::model::analysis`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Stages {
+    pub tagger: bool,
+    pub feats: bool,
+    pub lemmatizer: bool,
+}
+
+impl Stages {
+    /// The stages of `model`.
+    pub fn of(model: &ModelFile) -> Stages {
+        Stages {
+            tagger: model.tagger().is_some(),
+            feats: model.feats().is_some(),
+            lemmatizer: model.lemmatizer().is_some(),
+        }
+    }
+}
+
 /// What the first words of a file showed, and what was done about it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct FitReport {
     pub counts: FitCounts,
     pub tags: TagAction,
+    pub feats: ColumnAction,
+    pub lemmas: ColumnAction,
 }
 
 impl FitReport {
-    /// The decision for a file in `format` whose first words gave `counts`.
-    pub fn decide(counts: FitCounts, format: Format, retag: Retag, has_tagger: bool) -> FitReport {
-        let tags = if matches!(format, Format::Text | Format::Raw) || retag == Retag::Always {
+    /// The decision for a file in `format` whose first words gave `counts`, for a model with
+    /// `stages`. UPOS and XPOS: see [`TagAction`]. FEATS and LEMMA, where the model predicts
+    /// them: predicted with the tags of text input or under [`Retag::Always`], and in a file
+    /// that has none (every word checked has `_`); a file's own are kept otherwise, retagged
+    /// or not.
+    pub fn decide(counts: FitCounts, format: Format, retag: Retag, stages: Stages) -> FitReport {
+        let has_tagger = stages.tagger;
+        let analyzed = matches!(format, Format::Text | Format::Raw) || retag == Retag::Always;
+        let column = |predicts: bool, empty: usize| {
+            if predicts && (analyzed || counts.words > 0 && empty == counts.words) {
+                ColumnAction::Predicted
+            } else {
+                ColumnAction::Kept
+            }
+        };
+        let feats = column(stages.feats, counts.empty_feats);
+        let lemmas = column(stages.lemmatizer, counts.empty_lemma);
+        let tags = if analyzed {
             TagAction::Tagged
         } else if !counts.tags_unfit() {
             TagAction::Kept
@@ -172,7 +224,7 @@ impl FitReport {
         } else {
             TagAction::Unfit { has_tagger }
         };
-        FitReport { counts, tags }
+        FitReport { counts, tags, feats, lemmas }
     }
 
     /// Whether the tagger tags the file.
@@ -180,14 +232,29 @@ impl FitReport {
         matches!(self.tags, TagAction::Tagged | TagAction::Retagged)
     }
 
+    /// The columns the model's analysis writes into the file's sentences.
+    pub fn analyze(&self) -> Analyze {
+        Analyze {
+            tags: self.tag(),
+            feats: self.feats == ColumnAction::Predicted,
+            lemmas: self.lemmas == ColumnAction::Predicted,
+        }
+    }
+
+    /// Whether a file that has tags had FEATS or LEMMA added (it had none).
+    pub fn fills_columns(&self) -> bool {
+        self.tags != TagAction::Tagged
+            && (self.feats == ColumnAction::Predicted || self.lemmas == ColumnAction::Predicted)
+    }
+
     /// Whether the file is parsed on input the model does not fit (a warning).
     pub fn is_unfit(&self) -> bool {
         matches!(self.tags, TagAction::Unfit { .. }) || self.counts.forms_unfit()
     }
 
-    /// Whether there is anything to say: retagged, or unfit.
+    /// Whether there is anything to say: retagged, columns added, or unfit.
     pub fn is_notable(&self) -> bool {
-        self.tags == TagAction::Retagged || self.is_unfit()
+        self.tags == TagAction::Retagged || self.fills_columns() || self.is_unfit()
     }
 
     /// One line saying what was found and done, for logs and `# input_check` comments.
@@ -213,6 +280,18 @@ impl FitReport {
             };
             parts.push(why);
         }
+        if self.fills_columns() {
+            let predicted: Vec<&str> = [(self.feats, "FEATS"), (self.lemmas, "LEMMA")]
+                .iter()
+                .filter(|(a, _)| *a == ColumnAction::Predicted)
+                .map(|&(_, name)| name)
+                .collect();
+            parts.push(format!(
+                "{} `_` in all of the first {} words: predicted by the model",
+                predicted.join(" and "),
+                c.words
+            ));
+        }
         if c.forms_unfit() {
             parts.push(format!(
                 "{} of the first {} words are forms the model was not trained on: another language? expect a far lower accuracy",
@@ -232,30 +311,62 @@ mod tests {
         FitCounts { words, unknown_tags, unknown_forms, ..FitCounts::default() }
     }
 
+    const TAGGER: Stages = Stages { tagger: true, feats: false, lemmatizer: false };
+    const NONE: Stages = Stages { tagger: false, feats: false, lemmatizer: false };
+    const ALL: Stages = Stages { tagger: true, feats: true, lemmatizer: true };
+
     #[test]
     fn unfit_tags_are_retagged_only_in_auto_mode_with_a_tagger() {
         let bad = counts(1000, 1000, 50);
-        assert_eq!(FitReport::decide(bad, Format::Conllu, Retag::Auto, true).tags, TagAction::Retagged);
+        assert_eq!(FitReport::decide(bad, Format::Conllu, Retag::Auto, TAGGER).tags, TagAction::Retagged);
         assert_eq!(
-            FitReport::decide(bad, Format::Conllu, Retag::Auto, false).tags,
+            FitReport::decide(bad, Format::Conllu, Retag::Auto, NONE).tags,
             TagAction::Unfit { has_tagger: false }
         );
         assert_eq!(
-            FitReport::decide(bad, Format::Conllu, Retag::Never, true).tags,
+            FitReport::decide(bad, Format::Conllu, Retag::Never, TAGGER).tags,
             TagAction::Unfit { has_tagger: true }
         );
         let good = counts(1000, 3, 50);
-        assert_eq!(FitReport::decide(good, Format::Conllu, Retag::Auto, true).tags, TagAction::Kept);
-        assert_eq!(FitReport::decide(good, Format::Conllu, Retag::Always, true).tags, TagAction::Tagged);
-        assert_eq!(FitReport::decide(bad, Format::Text, Retag::Never, true).tags, TagAction::Tagged);
-        assert!(!FitReport::decide(good, Format::Conllu, Retag::Auto, true).is_notable());
+        assert_eq!(FitReport::decide(good, Format::Conllu, Retag::Auto, TAGGER).tags, TagAction::Kept);
+        assert_eq!(FitReport::decide(good, Format::Conllu, Retag::Always, TAGGER).tags, TagAction::Tagged);
+        assert_eq!(FitReport::decide(bad, Format::Text, Retag::Never, TAGGER).tags, TagAction::Tagged);
+        assert!(!FitReport::decide(good, Format::Conllu, Retag::Auto, TAGGER).is_notable());
     }
 
     #[test]
     fn mostly_unknown_forms_are_unfit_whatever_the_tags() {
-        let foreign = FitReport::decide(counts(200, 0, 150), Format::Conllu, Retag::Auto, true);
+        let foreign = FitReport::decide(counts(200, 0, 150), Format::Conllu, Retag::Auto, TAGGER);
         assert!(foreign.is_unfit());
         assert!(foreign.describe().contains("75% of the first 200 words are forms"), "{}", foreign.describe());
-        assert!(!FitReport::decide(counts(0, 0, 0), Format::Conllu, Retag::Auto, true).is_notable());
+        assert!(!FitReport::decide(counts(0, 0, 0), Format::Conllu, Retag::Auto, TAGGER).is_notable());
+    }
+
+    #[test]
+    fn feats_and_lemmas_are_predicted_only_where_the_input_has_none_or_the_user_asks() {
+        let decide = |c: FitCounts, format, retag| {
+            let r = FitReport::decide(c, format, retag, ALL);
+            (r.feats, r.lemmas)
+        };
+        use ColumnAction::{Kept, Predicted};
+        let gold = counts(1000, 0, 50);
+        let no_columns = FitCounts { empty_feats: 1000, empty_lemma: 1000, ..gold };
+        let some_feats = FitCounts { empty_feats: 999, empty_lemma: 1000, ..gold };
+        assert_eq!(decide(gold, Format::Conllu, Retag::Auto), (Kept, Kept));
+        assert_eq!(decide(no_columns, Format::Conllu, Retag::Auto), (Predicted, Predicted));
+        assert_eq!(decide(some_feats, Format::Conllu, Retag::Never), (Kept, Predicted));
+        // Retagged for unfit tags, the file's own FEATS and LEMMA stay.
+        let unfit = FitCounts { unknown_tags: 1000, ..gold };
+        assert_eq!(decide(unfit, Format::Conllu, Retag::Auto), (Kept, Kept));
+        assert_eq!(FitReport::decide(unfit, Format::Conllu, Retag::Auto, ALL).tags, TagAction::Retagged);
+        assert_eq!(decide(gold, Format::Conllu, Retag::Always), (Predicted, Predicted));
+        assert_eq!(decide(no_columns, Format::Text, Retag::Never), (Predicted, Predicted));
+        // A model without those stages keeps every column.
+        let r = FitReport::decide(no_columns, Format::Conllu, Retag::Auto, TAGGER);
+        assert_eq!((r.feats, r.lemmas, r.is_notable()), (Kept, Kept, false));
+        let filled = FitReport::decide(no_columns, Format::Conllu, Retag::Auto, ALL);
+        assert!(filled.is_notable());
+        assert_eq!(filled.describe(), "FEATS and LEMMA `_` in all of the first 1000 words: predicted by the model");
+        assert_eq!(filled.analyze(), Analyze { tags: false, feats: true, lemmas: true });
     }
 }

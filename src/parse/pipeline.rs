@@ -27,9 +27,10 @@ use std::sync::{Arc, Mutex};
 use crossbeam_channel::{bounded, select, Receiver, Sender};
 
 use crate::corpus::{conllu, Column, CorpusError, Format, Limits, Reader, Sentence};
+use crate::model::analysis::Analyze;
 use crate::model::file::ModelFile;
 use crate::parse::annotate::{Annotator, NoTagger, Steps};
-use crate::parse::fit::{FitCheck, FitReport, Retag};
+use crate::parse::fit::{FitCheck, FitReport, Retag, Stages};
 use crate::parse::raw::{NoTokenizer, RawReader, RawSentences};
 
 /// One input file to parse.
@@ -266,7 +267,7 @@ impl PipelineOptions {
         // CoNLL-X has no MISC column and no comments to put confidences in.
         let conllu_out = self.writes_conllu(format);
         Steps {
-            tag: self.needs_tags(format),
+            analyze: if self.needs_tags(format) { Analyze::ALL } else { Analyze::NONE },
             write_confidence: self.confidence && conllu_out,
             mark_below: self.min_confidence.map(|t| t as f32),
         }
@@ -1184,8 +1185,8 @@ fn fill_batch(
     if let (Some(check), Some(steps)) = (check, first) {
         let counts = check.counts();
         if counts.words > 0 {
-            let report = FitReport::decide(counts, job.format, opts.retag, job.model.tagger().is_some());
-            steps.tag = report.tag();
+            let report = FitReport::decide(counts, job.format, opts.retag, Stages::of(&job.model));
+            steps.analyze = report.analyze();
             batch.steps = *steps;
             batch.fit = Some(report);
         }

@@ -84,7 +84,9 @@ use serde::{Deserialize, Serialize};
 use crate::base::hash::hash_str;
 use crate::base::label::LabelSet;
 use crate::corpus::{CorpusError, Format, Reader};
+use crate::model::analysis::{AnalysisScores, Analyze};
 use crate::model::file::{self as model_file, Extras, ModelError, ModelFile, Recipe, TableView, WriteOptions};
+use crate::model::lemmatizer::{train_lemmatizer, Lemmatizer, LemmatizerModel};
 use crate::model::registry::{compact_utc, file_name, unix_time, Event, Registry, RegistryError};
 use crate::model::tagger::{accuracy, load_tagging, train_tagger, Gold, TagSentence, TagSet, Tagger};
 use crate::train::completion::{Completion, Confidence};
@@ -532,6 +534,20 @@ pub struct Report {
     pub annotations_retagged: usize,
     pub heldout_upos_serving: Option<f64>,
     pub heldout_upos_candidate: Option<f64>,
+    /// When annotations trained on hold checked lemmas ([`LEMMAS_CHECKED_KEY`]) and
+    /// `retrain.retrain_tagger` allows: the lemmatizer was retrained on `retrain.base` and those
+    /// sentences' checked lemmas, and its lemma accuracy on `retrain.heldout` (analyzed as
+    /// the serving model analyzes it) with the serving model's lemmatizer's.
+    #[serde(default)]
+    pub lemmatizer_retrained: bool,
+    #[serde(default)]
+    pub lemmatizer_annotations: usize,
+    #[serde(default)]
+    pub lemmatizer_annotated_words: usize,
+    #[serde(default)]
+    pub heldout_lemmas_serving: Option<f64>,
+    #[serde(default)]
+    pub heldout_lemmas_candidate: Option<f64>,
     /// Calibration refitted on the held-out file.
     pub temperature: f32,
     pub heldout_arc_ece_raw: f64,
@@ -604,6 +620,61 @@ impl State {
     }
 }
 
+/// Trains a lemmatizer on `retrain.base` (gold) and the checked lemmas of the annotations that
+/// are not held out (each `annotation_weight` times, reading their UPOS and FEATS as written),
+/// and reports its lemma accuracy on `heldout` beside the serving model's.
+fn retrain_lemmatizer_on(
+    settings: &Settings,
+    annotations: &[store::Annotation],
+    heldout: &Path,
+    current: &ModelFile,
+    report: &mut Report,
+    progress: &mut dyn FnMut(&str),
+) -> Result<LemmatizerModel, RetrainError> {
+    let mut sentences = Vec::new();
+    for path in &settings.base {
+        for sent in Reader::open(path, Format::from_path(path))? {
+            sentences.push(sent?);
+        }
+    }
+    let base = sentences.len();
+    let mut checked: Vec<Vec<bool>> = Vec::new();
+    for a in annotations.iter().filter(|a| !held_out(&a.id, settings.annotation_heldout)) {
+        let Some(words) = checked_lemmas(&a.sentence) else { continue };
+        report.lemmatizer_annotations += 1;
+        report.lemmatizer_annotated_words += words.iter().filter(|&&c| c).count();
+        for _ in 0..settings.annotation_weight {
+            sentences.push(a.sentence.clone());
+            checked.push(words.clone());
+        }
+    }
+    progress(&format!(
+        "training the lemmatizer on {} sentences ({} annotated, {} words with checked lemmas), {} epochs",
+        sentences.len(),
+        report.lemmatizer_annotations,
+        report.lemmatizer_annotated_words,
+        settings.tagger_epochs
+    ));
+    let is_checked =
+        |si: usize, id: u32| si < base || checked[si - base].get(id as usize - 1).copied().unwrap_or(false);
+    let model = train_lemmatizer(&sentences, &sentences, &is_checked, settings.tagger_epochs, current.meta().info.seed);
+    // Both lemmatize the held-out file as the serving model's other stages analyze it.
+    let mut gold = Vec::new();
+    for sent in Reader::open(heldout, Format::from_path(heldout))? {
+        gold.push(sent?);
+    }
+    let mut analyzed = gold.clone();
+    if let Some(mut serving) = current.analyzer() {
+        analyzed.iter_mut().for_each(|s| serving.analyze(s, Analyze::ALL));
+    }
+    report.heldout_lemmas_serving = Some(AnalysisScores::of(&gold, &analyzed).lemmas);
+    let mut candidate = Lemmatizer::from_model(&model);
+    analyzed.iter_mut().for_each(|s| candidate.lemmatize(s));
+    report.heldout_lemmas_candidate = Some(AnalysisScores::of(&gold, &analyzed).lemmas);
+    report.lemmatizer_retrained = true;
+    Ok(model)
+}
+
 fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> RetrainError {
     let path = path.to_path_buf();
     move |error| RetrainError::Io { path, error }
@@ -641,6 +712,21 @@ pub fn checked_tags(sent: &crate::corpus::Sentence) -> Option<Vec<Gold>> {
         }
     }
     gold.iter().any(|&g| g != Gold::Unchecked).then_some(gold)
+}
+
+/// `# lemmas_checked = 3 7`: a person checked the LEMMA of these words (1-based ids); a cycle
+/// with `retrain.retrain_tagger` trains the lemmatizer on them.
+pub const LEMMAS_CHECKED_KEY: &str = "lemmas_checked";
+
+/// Which words of `sent` had their lemma checked by a person ([`LEMMAS_CHECKED_KEY`]; index 0
+/// is word 1), `None` if none.
+pub fn checked_lemmas(sent: &crate::corpus::Sentence) -> Option<Vec<bool>> {
+    let mut checked = vec![false; sent.len()];
+    let ids = store::comment_value(sent, LEMMAS_CHECKED_KEY).unwrap_or_default().split_whitespace();
+    for id in ids.filter_map(|id| id.parse::<usize>().ok()).filter(|&id| id >= 1 && id <= sent.len()) {
+        checked[id - 1] = true;
+    }
+    checked.contains(&true).then_some(checked)
 }
 
 /// Whether an annotation is held out for the gate: a fixed share of identities, chosen by hash.
@@ -844,16 +930,16 @@ pub fn run_cycle(
     report.explore_k = opts.explore_k;
     report.explore_p = opts.explore_p;
 
-    // Held-out gold data, tagged as the serving model tags (and as the candidate's own tagger
-    // does, if it has a new one).
-    let mut tagger = current.tagger().map(|(m, first, second)| Tagger::new(first, second, &m.tags, &m.dict));
+    // Held-out gold data, analyzed as the serving model analyzes tokenized text (and as the
+    // candidate's own stages do, where it has new ones).
+    let mut serving = current.analyzer();
     let heldout = train::load_dev_with(&heldout_path, morphology, &mut |sent| {
-        if let Some(t) = tagger.as_mut() {
-            t.tag(sent)
+        if let Some(a) = serving.as_mut() {
+            a.analyze(sent, Analyze::ALL)
         }
     })?;
-    let new_tagger = match (retrain_tagger, tagger.as_mut()) {
-        (true, Some(serving_tagger)) => {
+    let new_tagger = match (retrain_tagger, serving.as_mut()) {
+        (true, Some(serving)) => {
             let mut tags = TagSet::default();
             let mut sentences = load_tagging(&settings.base, &mut tags)?;
             for a in contents.annotations.iter().filter(|a| !held_out(&a.id, settings.annotation_heldout)) {
@@ -873,19 +959,53 @@ pub fn run_cycle(
             let model = train_tagger(&sentences, &tags, settings.tagger_epochs, meta.info.seed);
             let mut gold_tags = TagSet::default();
             let gold = load_tagging(std::slice::from_ref(&heldout_path), &mut gold_tags)?;
-            report.heldout_upos_serving = Some(accuracy(serving_tagger, &gold, &gold_tags).0);
+            report.heldout_upos_serving = Some(accuracy(&mut serving.tagger, &gold, &gold_tags).0);
             report.heldout_upos_candidate = Some(accuracy(&mut Tagger::from_model(&model), &gold, &gold_tags).0);
             report.tagger_retrained = true;
             Some(model)
         }
         _ => None,
     };
-    let candidate_heldout = match &new_tagger {
-        Some(m) => {
-            let mut t = Tagger::from_model(m);
-            Some(train::load_dev_with(&heldout_path, morphology, &mut |sent| t.tag(sent))?)
+    let retrain_lemmatizer = current.lemmatizer().is_some()
+        && match settings.retrain_tagger {
+            TaggerRetraining::Never => false,
+            TaggerRetraining::Always => true,
+            TaggerRetraining::Auto => contents
+                .annotations
+                .iter()
+                .any(|a| !held_out(&a.id, settings.annotation_heldout) && checked_lemmas(&a.sentence).is_some()),
+        };
+    let new_lemmatizer = match retrain_lemmatizer {
+        true => Some(retrain_lemmatizer_on(
+            settings,
+            &contents.annotations,
+            &heldout_path,
+            &current,
+            &mut report,
+            progress,
+        )?),
+        false => None,
+    };
+    let candidate_heldout = match new_tagger.is_some() || new_lemmatizer.is_some() {
+        true => {
+            let mut tagger = new_tagger.as_ref().map(Tagger::from_model);
+            let mut lemmatizer = new_lemmatizer.as_ref().map(Lemmatizer::from_model);
+            // Tags, FEATS, lemmas: each stage the candidate's own where it has a new one.
+            Some(train::load_dev_with(&heldout_path, morphology, &mut |sent| {
+                match (tagger.as_mut(), serving.as_mut()) {
+                    (Some(t), _) => t.tag(sent),
+                    (None, Some(a)) => a.analyze(sent, Analyze { tags: true, ..Analyze::NONE }),
+                    (None, None) => {}
+                }
+                if let Some(a) = serving.as_mut() {
+                    a.analyze(sent, Analyze { feats: true, lemmas: lemmatizer.is_none(), ..Analyze::NONE });
+                }
+                if let Some(l) = lemmatizer.as_mut() {
+                    l.lemmatize(sent);
+                }
+            })?)
         }
-        None => None,
+        false => None,
     };
     let candidate_heldout = candidate_heldout.as_deref().unwrap_or(&heldout);
 
@@ -931,6 +1051,7 @@ pub fn run_cycle(
     report.refreshed_arcs = refreshed.map_or(0, |d| d.arcs);
     report.train_seconds = train_started.elapsed().as_secs_f64();
     model.tagger = new_tagger;
+    model.lemmatizer = new_lemmatizer;
     train::calibrate(&mut model, candidate_heldout);
     report.temperature = model.temperature;
     report.heldout_arc_ece_raw = model.info.dev_arc_ece_raw;
@@ -955,7 +1076,9 @@ pub fn run_cycle(
         prune_below: recipe.prune_below,
         max_table_bytes: recipe.max_table_bytes,
     };
-    let extras = Extras { recipe: Some(&recipe), tagger_from: model.tagger.is_none().then_some(&current) };
+    // What the candidate has no new one of (tagger, FEATS, lemmatizer, tokenizer) is the serving
+    // model's, copied as it is.
+    let extras = Extras { recipe: Some(&recipe), tagger_from: Some(&current) };
     let written = model_file::write_with(&model, &tmp, write, extras);
     let installed = written
         .map_err(RetrainError::from)

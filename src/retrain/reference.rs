@@ -31,6 +31,7 @@ use super::store::{StoreError, ROOT_LABEL};
 use super::Settings;
 use crate::base::hash::{combine, hash_str};
 use crate::corpus::{Column, Format, Reader, Sentence};
+use crate::model::analysis::Analyze;
 use crate::model::file::ModelFile;
 use crate::model::registry::Registry;
 use crate::parse::annotate::{Annotator, Steps};
@@ -151,8 +152,8 @@ impl Reference {
     /// many `sent` agrees with (same HEAD), and how many there are.
     pub fn agreement(&self, annotator: &mut Annotator<'_>, sent: &Sentence) -> (usize, usize) {
         let mut parsed = sent.clone();
-        let tag = sent.words().any(|w| w.get(Column::Upos) == "_");
-        if annotator.annotate(&mut parsed, Steps { tag, ..Steps::default() }).is_err() {
+        let analyze = if sent.words().any(|w| w.get(Column::Upos) == "_") { Analyze::ALL } else { Analyze::NONE };
+        if annotator.annotate(&mut parsed, Steps { analyze, ..Steps::default() }).is_err() {
             return (0, 0);
         }
         let confidence = annotator.arc_confidence();

@@ -13,8 +13,8 @@ use crate::base::hash::{combine, hash_str};
 use crate::base::label::{Label, LabelSet};
 use crate::corpus::tree::{gold_heads, is_projective, is_projective_partial, partial_heads, PartialHeads};
 use crate::corpus::{Column, CorpusError, ErrorKind, Format, Reader, Sentence};
+use crate::model::analysis::{copy_analysis, train_analysis, AnalysisModel, AnalysisOptions, AnalysisScores, Analyze};
 use crate::model::features::{encode_sentence, Morphology, TokenAttrs};
-use crate::model::tagger::{accuracy, jackknife, load_tagging, train_tagger, TagSet, Tagger, TaggerModel};
 use crate::transition::projective::{lift, parse_mark, Scheme, DOWN, UP};
 use crate::transition::GoldTree;
 
@@ -347,19 +347,31 @@ pub fn load_dev_with(
     Ok(out)
 }
 
-/// Training and dev data ready for [`train`](super::train()), and the tagger trained on the way.
+/// Training and dev data ready for [`train`](super::train()), and the analysis trained on the
+/// way.
 pub struct Prepared {
     pub set: TrainingSet,
     pub dev: Option<Vec<DevSentence>>,
-    pub tagger: Option<TaggerModel>,
-    /// Tagger UPOS and XPOS accuracy on the dev file.
-    pub dev_tagging: Option<(f64, f64)>,
+    pub analysis: Option<AnalysisModel>,
+    /// The analysis's accuracy on the dev file's gold tokens.
+    pub dev_analysis: Option<AnalysisScores>,
 }
 
-/// Reads the training and dev files. With a tagger: trains it on all training data, gives the
-/// parser jackknifed tags (or gold tags without jackknifing) and no LEMMA/FEATS (tokenized text
-/// has none), and tags the dev file with the final tagger, so that dev scores and the choice of
-/// the best epoch reflect parsing of tokenized text.
+/// Every sentence of `paths`, in file order.
+fn read_sentences(paths: &[PathBuf]) -> Result<Vec<Sentence>, CorpusError> {
+    let mut out = Vec::new();
+    for path in paths {
+        for sent in Reader::open(path, Format::from_path(path))? {
+            out.push(sent?);
+        }
+    }
+    Ok(out)
+}
+
+/// Reads the training and dev files. With a tagger: trains the analysis (tagger, FEATS,
+/// lemmas) on all training data, gives the parser every column as jackknifing predicts it (or
+/// the gold columns without jackknifing), and analyzes the dev file with the final stages, so
+/// that dev scores and the choice of the best epoch reflect parsing of tokenized text.
 pub fn prepare(
     train: &[PathBuf],
     dev: Option<&Path>,
@@ -370,32 +382,43 @@ pub fn prepare(
     let Some(topts) = tagger else {
         let set = load_training_with(train, Morphology::Columns, lifting, &mut |_, _| {})?;
         let dev = dev.map(load_dev).transpose()?;
-        return Ok(Prepared { set, dev, tagger: None, dev_tagging: None });
+        return Ok(Prepared { set, dev, analysis: None, dev_analysis: None });
     };
-    let mut tags = TagSet::default();
-    let tag_sentences = load_tagging(train, &mut tags)?;
-    let predicted =
-        (topts.jackknife >= 2).then(|| jackknife(&tag_sentences, &tags, topts.jackknife, topts.epochs, seed));
-    let model = train_tagger(&tag_sentences, &tags, topts.epochs, seed);
-    let set = load_training_with(train, Morphology::Suffixes, lifting, &mut |i, sent| {
-        if let Some(p) = predicted.as_ref().and_then(|p| p.get(i)) {
-            for (w, &t) in p.iter().enumerate() {
-                let (upos, xpos) = tags.get(t);
-                sent.set_tags(w + 1, upos, xpos);
-            }
+    let gold = read_sentences(train)?;
+    let opts = AnalysisOptions { epochs: topts.epochs, folds: topts.jackknife, seed };
+    let (mut analysis, jackknifed) = train_analysis(&gold, opts);
+    drop(gold);
+    let set = load_training_with(train, Morphology::Analysis, lifting, &mut |i, sent| {
+        if let Some(p) = jackknifed.as_ref().and_then(|p| p.get(i)) {
+            copy_analysis(p, sent);
         }
     })?;
-    let mut tagger = Tagger::from_model(&model);
-    let (dev, dev_tagging) = match dev {
+    let (dev, dev_analysis) = match dev {
         None => (None, None),
         Some(path) => {
-            let mut gold_tags = TagSet::default();
-            let gold = load_tagging(&[path.to_path_buf()], &mut gold_tags)?;
-            let acc = accuracy(&mut tagger, &gold, &gold_tags);
-            (Some(load_dev_with(path, Morphology::Suffixes, &mut |sent| tagger.tag(sent))?), Some(acc))
+            let gold = read_sentences(&[path.to_path_buf()])?;
+            let mut analyzed = gold.clone();
+            let mut analyzer = analysis.analyzer();
+            analyzed.iter_mut().for_each(|s| analyzer.analyze(s, Analyze::ALL));
+            let scores = AnalysisScores::of(&gold, &analyzed);
+            let mut next = analyzed.iter();
+            let dev = load_dev_with(path, Morphology::Analysis, &mut |sent| {
+                if let Some(a) = next.next() {
+                    copy_analysis(a, sent);
+                }
+            })?;
+            (Some(dev), Some(scores))
         }
     };
-    Ok(Prepared { set, dev, tagger: Some(model), dev_tagging })
+    if let Some(s) = dev_analysis {
+        if let Some(f) = analysis.feats.as_mut() {
+            f.dev_accuracy = Some(s.ufeats);
+        }
+        if let Some(l) = analysis.lemmatizer.as_mut() {
+            l.dev_accuracy = Some(s.lemmas);
+        }
+    }
+    Ok(Prepared { set, dev, analysis: Some(analysis), dev_analysis })
 }
 
 #[cfg(test)]

@@ -359,6 +359,8 @@ fn train_with<L: Learner>(
         info,
         morphology: set.morphology,
         tagger: None,
+        feats: None,
+        lemmatizer: None,
         tokenizer: None,
         temperature: 1.0,
         arc_calibration: None,

@@ -8,7 +8,9 @@
 //!   tag the annotator fixed or confirmed carry it (see [`TagFix::applied`]) and are listed by
 //!   `# tags_checked = 3 7` when their XPOS was given too, `# upos_checked = 2` otherwise
 //!   ([`crate::retrain::TAGS_CHECKED_KEY`], [`crate::retrain::UPOS_CHECKED_KEY`]); when every
-//!   word's UPOS and XPOS were, the sentence says `# tags = reviewed` instead;
+//!   word's UPOS and XPOS were, the sentence says `# tags = reviewed` instead; the words whose
+//!   lemma the annotator fixed or confirmed carry it and are listed by `# lemmas_checked = 4`
+//!   ([`crate::retrain::LEMMAS_CHECKED_KEY`]);
 //! - a sentence flagged bad: `annotated/rejected/wb-TIME-TASK.conllu` with a `.error` sidecar
 //!   giving the reason, where ingest never looks for training data;
 //! - the audit log, `annotated/workbench/audit.jsonl`: one JSON line per decision (answer,
@@ -32,7 +34,7 @@ use serde::{Deserialize, Serialize};
 use crate::base::io::publish;
 use crate::corpus::{Column, Sentence, TokenKind, Upos};
 use crate::model::tagger::TagSet;
-use crate::retrain::{tags_reviewed, TAGS_CHECKED_KEY, TAGS_KEY, UPOS_CHECKED_KEY};
+use crate::retrain::{tags_reviewed, LEMMAS_CHECKED_KEY, TAGS_CHECKED_KEY, TAGS_KEY, UPOS_CHECKED_KEY};
 
 /// The comment naming the queued sentence a correction answers.
 pub const SOURCE_COMMENT: &str = "workbench_source";
@@ -52,6 +54,16 @@ pub struct ArcChange {
     /// For a word whose tag the annotator fixed or confirmed: its tags before and after.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tag: Option<TagChange>,
+    /// For a word whose lemma the annotator fixed or confirmed: its lemma before and after.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lemma: Option<LemmaChange>,
+}
+
+/// One word's lemma before and after a decision that checked it.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct LemmaChange {
+    pub old: String,
+    pub new: String,
 }
 
 /// One word's tags before and after a decision that checked them.
@@ -217,17 +229,19 @@ impl Answers {
     }
 }
 
-/// The words (ids) whose tags an answer checked.
+/// The words (ids) whose tags and lemmas an answer checked.
 #[derive(Debug, Clone, Default)]
 pub struct CheckedTags {
     /// UPOS and XPOS.
     pub whole: Vec<u32>,
     /// UPOS alone.
     pub upos: Vec<u32>,
+    /// LEMMA.
+    pub lemmas: Vec<u32>,
 }
 
 impl CheckedTags {
-    /// How many words.
+    /// How many words had their tags checked.
     pub fn len(&self) -> usize {
         self.whole.len() + self.upos.len()
     }
@@ -313,11 +327,18 @@ fn correction_text(
 ) -> String {
     let mut out = String::new();
     let ours = |c: &str| {
-        ["confidence", "tree_prob", "reviewed", "annotator", SOURCE_COMMENT, TAGS_CHECKED_KEY, UPOS_CHECKED_KEY]
-            .iter()
-            .any(|k| {
-                c.strip_prefix("# ").and_then(|r| r.strip_prefix(k)).is_some_and(|r| r.trim_start().starts_with('='))
-            })
+        [
+            "confidence",
+            "tree_prob",
+            "reviewed",
+            "annotator",
+            SOURCE_COMMENT,
+            TAGS_CHECKED_KEY,
+            UPOS_CHECKED_KEY,
+            LEMMAS_CHECKED_KEY,
+        ]
+        .iter()
+        .any(|k| c.strip_prefix("# ").and_then(|r| r.strip_prefix(k)).is_some_and(|r| r.trim_start().starts_with('=')))
     };
     for c in sent.comments.iter().filter(|c| !ours(c)) {
         out.push_str(c);
@@ -337,6 +358,10 @@ fn correction_text(
                 }
             }
         }
+    }
+    if !tags.lemmas.is_empty() {
+        let ids: Vec<String> = tags.lemmas.iter().map(u32::to_string).collect();
+        out.push_str(&format!("# {LEMMAS_CHECKED_KEY} = {}\n", ids.join(" ")));
     }
     out.push_str(&format!("# annotator = {}\n# {SOURCE_COMMENT} = {}\n", meta.annotator, meta.source));
     let mut word = 0usize;

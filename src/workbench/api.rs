@@ -4,7 +4,9 @@
 //! Every request is checked before anything is written: an unknown or expired task, a cycle, a
 //! head out of range, a label the model does not know or a tag that is not a UD UPOS is a 4xx
 //! with a message, and changes nothing. A word's `upos` (and `xpos`) in an answer fixes or
-//! confirms its tag: the sentence is re-parsed with it, and the correction records it. An answer gets its 200 only once its correction file and audit line are durable.
+//! confirms its tag, its `lemma` its LEMMA: the sentence is re-parsed with them (a parser that
+//! reads the analysis reads the lemma too), and the correction records them. An answer gets its
+//! 200 only once its correction file and audit line are durable.
 //!
 //! This module owns request handling; ranking is [`super::queue`]'s, files are
 //! [`super::answers`]', re-parsing is [`super::task`]'s.
@@ -17,7 +19,7 @@ use std::time::Instant;
 use serde::Deserialize;
 use serde_json::json;
 
-use super::answers::{Answers, ArcChange, Checked, CheckedTags, Decision, Provenance, TagChange, TagFix};
+use super::answers::{Answers, ArcChange, Checked, CheckedTags, Decision, LemmaChange, Provenance, TagChange, TagFix};
 use super::auth::{Annotator, Tokens};
 use super::error_model::{ErrorModel, Pattern};
 use super::http::{Request, Response};
@@ -32,6 +34,9 @@ use crate::retrain::RETRAIN_REQUEST;
 const INDEX_HTML: &str = include_str!("page/index.html");
 const WORKBENCH_CSS: &str = include_str!("page/workbench.css");
 const WORKBENCH_JS: &str = include_str!("page/workbench.js");
+const API_JS: &str = include_str!("page/api.js");
+const TREE_JS: &str = include_str!("page/tree.js");
+const MODELS_JS: &str = include_str!("page/models.js");
 
 /// The name of the one annotator when no tokens file is configured.
 pub const LOCAL: &str = "local";
@@ -98,6 +103,9 @@ struct ArcIn {
     /// Its XPOS, given with `upos` only.
     #[serde(default)]
     xpos: Option<String>,
+    /// The word's LEMMA as the annotator fixed or confirmed it.
+    #[serde(default)]
+    lemma: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -158,6 +166,9 @@ impl Workbench {
             ("GET", "/" | "/index.html" | "/models") => return page(INDEX_HTML, "text/html; charset=utf-8"),
             ("GET", "/workbench.css") => return page(WORKBENCH_CSS, "text/css; charset=utf-8"),
             ("GET", "/workbench.js") => return page(WORKBENCH_JS, "text/javascript; charset=utf-8"),
+            ("GET", "/api.js") => return page(API_JS, "text/javascript; charset=utf-8"),
+            ("GET", "/tree.js") => return page(TREE_JS, "text/javascript; charset=utf-8"),
+            ("GET", "/models.js") => return page(MODELS_JS, "text/javascript; charset=utf-8"),
             _ => {}
         }
         if !req.path.starts_with("/api/") {
@@ -297,7 +308,7 @@ impl Workbench {
         let req: ArcsIn = parse_json(body)?;
         let model = self.serving();
         let (sent, check) = self.with_task(who, &req.task, |t| (t.sent.clone(), t.check.clone()))?;
-        let sent = with_tags(&sent, &tag_fixes(&sent, &req.arcs)?, &model);
+        let sent = with_fixes(&sent, &tag_fixes(&sent, &req.arcs)?, &lemma_fixes(&sent, &req.arcs)?, &model);
         let mut reparser = Reparser::new(&model);
         let constraints = self.constraints(&reparser, &sent, &req.arcs)?;
         let words = reparser.view(&sent, &constraints, &check, &ErrorModel::default());
@@ -311,7 +322,8 @@ impl Workbench {
             (t.sent.clone(), t.shown.clone(), t.checked.clone(), t.provenance(&req.task, who))
         })?;
         let fixes = tag_fixes(&shown_sent, &req.arcs)?;
-        let sent = with_tags(&shown_sent, &fixes, &model);
+        let lemmas = lemma_fixes(&shown_sent, &req.arcs)?;
+        let sent = with_fixes(&shown_sent, &fixes, &lemmas, &model);
         let mut reparser = Reparser::new(&model);
         let constraints = self.constraints(&reparser, &sent, &req.arcs)?;
         let n = sent.len();
@@ -323,7 +335,9 @@ impl Workbench {
         }
         if constraints.arcs().next().is_none() {
             // The store takes a correction for its arcs: a tag alone would be refused there.
-            return Err(unprocessable("no arc to store: give at least one (a tag goes with an arc), or skip the task"));
+            return Err(unprocessable(
+                "no arc to store: give at least one (a tag or lemma goes with an arc), or skip the task",
+            ));
         }
         // Arcs given without a label take the one the model gives them around the others.
         let view: Vec<WordView> = reparser.view(&sent, &constraints, &[], &ErrorModel::default());
@@ -340,12 +354,13 @@ impl Workbench {
                 None => {}
             }
         }
+        tags_checked.lemmas = (1..=n).filter(|&w| lemmas[w].is_some()).map(|w| w as u32).collect();
         let file = self
             .answers
             .write_correction(&sent, &arcs, req.whole, &tags_checked, &meta)
             .map_err(|e| Response::error(500, format!("the answer could not be stored: {e}")))?;
         let changes: Vec<ArcChange> = (1..=n)
-            .filter(|&w| arcs[w].is_some() || fixes[w].is_some())
+            .filter(|&w| arcs[w].is_some() || fixes[w].is_some() || lemmas[w].is_some())
             .map(|w| {
                 let tag = |s: &Sentence| {
                     let word = s.word(w);
@@ -362,13 +377,18 @@ impl Workbench {
                         let ((old_upos, old_xpos), (upos, xpos)) = (tag(&shown_sent), tag(&sent));
                         TagChange { old_upos, old_xpos, upos, xpos }
                     }),
+                    lemma: lemmas[w].as_ref().map(|new| LemmaChange {
+                        old: shown_sent.word(w).get(Column::Lemma).to_string(),
+                        new: new.clone(),
+                    }),
                 }
             })
             .collect();
         let stored = arcs.iter().flatten().count();
         let decision = if req.whole { "whole" } else { "answer" };
         self.finish(&meta, decision, changes, None, Some(file))?;
-        Ok(Response::json(200, &json!({ "stored": stored, "tags": tags_checked.len() })))
+        let lemmas_checked = tags_checked.lemmas.len();
+        Ok(Response::json(200, &json!({ "stored": stored, "tags": tags_checked.len(), "lemmas": lemmas_checked })))
     }
 
     fn skip(&self, who: &Annotator, body: &[u8]) -> Result<Response, Refusal> {
@@ -556,9 +576,36 @@ fn tag_fixes(sent: &Sentence, arcs: &[ArcIn]) -> Result<Vec<Option<TagFix>>, Ref
     Ok(fixes)
 }
 
+/// The lemmas a request fixes or confirms, per word (index 0 unused), checked: a value a
+/// CoNLL-U column can hold, not `_`, once per word of the sentence.
+fn lemma_fixes(sent: &Sentence, arcs: &[ArcIn]) -> Result<Vec<Option<String>>, Refusal> {
+    let n = sent.len();
+    let mut fixes: Vec<Option<String>> = vec![None; n + 1];
+    for a in arcs {
+        let Some(lemma) = a.lemma.as_deref() else { continue };
+        if a.id == 0 || a.id as usize > n {
+            return Err(unprocessable(format!("word {}: no such word (the sentence has {n})", a.id)));
+        }
+        let lemma = lemma.trim();
+        if lemma.is_empty() || lemma == "_" || crate::corpus::check_value(lemma).is_err() {
+            return Err(unprocessable(format!(
+                "word {}: {lemma:?} cannot be a lemma (no tabs or newlines, not empty or _)",
+                a.id
+            )));
+        }
+        match &fixes[a.id as usize] {
+            Some(other) if other != lemma => {
+                return Err(unprocessable(format!("word {}: two different lemmas given", a.id)));
+            }
+            _ => fixes[a.id as usize] = Some(lemma.to_string()),
+        }
+    }
+    Ok(fixes)
+}
+
 /// `sent` with the tags of `fixes` (see [`TagFix::applied`]; `model`'s tagger gives the XPOS of
-/// a changed UPOS).
-fn with_tags(sent: &Sentence, fixes: &[Option<TagFix>], model: &ModelFile) -> Sentence {
+/// a changed UPOS) and the lemmas of `lemmas`.
+fn with_fixes(sent: &Sentence, fixes: &[Option<TagFix>], lemmas: &[Option<String>], model: &ModelFile) -> Sentence {
     let mut out = sent.clone();
     let tags = model.tagger().map(|(meta, _, _)| &meta.tags);
     for (w, fix) in fixes.iter().enumerate().skip(1) {
@@ -566,6 +613,11 @@ fn with_tags(sent: &Sentence, fixes: &[Option<TagFix>], model: &ModelFile) -> Se
             let word = sent.word(w);
             let (upos, xpos) = fix.applied(word.get(Column::Upos), word.get(Column::Xpos), tags);
             out.set_tags(w, &upos, &xpos);
+        }
+    }
+    for (w, lemma) in lemmas.iter().enumerate().skip(1) {
+        if let Some(lemma) = lemma {
+            out.set_column(w, Column::Lemma, lemma);
         }
     }
     out

@@ -35,9 +35,12 @@ pub const ALTERNATIVES: usize = 3;
 pub struct WordView {
     pub id: u32,
     pub form: String,
-    /// The word's tags as the task has them (what the annotator may fix).
+    /// The word's tags and lemma as the task has them (what the annotator may fix), and its
+    /// FEATS.
     pub upos: String,
     pub xpos: String,
+    pub lemma: String,
+    pub feats: String,
     pub head: u32,
     pub deprel: String,
     pub conf: f32,
@@ -115,6 +118,8 @@ impl<'m> Reparser<'m> {
                     form: w.get(Column::Form).to_string(),
                     upos: w.get(Column::Upos).to_string(),
                     xpos: w.get(Column::Xpos).to_string(),
+                    lemma: w.get(Column::Lemma).to_string(),
+                    feats: w.get(Column::Feats).to_string(),
                     head: heads[id as usize],
                     deprel: self.labels.name(labels[id as usize]).to_string(),
                     conf: conf[id as usize],

@@ -14,6 +14,10 @@
 //!                   ([`crate::transition::Transition::score_position`])
 //!            TAGMETA, TSLOTS, TROWS, T2SLOTS, T2ROWS   optional: the tagger's metadata
 //!                   ([`TaggerMeta`]) and the weight tables of its two passes
+//!            FEATMETA, FSLOTS, FROWS   optional: the FEATS classifier's metadata ([`FeatsMeta`]:
+//!                   its FEATS inventory and ambiguity classes) and its weight table
+//!            LEMMETA, LSLOTS, LROWS    optional: the lemmatizer's metadata ([`LemmatizerMeta`]:
+//!                   its rules and dictionary) and its weight table
 //!            TOKMETA, TKSLOTS, TKROWS   optional: the tokenizer's metadata ([`TokenizerMeta`]:
 //!                   its multiword-token dictionary and dev scores) and its weight table
 //!            RECIPE optional, JSON [`Recipe`]: the training settings that `META` does not
@@ -42,8 +46,11 @@ use serde::{Deserialize, Serialize};
 
 use crate::base::label::{Label, LabelSet};
 use crate::learn::scorer::{ClassOrder, Scorer};
+use crate::model::analysis::Analyzer;
+use crate::model::feats::{FeatsDict, FeatsInventory, FeatsTagger, FEATS_FEATURE_SET};
 use crate::model::features::{feature_set, Morphology};
-use crate::model::tagger::{TagDict, TagSet, TAGGER_FEATURE_SET};
+use crate::model::lemmatizer::{LemmaDict, Lemmatizer, RuleSet, LEMMATIZER_FEATURE_SET};
+use crate::model::tagger::{TagDict, TagSet, Tagger, TAGGER_FEATURE_SET};
 use crate::model::tokenizer::{MwtDict, Scores, TOKENIZER_FEATURE_SET};
 use crate::model::{Model, TrainingInfo};
 use crate::transition::{Encoding, System, Transition};
@@ -69,11 +76,21 @@ const TROWS: [u8; 8] = *b"TROWS\0\0\0";
 const T2SLOTS: [u8; 8] = *b"T2SLOTS\0";
 const T2ROWS: [u8; 8] = *b"T2ROWS\0\0";
 const RECIPE: [u8; 8] = *b"RECIPE\0\0";
+const FEATMETA: [u8; 8] = *b"FEATMETA";
+const FSLOTS: [u8; 8] = *b"FSLOTS\0\0";
+const FROWS: [u8; 8] = *b"FROWS\0\0\0";
+const LEMMETA: [u8; 8] = *b"LEMMETA\0";
+const LSLOTS: [u8; 8] = *b"LSLOTS\0\0";
+const LROWS: [u8; 8] = *b"LROWS\0\0\0";
 const TOKMETA: [u8; 8] = *b"TOKMETA\0";
 const TKSLOTS: [u8; 8] = *b"TKSLOTS\0";
 const TKROWS: [u8; 8] = *b"TKROWS\0\0";
 /// The tagger's sections, in the order they are written.
 const TAGGER_SECTIONS: [[u8; 8]; 5] = [TAGMETA, TSLOTS, TROWS, T2SLOTS, T2ROWS];
+/// The FEATS classifier's sections, in the order they are written.
+const FEATS_SECTIONS: [[u8; 8]; 3] = [FEATMETA, FSLOTS, FROWS];
+/// The lemmatizer's sections, in the order they are written.
+const LEMMATIZER_SECTIONS: [[u8; 8]; 3] = [LEMMETA, LSLOTS, LROWS];
 /// The tokenizer's sections, in the order they are written.
 const TOKENIZER_SECTIONS: [[u8; 8]; 3] = [TOKMETA, TKSLOTS, TKROWS];
 
@@ -116,9 +133,9 @@ pub struct Recipe {
 pub struct Extras<'a> {
     /// Written as the `RECIPE` section.
     pub recipe: Option<&'a Recipe>,
-    /// When the model has no tagger (tokenizer) of its own: copy this file's tagger
-    /// (tokenizer) sections as they are (a retrained parser keeps the tagger and tokenizer it
-    /// was served with).
+    /// For each of the tagger, the FEATS classifier, the lemmatizer and the tokenizer that the
+    /// model has none of its own: copy this file's sections as they are (a retrained parser
+    /// keeps the analysis and tokenizer it was served with).
     pub tagger_from: Option<&'a ModelFile>,
 }
 
@@ -276,6 +293,30 @@ pub struct TaggerMeta {
     pub weights: u64,
 }
 
+/// The FEATS classifier's metadata.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct FeatsMeta {
+    pub feature_set: String,
+    pub inventory: FeatsInventory,
+    pub dict: FeatsDict,
+    pub table: TableLayout,
+    pub weights: u64,
+    /// Accuracy on the dev file's gold tokens, as trained (before quantisation).
+    pub dev_accuracy: Option<f64>,
+}
+
+/// The lemmatizer's metadata.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct LemmatizerMeta {
+    pub feature_set: String,
+    pub rules: RuleSet,
+    pub dict: LemmaDict,
+    pub table: TableLayout,
+    pub weights: u64,
+    /// Accuracy on the dev file's gold tokens, as trained (before quantisation).
+    pub dev_accuracy: Option<f64>,
+}
+
 /// The tokenizer's metadata.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct TokenizerMeta {
@@ -364,6 +405,38 @@ pub fn write_with(model: &Model, path: &Path, opts: WriteOptions, extras: Extras
         payloads.push((&T2ROWS, second.rows));
     } else if let Some(from) = extras.tagger_from.filter(|f| f.tagger.is_some()) {
         copy_sections(from, &TAGGER_SECTIONS, &mut payloads)?;
+    }
+    if let Some(feats) = &model.feats {
+        let table = build_table(&feats.weights, opts, ClassOrder::Index, |c| c);
+        let fmeta = FeatsMeta {
+            feature_set: FEATS_FEATURE_SET.to_string(),
+            inventory: feats.inventory.clone(),
+            dict: feats.dict.clone(),
+            table: table.layout,
+            weights: table.weights,
+            dev_accuracy: feats.dev_accuracy,
+        };
+        payloads.push((&FEATMETA, bincode::serialize(&fmeta).map_err(io_err)?));
+        payloads.push((&FSLOTS, table.slots));
+        payloads.push((&FROWS, table.rows));
+    } else if let Some(from) = extras.tagger_from.filter(|f| f.feats.is_some()) {
+        copy_sections(from, &FEATS_SECTIONS, &mut payloads)?;
+    }
+    if let Some(lemmatizer) = &model.lemmatizer {
+        let table = build_table(&lemmatizer.weights, opts, ClassOrder::Index, |c| c);
+        let lmeta = LemmatizerMeta {
+            feature_set: LEMMATIZER_FEATURE_SET.to_string(),
+            rules: lemmatizer.rules.clone(),
+            dict: lemmatizer.dict.clone(),
+            table: table.layout,
+            weights: table.weights,
+            dev_accuracy: lemmatizer.dev_accuracy,
+        };
+        payloads.push((&LEMMETA, bincode::serialize(&lmeta).map_err(io_err)?));
+        payloads.push((&LSLOTS, table.slots));
+        payloads.push((&LROWS, table.rows));
+    } else if let Some(from) = extras.tagger_from.filter(|f| f.lemmatizer.is_some()) {
+        copy_sections(from, &LEMMATIZER_SECTIONS, &mut payloads)?;
     }
     if let Some((tokenizer, dev)) = &model.tokenizer {
         let table = build_table(&tokenizer.weights, opts, ClassOrder::Index, |c| c);
@@ -508,6 +581,10 @@ pub struct ModelFile {
     rows: Range<usize>,
     /// Tagger metadata and the (slots, rows) ranges of its two passes.
     tagger: Option<(TaggerMeta, [TableRanges; 2])>,
+    /// FEATS classifier metadata and the (slots, rows) ranges of its table.
+    feats: Option<(FeatsMeta, TableRanges)>,
+    /// Lemmatizer metadata and the (slots, rows) ranges of its table.
+    lemmatizer: Option<(LemmatizerMeta, TableRanges)>,
     /// Tokenizer metadata and the (slots, rows) ranges of its table.
     tokenizer: Option<(TokenizerMeta, TableRanges)>,
 }
@@ -577,6 +654,39 @@ impl ModelFile {
                 Some((tmeta, passes))
             }
         };
+        // One table per component, whose classes its metadata says.
+        let component_table = |slots: [u8; 8], rows: [u8; 8], layout: TableLayout, classes: usize| {
+            let (slots, rows) = (find(slots)?.range(), find(rows)?.range());
+            if TableView::new(&map[slots.clone()], &map[rows.clone()], layout).is_none()
+                || layout.order != ClassOrder::Index
+                || layout.classes as usize != classes.max(1)
+            {
+                return Err(fmt_err(FormatError::Table));
+            }
+            Ok((slots, rows))
+        };
+        let feats = match sections.iter().find(|s| s.tag == FEATMETA).copied() {
+            None => None,
+            Some(m) => {
+                check_component(&map, m, FEATS_FEATURE_SET).map_err(fmt_err)?;
+                let mut fmeta: FeatsMeta =
+                    bincode::deserialize(&map[m.range()]).map_err(|e| fmt_err(FormatError::Metadata(e.to_string())))?;
+                fmeta.inventory.rebuild_index();
+                let ranges = component_table(FSLOTS, FROWS, fmeta.table, fmeta.inventory.classes())?;
+                Some((fmeta, ranges))
+            }
+        };
+        let lemmatizer = match sections.iter().find(|s| s.tag == LEMMETA).copied() {
+            None => None,
+            Some(m) => {
+                check_component(&map, m, LEMMATIZER_FEATURE_SET).map_err(fmt_err)?;
+                let mut lmeta: LemmatizerMeta =
+                    bincode::deserialize(&map[m.range()]).map_err(|e| fmt_err(FormatError::Metadata(e.to_string())))?;
+                lmeta.rules.rebuild_index();
+                let ranges = component_table(LSLOTS, LROWS, lmeta.table, lmeta.rules.classified())?;
+                Some((lmeta, ranges))
+            }
+        };
         let tokenizer = match sections.iter().find(|s| s.tag == TOKMETA).copied() {
             None => None,
             Some(tm) => {
@@ -593,8 +703,19 @@ impl ModelFile {
             }
         };
         let (slots, rows) = (slots_s.range(), rows_s.range());
-        let model =
-            ModelFile { map, path: path.to_path_buf(), sections, meta, encoding, slots, rows, tagger, tokenizer };
+        let model = ModelFile {
+            map,
+            path: path.to_path_buf(),
+            sections,
+            meta,
+            encoding,
+            slots,
+            rows,
+            tagger,
+            feats,
+            lemmatizer,
+            tokenizer,
+        };
         if TableView::new(&model.map[model.slots.clone()], &model.map[model.rows.clone()], model.meta.table).is_none()
             || model.meta.table.classes as usize != Transition::count(model.meta.labels.len())
             || model.meta.fallback.index() >= model.meta.labels.len()
@@ -671,6 +792,33 @@ impl ModelFile {
         let first = TableView::new(&self.map[s1.clone()], &self.map[r1.clone()], meta.tables[0])?;
         let second = TableView::new(&self.map[s2.clone()], &self.map[r2.clone()], meta.tables[1])?;
         Some((meta, first, second))
+    }
+
+    /// The FEATS classifier's metadata and weights, if the model has one.
+    pub fn feats(&self) -> Option<(&FeatsMeta, TableView<'_>)> {
+        let (meta, (slots, rows)) = self.feats.as_ref()?;
+        // Checked in `open`.
+        let view = TableView::new(&self.map[slots.clone()], &self.map[rows.clone()], meta.table)?;
+        Some((meta, view))
+    }
+
+    /// The lemmatizer's metadata and weights, if the model has one.
+    pub fn lemmatizer(&self) -> Option<(&LemmatizerMeta, TableView<'_>)> {
+        let (meta, (slots, rows)) = self.lemmatizer.as_ref()?;
+        // Checked in `open`.
+        let view = TableView::new(&self.map[slots.clone()], &self.map[rows.clone()], meta.table)?;
+        Some((meta, view))
+    }
+
+    /// The analysis this model runs on tokenized text (its tagger, then FEATS and lemmas where
+    /// it has them), if it has a tagger.
+    pub fn analyzer(&self) -> Option<Analyzer<'_, TableView<'_>>> {
+        let (meta, first, second) = self.tagger()?;
+        Some(Analyzer {
+            tagger: Tagger::new(first, second, &meta.tags, &meta.dict),
+            feats: self.feats().map(|(m, weights)| FeatsTagger::new(weights, &m.inventory, &m.dict)),
+            lemmatizer: self.lemmatizer().map(|(m, weights)| Lemmatizer::new(weights, &m.rules, &m.dict)),
+        })
     }
 
     /// The tokenizer's metadata and weights, if the model has a tokenizer.

@@ -1,0 +1,82 @@
+// spoolparse correction workbench: the #models view: the serving model, its held-out LAS over
+// time and the history of cycles, and "retrain now".
+'use strict';
+
+// ---------------------------------------------------------------- models view
+
+async function loadModels() {
+  const data = await attempt(() => api('GET', '/api/models'));
+  if (!data) return;
+  $('#models-current').textContent = data.current || 'none';
+  $('#models-stored').textContent = data.stored_since_last_cycle;
+  const events = [...data.models].sort((a, b) => a.time.localeCompare(b.time));
+  drawChart(events);
+  $('#model-history tbody').replaceChildren(...events.reverse().map(historyRow));
+}
+
+// LAS as a percentage, whether the server gives 0.87 or 87.
+const percent = (x) => (x === null || x === undefined ? null : (x <= 1 ? x * 100 : x));
+const formatLas = (x) => (percent(x) === null ? '–' : percent(x).toFixed(2));
+
+function historyRow(event) {
+  const row = document.createElement('tr');
+  row.className = `event-${event.event}`;
+  const cells = [event.time.replace('T', ' ').replace(/\.\d+/, ''), event.event, event.model, formatLas(event.heldout_las), formatLas(event.annotations_las), (event.reasons || []).join('; ')];
+  row.replaceChildren(...cells.map((text) => {
+    const cell = document.createElement('td');
+    cell.textContent = text;
+    return cell;
+  }));
+  return row;
+}
+
+// Held-out LAS over time: the serving model's line (promotions, rollbacks, configurations),
+// rejected candidates as hollow red dots under or over it.
+function drawChart(events) {
+  const box = $('#las-chart');
+  const points = events.filter((e) => percent(e.heldout_las) !== null).map((e) => ({ t: Date.parse(e.time), las: percent(e.heldout_las), e }));
+  if (!points.length) {
+    box.textContent = 'No held-out LAS yet: the first retraining cycle measures it.';
+    return;
+  }
+  const width = 640;
+  const height = 220;
+  const pad = { left: 44, right: 16, top: 12, bottom: 28 };
+  const t0 = Math.min(...points.map((p) => p.t));
+  const t1 = Math.max(...points.map((p) => p.t));
+  const lo = Math.floor(Math.min(...points.map((p) => p.las)) - 0.5);
+  const hi = Math.ceil(Math.max(...points.map((p) => p.las)) + 0.5);
+  const x = (t) => pad.left + (t1 === t0 ? 0.5 : (t - t0) / (t1 - t0)) * (width - pad.left - pad.right);
+  const y = (las) => pad.top + (1 - (las - lo) / (hi - lo)) * (height - pad.top - pad.bottom);
+  const chart = svg('svg', { viewBox: `0 0 ${width} ${height}`, class: 'chart', role: 'img', 'aria-label': 'held-out LAS over time' });
+  for (let i = 0; i <= 4; i++) {
+    const las = lo + ((hi - lo) * i) / 4;
+    svg('line', { class: 'grid', x1: pad.left, x2: width - pad.right, y1: y(las), y2: y(las) }, chart);
+    svg('text', { class: 'tick', x: pad.left - 6, y: y(las) + 4, 'text-anchor': 'end' }, chart).textContent = las.toFixed(1);
+  }
+  const day = (t) => new Date(t).toISOString().slice(0, 10);
+  svg('text', { class: 'tick', x: pad.left, y: height - 8 }, chart).textContent = day(t0);
+  if (t1 !== t0) svg('text', { class: 'tick', x: width - pad.right, y: height - 8, 'text-anchor': 'end' }, chart).textContent = day(t1);
+  const serving = points.filter((p) => p.e.event !== 'rejected');
+  if (serving.length > 1) {
+    svg('polyline', { class: 'line', points: serving.map((p) => `${x(p.t)},${y(p.las)}`).join(' ') }, chart);
+  }
+  for (const p of points) {
+    const dot = svg('circle', { class: `dot ${p.e.event}`, cx: x(p.t), cy: y(p.las), r: 4.5 }, chart);
+    svg('title', {}, dot).textContent = `${p.e.time} ${p.e.event} ${p.e.model}: ${p.las.toFixed(2)}`;
+  }
+  box.replaceChildren(chart);
+}
+
+async function retrain() {
+  const result = $('#retrain-result');
+  result.className = '';
+  result.textContent = 'asking…';
+  try {
+    await api('POST', '/api/retrain');
+    result.textContent = 'Retraining asked: the daemon runs its cycle now.';
+  } catch (e) {
+    result.className = 'error';
+    result.textContent = e.message;
+  }
+}

@@ -35,7 +35,9 @@ pub struct ParseArgs {
     format: Option<FormatArg>,
     /// When to replace UPOS and XPOS of CoNLL-U/CoNLL-X input with the model's tagger's: `auto`
     /// when most of a file's first 1000 words have tags the model was not trained on (XPOS `_`,
-    /// another tag set), `always`, or `never`. A bare `--retag` is `--retag=always`.
+    /// another tag set), `always`, or `never`. A bare `--retag` is `--retag=always`, which also
+    /// replaces FEATS and LEMMA with the model's; otherwise a file's own FEATS and LEMMA are
+    /// kept, and predicted only where the file has none.
     #[arg(long, value_enum, default_value = "auto", num_args = 0..=1, require_equals = true,
           default_missing_value = "always")]
     retag: RetagArg,

@@ -98,16 +98,16 @@ pub struct TrainArgs {
     /// this many MB (10^6 bytes), so that a parser-only model stays under 10 MB; 0: no bound.
     #[arg(long, default_value_t = 9.5)]
     max_table_mb: f64,
-    /// Also train a part-of-speech tagger (UPOS and XPOS) for tokenized text; the parser then
-    /// reads, in place of LEMMA and FEATS (which tokenized text does not have), each word's last
-    /// three and two characters.
+    /// Also train the analysis of tokenized text: a part-of-speech tagger (UPOS and XPOS), then
+    /// morphological features (FEATS) and a lemmatizer (LEMMA), where the training files have
+    /// them; the parser then reads the predicted LEMMA and FEATS.
     #[arg(long)]
     tagger: bool,
-    /// With --tagger: train the parser on tags predicted by K-fold jackknifing (0: on gold
-    /// tags).
+    /// With --tagger: train the parser (and FEATS and lemmas) on tags, FEATS and lemmas predicted
+    /// by K-fold jackknifing (0: on the gold columns).
     #[arg(long, default_value_t = 4)]
     jackknife: usize,
-    /// With --tagger: tagger training epochs (at least 1).
+    /// With --tagger: tagger and lemmatizer training epochs (FEATS: half as many; at least 1).
     #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..))]
     tagger_epochs: u32,
     /// Also train a tokenizer and sentence splitter for raw text (`parse --format raw`), from

@@ -89,7 +89,8 @@ pub struct Parse {
     pub write_confidence: bool,
     /// When the model's tagger replaces the input's UPOS and XPOS: `auto` (when most of a
     /// file's first words have tags the model was not trained on, see [`crate::parse::fit`]),
-    /// `always` or `never`.
+    /// `always` (FEATS and LEMMA too) or `never`. FEATS and LEMMA are otherwise the file's own,
+    /// or predicted where it has none.
     pub retag: crate::parse::fit::Retag,
     /// Where the sentences of `*.raw` files end: `model` (the tokenizer's sentence ends) or
     /// `lines` (one sentence per line).

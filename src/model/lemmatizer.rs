@@ -124,8 +124,8 @@ impl LemmaRule {
             return None;
         }
         let (f, l) = (form.to_lowercase(), lemma.to_lowercase());
-        let (fc, lc): (Vec<(usize, char)>, Vec<(usize, char)>) =
-            (f.char_indices().collect(), l.char_indices().collect());
+        let fc: Vec<(usize, char)> = f.char_indices().collect();
+        let lc: Vec<(usize, char)> = l.char_indices().collect();
         // Longest common substring, in characters (the first of the longest).
         let (mut best, mut fi, mut li) = (0, 0, 0);
         for i in 0..fc.len() {

@@ -58,343 +58,57 @@
 //! `retrain.base`: every word of a sentence that says `# tags = reviewed` ([`TAGS_KEY`]), the
 //! words `# tags_checked` and `# upos_checked` list ([`TAGS_CHECKED_KEY`], [`UPOS_CHECKED_KEY`]:
 //! written by the workbench when an annotator fixes or confirms a tag); the others are tagged
-//! as the tagger would but never trained on (partial supervision, [`TagSentence::partial`]);
+//! as the tagger would but never trained on (partial supervision, [`crate::model::tagger::TagSentence::partial`]);
 //! on en_atis, 2,000 corrected arcs with 2,033 tag fixes took dev UPOS from 83.47 to 96.55 and
 //! LAS to 86.03 (83.04 with the arcs alone; docs/annotation.md). The candidate is then scored
 //! on `retrain.heldout` as its own tagger tags it. The base data is read with gold tags, so a
 //! model first trained on jackknifed tags is retrained on gold ones. Without `retrain_tagger`,
 //! the parser trains on such sentences as the serving tagger tags them: the tags it will be
-//! given (`annotations_retagged` in the report).
+//! given (`annotations_retagged` in the report). The lemmatizer is retrained alike, when
+//! annotations hold lemmas a person checked (`# lemmas_checked`, [`LEMMAS_CHECKED_KEY`]): on
+//! `retrain.base` and those words; the FEATS classifier is always kept. The candidate analyzes
+//! `retrain.heldout` with its own stages where it has new ones, the serving model's otherwise
+//! (LEMMA and FEATS included: a parser reading the analysis is scored on what it will be
+//! given).
+//!
+//! `analysis.rs` holds the stages before the parser (what was checked, retraining them);
+//! `settings.rs` the `[retrain]` settings and the schedule.
 //!
 //! This module owns the cycle and its report; it must not know about the daemon (which runs
 //! [`run_cycle`] on a schedule in a background thread) nor about the spool.
 
+mod analysis;
 mod checks;
 pub mod gate;
 pub mod reference;
+mod settings;
 pub mod store;
+
+use analysis::{analyzed_heldout, retrain_lemmatizer_on, retrain_tagger_on};
+pub use analysis::{
+    checked_lemmas, checked_tags, tags_reviewed, TaggerRetraining, LEMMAS_CHECKED_KEY, TAGS_CHECKED_KEY, TAGS_KEY,
+    UPOS_CHECKED_KEY,
+};
+pub use settings::{parse_interval, parse_time_of_day, CompletionKind, Settings};
 
 use std::collections::HashSet;
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
 
 use crate::base::hash::hash_str;
 use crate::base::label::LabelSet;
 use crate::corpus::{CorpusError, Format, Reader};
-use crate::model::analysis::{AnalysisScores, Analyze};
+use crate::model::analysis::Analyze;
 use crate::model::file::{self as model_file, Extras, ModelError, ModelFile, Recipe, TableView, WriteOptions};
-use crate::model::lemmatizer::{train_lemmatizer, Lemmatizer, LemmatizerModel};
 use crate::model::registry::{compact_utc, file_name, unix_time, Event, Registry, RegistryError};
-use crate::model::tagger::{accuracy, load_tagging, train_tagger, Gold, TagSentence, TagSet, Tagger};
+use crate::model::tagger::Tagger;
 use crate::train::completion::{Completion, Confidence};
 use crate::train::eval::{Counts, Scores};
 use crate::train::{self, DevSentence, LearnerKind, OracleKind, TrainOptions, TrainingSet};
 use store::{Store, StoreError};
-
-/// `[retrain]` in the daemon's configuration, also read by `spoolparse retrain`.
-#[derive(Debug, Clone, Deserialize, PartialEq)]
-#[serde(deny_unknown_fields, default)]
-pub struct Settings {
-    /// Whether the daemon retrains on its schedule (`spoolparse retrain` works either way).
-    pub enabled: bool,
-    /// Retrain this long after the last cycle started: `90s`, `30m`, `6h`, `1d`.
-    pub every: Option<String>,
-    /// Or once a day at this local time, `HH:MM`.
-    pub at: Option<String>,
-    /// A scheduled cycle waits until this many sentences were annotated since the last one.
-    pub min_new_sentences: usize,
-    /// Gold treebank files trained on in every cycle.
-    pub base: Vec<PathBuf>,
-    /// A gold file never trained on: calibration and the gate.
-    pub heldout: Option<PathBuf>,
-    /// How much held-out LAS (points) a candidate may lose and still be promoted.
-    pub max_las_drop: f64,
-    /// Share of the annotations held out for the gate (chosen by hashing their identity).
-    pub annotation_heldout: f64,
-    /// Model files kept in the models directory (the serving one always is).
-    pub keep_models: usize,
-    /// Training epochs; default: the serving model's best epoch.
-    pub epochs: Option<u32>,
-    /// Whether an annotation may use a DEPREL the serving model does not know (a new class);
-    /// refused by default, as a typo would become one.
-    pub allow_new_labels: bool,
-    /// How partial annotations are completed before training ([`CompletionKind`]).
-    pub completion: CompletionKind,
-    /// Completed arcs whose calibrated confidence is below this stay unannotated (no cost).
-    pub completion_min_conf: f32,
-    /// Times each annotated sentence is trained on per epoch (the base treebank's: once),
-    /// interleaved with the base at random.
-    pub annotation_weight: u32,
-    /// Held-out annotated arcs from which the annotations judge a candidate (an improvement
-    /// beyond noise required) and the calibration is fitted on them ([`gate`]).
-    pub gate_min_annotation_arcs: usize,
-    /// Resamples of the gate's paired bootstrap.
-    pub bootstrap_samples: usize,
-    /// Held-out annotated arcs from which the calibration is refitted on them instead of on
-    /// `retrain.heldout`.
-    pub calibration_min_arcs: usize,
-    /// When a cycle retrains the tagger on `retrain.base` plus the annotated words whose tags a
-    /// person checked; otherwise the serving model's tagger is kept.
-    pub retrain_tagger: TaggerRetraining,
-    /// Tagger training epochs when `retrain_tagger`.
-    pub tagger_epochs: u32,
-    /// Self-training: the daemon's own parses in this directory (its `accepted/` output,
-    /// `.conllu[.zst]`) whose `# confidence` reaches `self_training_min_conf` are trained on
-    /// as if annotated (the `self_training_max` most confident). Off when absent.
-    pub self_training: Option<PathBuf>,
-    pub self_training_min_conf: f64,
-    pub self_training_max: usize,
-}
-
-/// How a cycle completes partially annotated sentences before training on them
-/// (`retrain.completion`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, Default)]
-#[serde(rename_all = "lowercase")]
-pub enum CompletionKind {
-    /// Trained on as annotated: only annotated arcs cost anything.
-    #[default]
-    None,
-    /// Completed once by the serving model's constrained parse.
-    Serving,
-    /// Completed by the serving model, then again by the candidate after each epoch.
-    Refresh,
-}
-
-impl CompletionKind {
-    /// The name in the configuration and the reports.
-    pub fn name(self) -> &'static str {
-        match self {
-            CompletionKind::None => "none",
-            CompletionKind::Serving => "serving",
-            CompletionKind::Refresh => "refresh",
-        }
-    }
-}
-
-/// When a cycle retrains the tagger (`retrain.retrain_tagger`: `"auto"`, `true`, `false`).
-///
-/// `"auto"`, the default: when the annotations trained on hold a checked tag. On en_atis,
-/// 2,000 corrected arcs with 2,033 tag fixes gave dev LAS 86.03 with a retrained tagger and
-/// 83.76 with the tagger kept; without tag fixes a retrained tagger changed nothing (82.93
-/// against 83.04) and made the cycle several times longer (docs/annotation.md).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
-#[serde(try_from = "TaggerRetrainingIn")]
-pub enum TaggerRetraining {
-    /// Never: the serving tagger is kept.
-    Never,
-    /// When the annotations trained on hold a checked tag.
-    #[default]
-    Auto,
-    /// Every cycle.
-    Always,
-}
-
-/// `retrain.retrain_tagger` as TOML gives it: a boolean or a name.
-#[derive(Deserialize)]
-#[serde(untagged)]
-enum TaggerRetrainingIn {
-    Bool(bool),
-    Name(String),
-}
-
-impl TryFrom<TaggerRetrainingIn> for TaggerRetraining {
-    type Error = String;
-
-    fn try_from(value: TaggerRetrainingIn) -> Result<Self, Self::Error> {
-        match value {
-            TaggerRetrainingIn::Bool(true) => Ok(TaggerRetraining::Always),
-            TaggerRetrainingIn::Bool(false) => Ok(TaggerRetraining::Never),
-            TaggerRetrainingIn::Name(n) if n == "auto" => Ok(TaggerRetraining::Auto),
-            TaggerRetrainingIn::Name(n) => Err(format!("retrain_tagger is \"auto\", true or false, not {n:?}")),
-        }
-    }
-}
-
-impl Default for Settings {
-    fn default() -> Self {
-        Settings {
-            enabled: false,
-            every: None,
-            at: None,
-            min_new_sentences: 1,
-            base: Vec::new(),
-            heldout: None,
-            max_las_drop: 0.0,
-            annotation_heldout: 0.1,
-            keep_models: 5,
-            epochs: None,
-            allow_new_labels: false,
-            completion: CompletionKind::None,
-            completion_min_conf: 0.0,
-            annotation_weight: 5,
-            gate_min_annotation_arcs: 500,
-            bootstrap_samples: 1000,
-            calibration_min_arcs: 2000,
-            retrain_tagger: TaggerRetraining::Auto,
-            tagger_epochs: 10,
-            self_training: None,
-            self_training_min_conf: 0.95,
-            self_training_max: 2000,
-        }
-    }
-}
-
-impl Settings {
-    /// Checks values whose type does not say they are wrong: `Err((key, problem))`, with the
-    /// key's full name (`retrain.every`).
-    pub fn check(&self) -> Result<(), (&'static str, String)> {
-        if let Some(every) = &self.every {
-            parse_interval(every).map_err(|e| ("retrain.every", e))?;
-        }
-        if let Some(at) = &self.at {
-            parse_time_of_day(at).map_err(|e| ("retrain.at", e))?;
-        }
-        if self.every.is_some() && self.at.is_some() {
-            return Err(("retrain.at", "cannot be given with retrain.every: give one of them".into()));
-        }
-        if self.enabled && self.every.is_none() && self.at.is_none() {
-            return Err(("retrain.enabled", "needs `every` (an interval) or `at` (a daily time)".into()));
-        }
-        if self.enabled && (self.base.is_empty() || self.heldout.is_none()) {
-            return Err(("retrain.enabled", "needs retrain.base (gold training files) and retrain.heldout".into()));
-        }
-        // Found here, not as `: cannot open` without a key when a cycle runs.
-        if self.base.iter().any(|p| p.as_os_str().is_empty()) {
-            return Err(("retrain.base", "must not list an empty path".into()));
-        }
-        if let Some(heldout) = &self.heldout {
-            if heldout.as_os_str().is_empty() {
-                return Err(("retrain.heldout", "must not be empty".into()));
-            }
-            // Held-out data that is also trained on inflates the held-out LAS of every candidate,
-            // and the gate that reads it would promote on a biased score.
-            if let Some(base) = self.base.iter().find(|b| crate::base::io::same_file(b, heldout)) {
-                return Err((
-                    "retrain.heldout",
-                    format!(
-                        "{} is also in retrain.base (as {}): held-out data must never be trained on",
-                        heldout.display(),
-                        base.display()
-                    ),
-                ));
-            }
-        }
-        if !(0.0..1.0).contains(&self.annotation_heldout) {
-            return Err(("retrain.annotation_heldout", format!("must be in [0, 1) (got {})", self.annotation_heldout)));
-        }
-        if self.max_las_drop.is_nan() || self.max_las_drop < 0.0 {
-            return Err(("retrain.max_las_drop", format!("must be at least 0 (got {})", self.max_las_drop)));
-        }
-        if self.keep_models == 0 {
-            return Err(("retrain.keep_models", "must be at least 1 (got 0)".into()));
-        }
-        if self.epochs == Some(0) {
-            return Err(("retrain.epochs", "must be at least 1 (got 0)".into()));
-        }
-        if !(0.0..=1.0).contains(&self.completion_min_conf) {
-            return Err((
-                "retrain.completion_min_conf",
-                format!("must be in [0, 1] (got {})", self.completion_min_conf),
-            ));
-        }
-        if self.annotation_weight == 0 {
-            return Err(("retrain.annotation_weight", "must be at least 1 (got 0)".into()));
-        }
-        if !(0.0..=1.0).contains(&self.self_training_min_conf) {
-            return Err((
-                "retrain.self_training_min_conf",
-                format!("must be in [0, 1] (got {})", self.self_training_min_conf),
-            ));
-        }
-        if self.tagger_epochs == 0 {
-            return Err(("retrain.tagger_epochs", "must be at least 1 (got 0)".into()));
-        }
-        if self.bootstrap_samples == 0 {
-            return Err(("retrain.bootstrap_samples", "must be at least 1 (got 0)".into()));
-        }
-        Ok(())
-    }
-
-    /// When the next scheduled cycle is due, the last one having started at `last` (Unix
-    /// seconds; `None`: never); `None` without a schedule.
-    pub fn next_due(&self, last: Option<u64>) -> Option<u64> {
-        if let Some(every) = self.every.as_deref().and_then(|e| parse_interval(e).ok()) {
-            return Some(last.map_or(0, |l| l + every.as_secs()));
-        }
-        let (h, m) = self.at.as_deref().and_then(|a| parse_time_of_day(a).ok())?;
-        let after = last.unwrap_or_else(|| unix_time().saturating_sub(86_400));
-        Some(next_local_time(after, h, m))
-    }
-}
-
-/// `90s`, `30m`, `6h`, `1d` (a number and a unit), at most 36500 days (100 years).
-pub fn parse_interval(text: &str) -> Result<Duration, String> {
-    // Longer intervals are mistakes, and [`Settings::next_due`] adds the interval to a Unix
-    // time, which must not overflow.
-    const MAX_INTERVAL_DAYS: u64 = 36_500;
-    let bad = || format!("{text:?} is not an interval like 90s, 30m, 6h or 1d");
-    let t = text.trim();
-    let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
-    let (n, unit) = t.split_at(split);
-    let unit_secs: u64 = match unit.trim() {
-        "s" => 1,
-        "m" => 60,
-        "h" => 3600,
-        "d" => 86_400,
-        _ => return Err(bad()),
-    };
-    if n.is_empty() {
-        return Err(bad());
-    }
-    let too_long = || {
-        format!("{text:?} is longer than {MAX_INTERVAL_DAYS}d (to retrain only by hand, leave retrain.enabled false)")
-    };
-    // Only digits: the number fails to parse only if it does not fit, and may still overflow
-    // once multiplied (213503982334602d wrapped around to about 17 hours).
-    let n: u64 = n.parse().map_err(|_| too_long())?;
-    let secs = n.checked_mul(unit_secs).filter(|&s| s <= MAX_INTERVAL_DAYS * 86_400).ok_or_else(too_long)?;
-    if secs == 0 {
-        return Err("the interval must not be 0".into());
-    }
-    Ok(Duration::from_secs(secs))
-}
-
-/// `HH:MM`.
-pub fn parse_time_of_day(text: &str) -> Result<(u32, u32), String> {
-    let bad = || format!("{text:?} is not a time of day like 03:30");
-    let (h, m) = text.trim().split_once(':').ok_or_else(bad)?;
-    let (h, m): (u32, u32) = (h.parse().map_err(|_| bad())?, m.parse().map_err(|_| bad())?);
-    if h > 23 || m > 59 {
-        return Err(bad());
-    }
-    Ok((h, m))
-}
-
-/// The first moment after `after` (Unix seconds) at which local time reads `h:m`.
-fn next_local_time(after: u64, h: u32, m: u32) -> u64 {
-    let offset = local_offset(after);
-    let local = after as i64 + offset;
-    let day = local.div_euclid(86_400) * 86_400;
-    let mut at = day + i64::from(h * 3600 + m * 60);
-    if at <= local {
-        at += 86_400;
-    }
-    (at - offset).max(0) as u64
-}
-
-/// The local time zone's offset from UTC at `t`, in seconds (0 if it cannot be known).
-fn local_offset(t: u64) -> i64 {
-    let Ok(t) = libc::time_t::try_from(t) else { return 0 };
-    // SAFETY: localtime_r reads `t` and writes only into the zeroed `tm` we own.
-    let mut tm: libc::tm = unsafe { std::mem::zeroed() };
-    if unsafe { libc::localtime_r(&t, &mut tm) }.is_null() {
-        return 0;
-    }
-    tm.tm_gmtoff
-}
 
 /// Why a cycle could not run (a rejected candidate is not an error: see [`Report`]).
 #[derive(Debug, thiserror::Error)]
@@ -620,113 +334,9 @@ impl State {
     }
 }
 
-/// Trains a lemmatizer on `retrain.base` (gold) and the checked lemmas of the annotations that
-/// are not held out (each `annotation_weight` times, reading their UPOS and FEATS as written),
-/// and reports its lemma accuracy on `heldout` beside the serving model's.
-fn retrain_lemmatizer_on(
-    settings: &Settings,
-    annotations: &[store::Annotation],
-    heldout: &Path,
-    current: &ModelFile,
-    report: &mut Report,
-    progress: &mut dyn FnMut(&str),
-) -> Result<LemmatizerModel, RetrainError> {
-    let mut sentences = Vec::new();
-    for path in &settings.base {
-        for sent in Reader::open(path, Format::from_path(path))? {
-            sentences.push(sent?);
-        }
-    }
-    let base = sentences.len();
-    let mut checked: Vec<Vec<bool>> = Vec::new();
-    for a in annotations.iter().filter(|a| !held_out(&a.id, settings.annotation_heldout)) {
-        let Some(words) = checked_lemmas(&a.sentence) else { continue };
-        report.lemmatizer_annotations += 1;
-        report.lemmatizer_annotated_words += words.iter().filter(|&&c| c).count();
-        for _ in 0..settings.annotation_weight {
-            sentences.push(a.sentence.clone());
-            checked.push(words.clone());
-        }
-    }
-    progress(&format!(
-        "training the lemmatizer on {} sentences ({} annotated, {} words with checked lemmas), {} epochs",
-        sentences.len(),
-        report.lemmatizer_annotations,
-        report.lemmatizer_annotated_words,
-        settings.tagger_epochs
-    ));
-    let is_checked =
-        |si: usize, id: u32| si < base || checked[si - base].get(id as usize - 1).copied().unwrap_or(false);
-    let model = train_lemmatizer(&sentences, &sentences, &is_checked, settings.tagger_epochs, current.meta().info.seed);
-    // Both lemmatize the held-out file as the serving model's other stages analyze it.
-    let mut gold = Vec::new();
-    for sent in Reader::open(heldout, Format::from_path(heldout))? {
-        gold.push(sent?);
-    }
-    let mut analyzed = gold.clone();
-    if let Some(mut serving) = current.analyzer() {
-        analyzed.iter_mut().for_each(|s| serving.analyze(s, Analyze::ALL));
-    }
-    report.heldout_lemmas_serving = Some(AnalysisScores::of(&gold, &analyzed).lemmas);
-    let mut candidate = Lemmatizer::from_model(&model);
-    analyzed.iter_mut().for_each(|s| candidate.lemmatize(s));
-    report.heldout_lemmas_candidate = Some(AnalysisScores::of(&gold, &analyzed).lemmas);
-    report.lemmatizer_retrained = true;
-    Ok(model)
-}
-
 fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> RetrainError {
     let path = path.to_path_buf();
     move |error| RetrainError::Io { path, error }
-}
-
-/// `# tags = reviewed`: every UPOS and XPOS of an annotated sentence was checked by a person,
-/// and a cycle with `retrain.retrain_tagger` trains the tagger on them.
-pub const TAGS_KEY: &str = "tags";
-
-/// Whether a person reviewed the tags of `sent` ([`TAGS_KEY`]).
-pub fn tags_reviewed(sent: &crate::corpus::Sentence) -> bool {
-    store::comment_value(sent, TAGS_KEY) == Some("reviewed")
-}
-
-/// `# tags_checked = 3 7`: a person checked the UPOS and XPOS of these words (1-based ids); a
-/// cycle with `retrain.retrain_tagger` trains the tagger on them (see [`TagSentence::partial`]).
-pub const TAGS_CHECKED_KEY: &str = "tags_checked";
-
-/// `# upos_checked = 2`: a person checked the UPOS of these words, not their XPOS (the tagger
-/// trains them towards its tag with that UPOS that scores best).
-pub const UPOS_CHECKED_KEY: &str = "upos_checked";
-
-/// What a person checked of each word's tag in `sent` (index 0 is word 1): every tag under
-/// `# tags = reviewed`, else the words [`TAGS_CHECKED_KEY`] and [`UPOS_CHECKED_KEY`] list
-/// (ids that are not numbers of its words are ignored); `None` if nothing.
-pub fn checked_tags(sent: &crate::corpus::Sentence) -> Option<Vec<Gold>> {
-    if tags_reviewed(sent) {
-        return Some(vec![Gold::Tag; sent.len()]);
-    }
-    let mut gold = vec![Gold::Unchecked; sent.len()];
-    for (key, level) in [(UPOS_CHECKED_KEY, Gold::Upos), (TAGS_CHECKED_KEY, Gold::Tag)] {
-        let ids = store::comment_value(sent, key).unwrap_or_default().split_whitespace();
-        for id in ids.filter_map(|id| id.parse::<usize>().ok()).filter(|&id| id >= 1 && id <= sent.len()) {
-            gold[id - 1] = level;
-        }
-    }
-    gold.iter().any(|&g| g != Gold::Unchecked).then_some(gold)
-}
-
-/// `# lemmas_checked = 3 7`: a person checked the LEMMA of these words (1-based ids); a cycle
-/// with `retrain.retrain_tagger` trains the lemmatizer on them.
-pub const LEMMAS_CHECKED_KEY: &str = "lemmas_checked";
-
-/// Which words of `sent` had their lemma checked by a person ([`LEMMAS_CHECKED_KEY`]; index 0
-/// is word 1), `None` if none.
-pub fn checked_lemmas(sent: &crate::corpus::Sentence) -> Option<Vec<bool>> {
-    let mut checked = vec![false; sent.len()];
-    let ids = store::comment_value(sent, LEMMAS_CHECKED_KEY).unwrap_or_default().split_whitespace();
-    for id in ids.filter_map(|id| id.parse::<usize>().ok()).filter(|&id| id >= 1 && id <= sent.len()) {
-        checked[id - 1] = true;
-    }
-    checked.contains(&true).then_some(checked)
 }
 
 /// Whether an annotation is held out for the gate: a fixed share of identities, chosen by hash.
@@ -856,14 +466,7 @@ pub fn run_cycle(
     // Without a new tagger, the parser must learn from the tags it will be given: a sentence
     // whose tags a person fixed trains it as the serving tagger tags it (on en_atis, 2,033 tag
     // fixes trained on as fixed cost 5.4 LAS: 77.63 against 83.04; docs/annotation.md).
-    let retrain_tagger = match settings.retrain_tagger {
-        TaggerRetraining::Never => false,
-        TaggerRetraining::Always => true,
-        TaggerRetraining::Auto => contents
-            .annotations
-            .iter()
-            .any(|a| !held_out(&a.id, settings.annotation_heldout) && checked_tags(&a.sentence).is_some()),
-    };
+    let retrain_tagger = settings.retrain_tagger.retrains(&contents.annotations, settings, checked_tags);
     let mut keep_tagger = match retrain_tagger {
         false => current.tagger().map(|(m, first, second)| Tagger::new(first, second, &m.tags, &m.dict)),
         true => None,
@@ -939,43 +542,20 @@ pub fn run_cycle(
         }
     })?;
     let new_tagger = match (retrain_tagger, serving.as_mut()) {
-        (true, Some(serving)) => {
-            let mut tags = TagSet::default();
-            let mut sentences = load_tagging(&settings.base, &mut tags)?;
-            for a in contents.annotations.iter().filter(|a| !held_out(&a.id, settings.annotation_heldout)) {
-                let Some(checked) = checked_tags(&a.sentence) else { continue };
-                report.tagger_annotations += 1;
-                report.tagger_annotated_words += checked.iter().filter(|&&g| g != Gold::Unchecked).count();
-                let s = TagSentence::partial(&a.sentence, |id| checked[id as usize - 1], &mut tags);
-                sentences.extend(std::iter::repeat_n(s, settings.annotation_weight as usize));
-            }
-            progress(&format!(
-                "training the tagger on {} sentences ({} annotated, {} words with checked tags), {} epochs",
-                sentences.len(),
-                report.tagger_annotations,
-                report.tagger_annotated_words,
-                settings.tagger_epochs
-            ));
-            let model = train_tagger(&sentences, &tags, settings.tagger_epochs, meta.info.seed);
-            let mut gold_tags = TagSet::default();
-            let gold = load_tagging(std::slice::from_ref(&heldout_path), &mut gold_tags)?;
-            report.heldout_upos_serving = Some(accuracy(&mut serving.tagger, &gold, &gold_tags).0);
-            report.heldout_upos_candidate = Some(accuracy(&mut Tagger::from_model(&model), &gold, &gold_tags).0);
-            report.tagger_retrained = true;
-            Some(model)
-        }
+        (true, Some(serving)) => Some(retrain_tagger_on(
+            settings,
+            &contents.annotations,
+            &heldout_path,
+            serving,
+            meta.info.seed,
+            &mut report,
+            progress,
+        )?),
         _ => None,
     };
-    let retrain_lemmatizer = current.lemmatizer().is_some()
-        && match settings.retrain_tagger {
-            TaggerRetraining::Never => false,
-            TaggerRetraining::Always => true,
-            TaggerRetraining::Auto => contents
-                .annotations
-                .iter()
-                .any(|a| !held_out(&a.id, settings.annotation_heldout) && checked_lemmas(&a.sentence).is_some()),
-        };
-    let new_lemmatizer = match retrain_lemmatizer {
+    let new_lemmatizer = match current.lemmatizer().is_some()
+        && settings.retrain_tagger.retrains(&contents.annotations, settings, checked_lemmas)
+    {
         true => Some(retrain_lemmatizer_on(
             settings,
             &contents.annotations,
@@ -987,24 +567,7 @@ pub fn run_cycle(
         false => None,
     };
     let candidate_heldout = match new_tagger.is_some() || new_lemmatizer.is_some() {
-        true => {
-            let mut tagger = new_tagger.as_ref().map(Tagger::from_model);
-            let mut lemmatizer = new_lemmatizer.as_ref().map(Lemmatizer::from_model);
-            // Tags, FEATS, lemmas: each stage the candidate's own where it has a new one.
-            Some(train::load_dev_with(&heldout_path, morphology, &mut |sent| {
-                match (tagger.as_mut(), serving.as_mut()) {
-                    (Some(t), _) => t.tag(sent),
-                    (None, Some(a)) => a.analyze(sent, Analyze { tags: true, ..Analyze::NONE }),
-                    (None, None) => {}
-                }
-                if let Some(a) = serving.as_mut() {
-                    a.analyze(sent, Analyze { feats: true, lemmas: lemmatizer.is_none(), ..Analyze::NONE });
-                }
-                if let Some(l) = lemmatizer.as_mut() {
-                    l.lemmatize(sent);
-                }
-            })?)
-        }
+        true => Some(analyzed_heldout(&heldout_path, morphology, &new_tagger, &new_lemmatizer, serving.as_mut())?),
         false => None,
     };
     let candidate_heldout = candidate_heldout.as_deref().unwrap_or(&heldout);

@@ -1,5 +1,6 @@
 //! In-memory speed measurement (`spoolparse bench`): the file is read once, then parsed (or
-//! tagged) repeatedly, so only feature extraction, scoring and writing the annotation are timed.
+//! run through one stage of the analysis) repeatedly, so only feature extraction, scoring and
+//! writing the annotation are timed.
 
 use std::path::Path;
 use std::time::Instant;
@@ -7,8 +8,8 @@ use std::time::Instant;
 use rayon::prelude::*;
 
 use crate::corpus::{CorpusError, Format, Reader, Sentence};
+use crate::model::analysis::{Analyze, Analyzer};
 use crate::model::file::{ModelFile, TableView};
-use crate::model::tagger::Tagger;
 use crate::parse::annotate::NoTagger;
 use crate::parse::parser::Parser;
 use crate::parse::pipeline::PipelineError;
@@ -20,29 +21,36 @@ pub enum BenchTask {
     Parse,
     /// Tagging only (UPOS and XPOS).
     Tag,
+    /// FEATS only (from the input's own tags).
+    Feats,
+    /// Lemmas only (from the input's own tags and FEATS).
+    Lemmas,
+    /// The whole analysis: tags, FEATS, lemmas.
+    Analysis,
 }
 
 /// One thread's worker for a [`BenchTask`] (boxed: parsers and taggers differ much in size).
 enum Worker<'m> {
     Parse(Box<Parser<'m, TableView<'m>>>),
-    Tag(Box<Tagger<'m, TableView<'m>>>),
+    Analyze(Box<Analyzer<'m, TableView<'m>>>, Analyze),
 }
 
 impl<'m> Worker<'m> {
     fn new(model: &'m ModelFile, task: BenchTask) -> Result<Self, NoTagger> {
-        Ok(match task {
-            BenchTask::Parse => Worker::Parse(Box::new(Parser::new(model))),
-            BenchTask::Tag => {
-                let (meta, first, second) = model.tagger().ok_or(NoTagger)?;
-                Worker::Tag(Box::new(Tagger::new(first, second, &meta.tags, &meta.dict)))
-            }
-        })
+        let stages = match task {
+            BenchTask::Parse => return Ok(Worker::Parse(Box::new(Parser::new(model)))),
+            BenchTask::Tag => Analyze { tags: true, ..Analyze::NONE },
+            BenchTask::Feats => Analyze { feats: true, ..Analyze::NONE },
+            BenchTask::Lemmas => Analyze { lemmas: true, ..Analyze::NONE },
+            BenchTask::Analysis => Analyze::ALL,
+        };
+        Ok(Worker::Analyze(Box::new(model.analyzer().ok_or(NoTagger)?), stages))
     }
 
     fn run(&mut self, s: &mut Sentence) {
         match self {
             Worker::Parse(p) => p.parse(s),
-            Worker::Tag(t) => t.tag(s),
+            Worker::Analyze(a, stages) => a.analyze(s, *stages),
         }
     }
 }

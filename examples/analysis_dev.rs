@@ -2,7 +2,8 @@
 //! of a dev file, the accuracy of FEATS (whole strings and feature by feature) and of lemmas
 //! (all words, and words whose lowercased form training never saw), given gold tags and given
 //! the tags (and FEATS) the pipeline predicts. The tagger is trained as `train --tagger` trains
-//! it; FEATS and lemmas are trained on jackknifed predictions (4 folds).
+//! it; FEATS and lemmas are trained on jackknifed predictions (4 folds), FEATS for half the
+//! epochs (`FEATS_EPOCHS=N` in the environment for others).
 //!
 //!     cargo run --release --example analysis_dev -- TRAIN DEV
 
@@ -67,7 +68,9 @@ fn main() -> anyhow::Result<()> {
     println!("dev UPOS {:.2}", accuracy(&dev_gold, &dev_tagged, &[Column::Upos], &all).0);
 
     let everything = |_: usize, _: u32| true;
-    let feats_epochs: u32 = std::env::var("FEATS_EPOCHS").ok().and_then(|e| e.parse().ok()).unwrap_or(EPOCHS);
+    // As `train --tagger` trains it: half the epochs (FEATS_EPOCHS=N for others).
+    let feats_epochs: u32 =
+        std::env::var("FEATS_EPOCHS").ok().and_then(|e| e.parse().ok()).unwrap_or(EPOCHS.div_ceil(2));
     for mode in [FeatsMode::Whole, FeatsMode::Factored] {
         let t = std::time::Instant::now();
         let on_gold = train_feats(&gold, &gold, &everything, mode, feats_epochs, 1);
@@ -91,45 +94,6 @@ fn main() -> anyhow::Result<()> {
             accuracy(&dev_gold, &b, &[Column::Feats], &unseen).0,
             trained,
             dev_gold.iter().map(Sentence::len).sum::<usize>() as f64 / secs,
-        );
-    }
-
-    if std::env::var_os("LEMMA_FIRST").is_some() {
-        // Order B: lemmas from tags alone, then FEATS reading the lemma.
-        let mut nofeats = input.clone();
-        for s in &mut nofeats {
-            for i in 1..=s.len() {
-                s.set_column(i, Column::Feats, "_");
-            }
-        }
-        for k in 0..FOLDS {
-            let rest: Vec<usize> = (0..gold.len()).filter(|i| i % FOLDS != k).collect();
-            let g: Vec<Sentence> = rest.iter().map(|&i| gold[i].clone()).collect();
-            let n: Vec<Sentence> = rest.iter().map(|&i| nofeats[i].clone()).collect();
-            let model = train_lemmatizer(&g, &n, &everything, EPOCHS, 1);
-            let mut lem = Lemmatizer::from_model(&model);
-            for (_, s) in nofeats.iter_mut().enumerate().filter(|(i, _)| i % FOLDS == k) {
-                lem.lemmatize(s);
-            }
-        }
-        let lemma_model = train_lemmatizer(&gold, &nofeats, &everything, EPOCHS, 1);
-        let feats_model = train_feats(&gold, &nofeats, &everything, FeatsMode::Whole, feats_epochs, 1);
-        let mut dev = dev_tagged.clone();
-        let mut lem = Lemmatizer::from_model(&lemma_model);
-        let mut ft = FeatsTagger::from_model(&feats_model);
-        for s in &mut dev {
-            for i in 1..=s.len() {
-                s.set_column(i, Column::Feats, "_");
-            }
-            lem.lemmatize(s);
-            ft.tag(s);
-        }
-        println!(
-            "lemma first: Lemmas {:.2} (unseen {:.2}), UFeats {:.2}, UPOS+UFeats {:.2}",
-            accuracy(&dev_gold, &dev, &[Column::Lemma], &all).0,
-            accuracy(&dev_gold, &dev, &[Column::Lemma], &unseen).0,
-            accuracy(&dev_gold, &dev, &[Column::Feats], &all).0,
-            accuracy(&dev_gold, &dev, &[Column::Upos, Column::Feats], &all).0,
         );
     }
 

@@ -116,7 +116,7 @@ class Data:
         """`spoolparse parse INPUT --output ... [--min-confidence X --rejected ...] [EXTRA...]`:
         the two outputs (named like the input, so that compression is the same) and stderr."""
         out_dir.mkdir(parents=True, exist_ok=True)
-        name = input.name if not input.name.endswith(".txt") else input.name + ".conllu"
+        name = input.name if not input.name.endswith((".txt", ".raw")) else input.name + ".conllu"
         accepted = out_dir / f"accepted-{name}"
         args: list[object] = ["--model", self.model, input, "--output", accepted]
         lowconf = None

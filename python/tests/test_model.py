@@ -65,6 +65,10 @@ def test_parse_gives_trees_with_confidences_and_predicted_tags(data: Data) -> No
         assert p.sentence_confidence == pytest.approx(sum(p.confidence) / n, rel=1e-5)
         assert 0.0 < p.tree_prob <= 1.0
         assert p.upos is not None and p.xpos is not None and len(p.upos) == n
+        # The model was trained on a treebank with lemmas and FEATS: it predicts both.
+        assert p.lemmas is not None and len(p.lemmas) == n and all(lemma not in ("", "_") for lemma in p.lemmas)
+        assert p.feats is not None and len(p.feats) == n and all(f and "\t" not in f for f in p.feats)
+    assert any(f != "_" for p in parses for f in p.feats or []), "some word has features"
 
 
 def test_parse_matches_the_command_line_on_tokenized_text(data: Data, tmp_path: Path) -> None:
@@ -79,6 +83,8 @@ def test_parse_matches_the_command_line_on_tokenized_text(data: Data, tmp_path: 
         assert [c[7] for c in cols] == p.labels
         assert [c[3] for c in cols] == p.upos
         assert [c[4] for c in cols] == p.xpos
+        assert [c[2] for c in cols] == p.lemmas
+        assert [c[5] for c in cols] == p.feats
         assert [f"Conf={c:.3f}" for c in p.confidence] == [c[9] for c in cols]
 
 
@@ -124,6 +130,8 @@ def test_given_tags_are_used_and_not_predicted(data: Data) -> None:
     [p] = model.parse([["The", "dog", "barks", "."]], upos=[["DET", "NOUN", "VERB", "PUNCT"]])
     assert p.upos is None and p.xpos is None
     assert p.heads.count(0) == 1
+    # Lemmas and FEATS are predicted from the tags given.
+    assert p.lemmas is not None and p.lemmas[1] == "dog" and p.feats is not None
 
 
 def test_bad_tokens_and_tags_raise_value_errors(data: Data) -> None:

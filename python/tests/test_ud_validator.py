@@ -1,6 +1,7 @@
 """Every kind of output passes the official UD validator (``udvalidate --lang en --level 2``,
 from the ``udtools`` package that scripts/python-env.sh installs): ``spoolparse parse`` of
-CoNLL-U and tokenized text, the daemon's accepted and lowconf outputs (CoNLL-X rewritten as
+CoNLL-U (as given, with the model's whole analysis, and without LEMMA and FEATS, which the
+model then predicts), tokenized text and raw text (predicted UPOS, XPOS, FEATS and LEMMA), the daemon's accepted and lowconf outputs (CoNLL-X rewritten as
 CoNLL-U, and the placeholder of a malformed sentence included), ``Model.parse_file`` and the
 Spark job's shards. What the validator finds in an output but not in its input is ours, and
 there must be none; what the input already had (the fixtures' own faults, when the tests run
@@ -87,6 +88,27 @@ def test_parse_outputs_pass_the_validator(data: Data, inputs: dict[str, Path], t
         source = inputs["conllu"] if kind == "conllu" else None
         for output in [accepted, lowconf]:
             assert_ours_valid(output, source)
+    # Raw text (the text of the CoNLL-U's sentences, a paragraph each), and the CoNLL-U with the
+    # model's whole analysis (--retag=always), and without LEMMA and FEATS (predicted).
+    raw = tmp_path / "b.raw"
+    texts = [line[len("# text = ") :] for line in inputs["conllu"].read_text().splitlines() if line.startswith("# text = ")]
+    raw.write_text("\n\n".join(texts) + "\n")
+    bare = tmp_path / "bare.conllu"
+    bare.write_text(
+        "".join(
+            "\t".join(c[:2] + ["_"] + c[3:5] + ["_"] + c[6:]) + "\n" if len(c) == 10 and c[0].isdigit() else "\t".join(c) + "\n"
+            for c in (line.split("\t") for line in inputs["conllu"].read_text().splitlines())
+        )
+    )
+    for name, input, extra in [("raw", raw, []), ("retag", inputs["conllu"], ["--retag"]), ("bare", bare, [])]:
+        accepted, lowconf, stderr = data.cli(input, tmp_path / name, data.threshold, *extra)
+        assert lowconf is not None
+        for output in [accepted, lowconf]:
+            assert_ours_valid(output, None if name == "raw" else inputs["conllu"])
+        if name == "bare":
+            assert "FEATS and LEMMA `_` in all of the first" in stderr, stderr
+            words = [line.split("\t") for line in decompress(accepted).decode().splitlines() if line[:1].isdigit()]
+            assert all(w[2] != "_" for w in words if w[0].isdigit()), "every word lemmatized"
     # Model.parse_file of two files into one output: ids unique across them. (Of one kind: the
     # validator wants enhanced dependencies in all sentences of a file or in none.)
     other = tmp_path / "e.txt"

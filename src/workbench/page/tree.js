@@ -208,7 +208,9 @@ function drawLabel(layer, arc, text, x, y, colour, title) {
 function drawWordColumn(root, w, col, base) {
   const g = svg('g', { class: 'word', 'data-word-id': w.id }, root);
   const x = col.x + col.width / 2;
-  svg('rect', { class: 'hit', x: col.x + 2, y: base + 2, width: col.width - 4, height: WORD_ROWS - 4, rx: 5 }, g);
+  // The word's target covers its form and tag; its middle stays above the tag's target, so that
+  // a click in the middle picks the word (the lemma below has a target of its own).
+  svg('rect', { class: 'hit', x: col.x + 2, y: base + 2, width: col.width - 4, height: 48, rx: 5 }, g);
   svg('text', { class: 'form', x, y: base + 20 }, g).textContent = w.form;
   svg('text', { class: 'upos', x, y: base + 35 }, g).textContent = w.id === 0 ? '' : shownTag(w);
   svg('text', { class: 'lemma', x, y: base + 49 }, g).textContent = w.id === 0 ? '' : shownLemma(w);

@@ -19,7 +19,7 @@ use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
 
-use crate::base::hash::{combine, hash_str, mix, Templates};
+use crate::base::hash::{combine, hash_str, mix, IdentityBuildHasher, Templates};
 use crate::corpus::{Column, Sentence};
 use crate::learn::perceptron::{argmax, Perceptron, Weights};
 use crate::learn::scorer::Scorer;
@@ -70,7 +70,7 @@ pub struct FeatsInventory {
     /// Per UPOS (hashed): the classes seen with it. Whole: string classes; factored: per
     /// category that ever has a value with this UPOS, its classes seen (its absence included
     /// if seen).
-    allowed: HashMap<u64, Vec<Vec<u16>>>,
+    allowed: HashMap<u64, Vec<Vec<u16>>, IdentityBuildHasher>,
     #[serde(skip)]
     lookup: HashMap<String, u16>,
 }
@@ -110,7 +110,7 @@ impl FeatsInventory {
             inv.categories.push(Category { name, values, offset });
             offset += n + 1;
         }
-        let mut allowed: HashMap<u64, Vec<Vec<u16>>> = HashMap::new();
+        let mut allowed: HashMap<u64, Vec<Vec<u16>>, IdentityBuildHasher> = HashMap::default();
         for (upos, feats) in words {
             let classes = inv.classes_of(feats);
             let entry = allowed.entry(hash_str(upos)).or_insert_with(|| match mode {
@@ -356,9 +356,9 @@ fn feats_word(form: &str, upos: &str, xpos: &str, scratch: &mut String) -> Feats
 /// FEATS values it was seen with), and the FEATS of frequent, practically unambiguous ones.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FeatsDict {
-    classes: HashMap<u64, u64>,
+    classes: HashMap<u64, u64, IdentityBuildHasher>,
     /// Lowercased form and UPOS ([`fixed_key`]) → index of its FEATS string.
-    fixed: HashMap<u64, u16>,
+    fixed: HashMap<u64, u16, IdentityBuildHasher>,
 }
 
 /// The key of a word in the dictionary of fixed FEATS.
@@ -387,7 +387,7 @@ impl FeatsDict {
                 (lower, set.iter().fold(0x4643_4c53_u64, |h, &v| combine(h, v)))
             })
             .collect();
-        FeatsDict { classes, fixed: HashMap::new() }
+        FeatsDict { classes, fixed: HashMap::default() }
     }
 
     /// Adds the fixed FEATS of the ([`fixed_key`], FEATS string index) pairs of `words`.

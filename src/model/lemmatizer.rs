@@ -28,7 +28,7 @@ use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
 
-use crate::base::hash::{combine, hash_str, Templates};
+use crate::base::hash::{combine, hash_str, IdentityBuildHasher, Templates};
 use crate::corpus::{Column, Sentence};
 use crate::learn::perceptron::{Perceptron, Weights};
 use crate::learn::scorer::Scorer;
@@ -206,7 +206,7 @@ fn dict_keys(form: &str, lower: &str, upos: &str, feats: &str) -> [u64; 4] {
 /// same with the form lowercased): the most frequent one.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct LemmaDict {
-    entries: HashMap<u64, u16>,
+    entries: HashMap<u64, u16, IdentityBuildHasher>,
 }
 
 impl LemmaDict {
@@ -236,7 +236,7 @@ pub struct RuleSet {
     lookup: HashMap<LemmaRule, u16>,
     /// Stripped suffix → the rules that strip it.
     #[serde(skip)]
-    by_suffix: HashMap<String, Vec<u16>>,
+    by_suffix: HashMap<u64, Vec<u16>, IdentityBuildHasher>,
     #[serde(skip)]
     longest_suffix: usize,
 }
@@ -263,7 +263,7 @@ impl RuleSet {
 
     fn add_to_index(&mut self, rule: &LemmaRule, i: u16) {
         self.longest_suffix = self.longest_suffix.max(rule.strip_suffix.chars().count());
-        self.by_suffix.entry(rule.strip_suffix.clone()).or_default().push(i);
+        self.by_suffix.entry(hash_str(&rule.strip_suffix)).or_default().push(i);
     }
 
     /// Rebuilds the indexes after deserialisation.
@@ -312,7 +312,7 @@ impl RuleSet {
         out.clear();
         let starts = lower.char_indices().map(|(b, _)| b).rev().take(self.longest_suffix);
         for start in std::iter::once(lower.len()).chain(starts) {
-            if let Some(rules) = self.by_suffix.get(&lower[start..]) {
+            if let Some(rules) = self.by_suffix.get(&hash_str(&lower[start..])) {
                 out.extend_from_slice(rules);
             }
         }

@@ -26,7 +26,7 @@ use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
 
-use crate::base::hash::{combine, mix, Templates};
+use crate::base::hash::{combine, mix, IdentityBuildHasher, Templates};
 use crate::corpus::{Column, Sentence};
 use crate::learn::perceptron::{argmax, Perceptron, Weights};
 use crate::learn::scorer::Scorer;
@@ -180,9 +180,9 @@ pub fn word_attrs(form: &str) -> WordAttrs {
 /// ambiguity class of every word seen often enough.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TagDict {
-    entries: HashMap<u64, u16>,
+    entries: HashMap<u64, u16, IdentityBuildHasher>,
     /// Lowercase form → hash of the sorted set of tags it was seen with.
-    classes: HashMap<u64, u64>,
+    classes: HashMap<u64, u64, IdentityBuildHasher>,
 }
 
 /// Tag counts of each key of `sentences`' words (`key` picks the attribute).

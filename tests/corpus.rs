@@ -143,7 +143,6 @@ fn bad_input_is_reported_with_file_and_line() {
             "1\ta\t_\tX\t_\t_\t2\tdep\t_\t_\n2\tb\t_\tX\t_\t_\t1\tdep\t_\t_\n\n".into(),
             "bad.conllu:1: word 1 is its own ancestor",
         ),
-        (format!("\n{GOOD}"), "bad.conllu:2: the file ends inside a sentence"),
         (format!("{GOOD}2\tb\t_\tX\t_\t_\t_\t_\t_\t_\n\n"), "bad.conllu:2: missing HEAD"),
         (format!("{GOOD}# late\n\n"), "bad.conllu:2: comment line after a token line"),
         ("# only\n# comments\n".into(), "bad.conllu:2: the file ends with comment lines and no sentence after them"),
@@ -171,6 +170,20 @@ fn bad_input_is_reported_with_file_and_line() {
     }
     // A text line that merely starts like bzip2's magic is just a bad line.
     assert!(first_error(b"BZh is no magic\n\n").starts_with("bad.conllu:1: expected 10 tab-separated columns"));
+}
+
+#[test]
+fn a_last_sentence_without_its_blank_line_is_read_whole_and_written_with_one() {
+    let second = "1\tb\t_\tX\t_\t_\t0\troot\t_\t_";
+    for text in [format!("{GOOD}\n{second}\n"), format!("{GOOD}\n{second}"), format!("\n{GOOD}")] {
+        let sents = read_all(text.as_bytes(), Format::Conllu);
+        assert!(!sents.is_empty() && sents.iter().all(|s| s.len() == 1), "{text:?}");
+        let written = String::from_utf8(write_all(&sents)).unwrap();
+        assert!(written.ends_with("\t_\n\n"), "{written:?}");
+        assert_eq!(read_all(written.as_bytes(), Format::Conllu), sents);
+    }
+    // Comments with no token line after them are still an error.
+    assert!(first_error(format!("{GOOD}\n# trailing").as_bytes()).contains("ends with comment lines"));
 }
 
 #[test]

@@ -655,6 +655,34 @@ fn an_idle_daemon_sleeps_and_still_notices_new_files() {
     }
 }
 
+/// An idle daemon leaves the serving model and `retrain.heldout` alone: with retraining off and
+/// nothing in `annotated/`, its annotation thread only looks at that directory, so a held-out
+/// file that does not open is no error at all (it used to map the model and log an error every
+/// 5 s); once a file waits there, the problem is said, once however long it lasts.
+#[test]
+fn an_idle_daemon_reads_nothing_for_annotations_and_says_a_lasting_problem_once() {
+    let work = tempfile::tempdir().unwrap();
+    let model = model(work.path());
+    let setup = Setup::new(&model, 1);
+    let annotated = setup.path("spool/annotated");
+    let missing = setup.path("nowhere/heldout.conllu");
+    let text = fs::read_to_string(&setup.config).unwrap();
+    fs::write(&setup.config, format!("{text}[retrain]\nenabled = false\nheldout = \"{}\"\n", missing.display()))
+        .unwrap();
+    let mut daemon = setup.start("daemon.log");
+    // Two looks at annotated/ (every 5 s) with nothing there.
+    std::thread::sleep(Duration::from_secs(11));
+    let said = |log: &str| log.lines().filter(|l| l.contains("heldout.conllu")).count();
+    assert_eq!(said(&setup.log("daemon.log")), 0, "{}", setup.log("daemon.log"));
+    fs::create_dir_all(&annotated).unwrap();
+    fs::write(annotated.join("a.conllu"), "1\tYes\t_\tINTJ\t_\t_\t0\troot\t_\t_\n\n").unwrap();
+    std::thread::sleep(Duration::from_secs(11));
+    let log = setup.log("daemon.log");
+    assert_eq!(said(&log), 1, "{log}");
+    assert!(annotated.join("a.conllu").exists(), "the annotation waits, untouched");
+    terminate(&mut daemon, Duration::from_secs(10));
+}
+
 /// `cp new.model current.model` rewrites the mapped file in place: the daemon maps only its
 /// own copy in models/, so parsing goes on, and a reload of the garbage is refused with a
 /// clear message while the old model keeps serving. It used to die of SIGBUS.
@@ -1291,10 +1319,11 @@ fn under_the_units_umask_the_group_writes_incoming_and_reads_outputs_and_metrics
 }
 
 /// Raw text (`.raw`, `.raw.zst`) is tokenized by the model's tokenizer, and its text comes back
-/// from the outputs; raw text with invalid UTF-8 fails with the byte offset, after its sentences
-/// before it were published.
+/// from the outputs; in raw text with invalid UTF-8 only the sentence holding it is passed on
+/// unparsed (to lowconf, naming its line and byte offset, valid for the UD validator) and the
+/// others are parsed: a bad byte used to send the whole file to failed/.
 #[test]
-fn raw_text_is_tokenized_and_comes_back_whole_and_bad_bytes_fail_it() {
+fn raw_text_is_tokenized_and_comes_back_whole_and_a_bad_byte_costs_only_its_sentence() {
     let work = tempfile::tempdir().unwrap();
     let model = work.path().join("tok.model");
     let args = ["--epochs", "1", "--tagger", "--jackknife", "0", "--tagger-epochs", "1", "--tokenizer"];
@@ -1304,7 +1333,7 @@ fn raw_text_is_tokenized_and_comes_back_whole_and_bad_bytes_fail_it() {
     let text = "Sue likes coffee. Vámonos al mar!\n\nYes  yes.\n";
     fs::write(setup.path("spool/incoming/a.raw"), text).unwrap();
     fs::write(setup.path("spool/incoming/b.raw.zst"), zstd::encode_all(text.as_bytes(), 3).unwrap()).unwrap();
-    fs::write(setup.path("spool/incoming/bad.raw"), b"Yes.\n\nno \xff\n").unwrap();
+    fs::write(setup.path("spool/incoming/bad.raw"), b"Yes.\n\nno \xff\n\nSue likes tea.\n").unwrap();
     let mut daemon = setup.start("daemon.log");
     setup.wait_until_finished(3, &mut daemon);
     terminate(&mut daemon, Duration::from_secs(10));
@@ -1321,6 +1350,14 @@ fn raw_text_is_tokenized_and_comes_back_whole_and_bad_bytes_fail_it() {
         sents.sort_by_key(place);
         assert_eq!(spoolparse::parse::raw::recover_text(&sents), text, "{name}");
     }
-    let why = fs::read_to_string(setup.path("spool/failed/bad.raw.error")).unwrap();
-    assert!(why.contains("bad.raw:3: invalid UTF-8 at byte offset 9"), "{why}");
+    assert!(setup.names("spool/failed").is_empty(), "{:?}", setup.names("spool/failed"));
+    let lowconf = setup.output("lowconf", "bad.raw").unwrap();
+    assert!(lowconf.contains("# spoolparse_error = bad.raw:3: invalid UTF-8 at byte offset 9"), "{lowconf}");
+    assert!(lowconf.contains("# spoolparse_raw = no \\ufffd") && !lowconf.contains('\u{fffd}'), "{lowconf}");
+    let all = setup.output("accepted", "bad.raw").unwrap_or_default() + &lowconf;
+    let texts: Vec<&str> = all.lines().filter_map(|l| l.strip_prefix("# text = ")).collect();
+    assert!(texts.contains(&"Yes.") && texts.iter().any(|t| t.starts_with("Sue likes tea")), "{all}");
+    let plain = setup.path("lowconf-bad.conllu");
+    fs::write(&plain, &lowconf).unwrap();
+    common::validate(&plain, "en");
 }

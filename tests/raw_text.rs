@@ -125,20 +125,50 @@ fn multiword_tokens_of_the_training_data_are_split_into_their_words() {
 }
 
 #[test]
-fn invalid_utf8_ends_the_file_with_its_byte_offset_after_the_text_before_it() {
+fn invalid_utf8_makes_only_its_sentence_malformed_and_the_text_around_it_is_parsed() {
     let dir = tempfile::tempdir().unwrap();
     let model = model(dir.path());
-    let mut text = b"Yes.\n\nSue likes coffee.\nYes \xff\xfe no.\n".to_vec();
-    let (sents, error) = read_raw(&model, &text);
-    assert_eq!(error.as_deref(), Some("in.raw:4: invalid UTF-8 at byte offset 28: input must be UTF-8 (convert a file in another encoding, such as Latin-1, e.g. with iconv)"));
-    assert_eq!(recover_text(&sents).trim_end(), "Yes.\n\nSue likes coffee.\nYes");
-    // Through the command: the error names the file, and the output keeps what came before.
+    let mut text = b"Yes.\n\nSue likes coffee.\nYes \xff\xfe no.\n\nSue likes tea.\n".to_vec();
+    let model_file = Arc::new(ModelFile::open(&model).unwrap());
+    let input: Box<dyn std::io::BufRead + Send> = Box::new(Cursor::new(text.clone()));
+    let mut reader = RawReader::new(input, Path::new("in.raw"), model_file, RawSentences::Model, true).unwrap();
+    let (mut sents, mut errors) = (Vec::new(), Vec::new());
+    loop {
+        let mut s = Sentence::default();
+        match reader.read_next(&mut s) {
+            None => break,
+            Some(Ok(())) => sents.push(s),
+            Some(Err(e)) => errors.push((e.to_string(), reader.sentence_text().to_string())),
+        }
+    }
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    assert!(errors[0].0.starts_with("in.raw:4: invalid UTF-8 at byte offset 28"), "{errors:?}");
+    assert!(errors[0].1.contains('\u{fffd}'), "the bad sentence's text is kept: {errors:?}");
+    let texts: Vec<String> =
+        sents.iter().map(|s| s.comments.iter().find(|c| c.starts_with("# text = ")).unwrap().clone()).collect();
+    assert_eq!(texts.first().map(String::as_str), Some("# text = Yes."));
+    assert!(
+        texts.iter().any(|t| t.starts_with("# text = Sue likes tea")),
+        "the text after it is read: {texts:?}"
+    );
+    // Through the command: by default the error names the file and fails it; with
+    // `--malformed lowconf` the sentence is passed on unparsed, the others parsed, and the output
+    // passes the validator (no U+FFFD: the raw line keeps `\ufffd`).
     let input = dir.path().join("latin1.raw");
     std::fs::write(&input, &text).unwrap();
     let out = common::parse(&model, &input, &dir.path().join("o.conllu"), &[]);
     assert!(!out.status.success());
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("latin1.raw:4: invalid UTF-8 at byte offset 28"), "{stderr}");
+    let output = dir.path().join("lowconf.conllu");
+    let out = common::parse(&model, &input, &output, &["--malformed", "lowconf"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let written = std::fs::read_to_string(&output).unwrap();
+    assert!(!written.contains('\u{fffd}') && written.contains("\\ufffd"), "{written}");
+    let read: Vec<Sentence> =
+        Reader::new(written.as_bytes(), Path::new("o"), Format::Conllu).map(|s| s.unwrap()).collect();
+    assert_eq!(read.len(), sents.len() + 1);
+    common::validate(&output, "en");
     // A sequence cut by the end of a read is no error.
     text = "é".repeat(spoolparse::parse::raw::READ_BYTES).into_bytes();
     let (sents, error) = read_raw(&model, &text);

@@ -67,8 +67,6 @@ pub enum ErrorKind {
     Cycle { word: usize },
     #[error("words {first} and {second} both have HEAD 0: a tree has one root word")]
     SeveralRoots { first: usize, second: usize },
-    #[error("the file ends inside a sentence (no blank line after its last token line)")]
-    UnterminatedSentence,
     /// The file ends after comment lines that no token line follows.
     #[error(
         "the file ends with comment lines and no sentence after them (a comment belongs to the sentence it precedes)"
@@ -97,11 +95,7 @@ impl ErrorKind {
     pub fn is_unreadable(&self) -> bool {
         matches!(
             self,
-            ErrorKind::Io(_)
-                | ErrorKind::Binary(_)
-                | ErrorKind::Compressed { .. }
-                | ErrorKind::NotThisFormat { .. }
-                | ErrorKind::InvalidUtf8At { .. }
+            ErrorKind::Io(_) | ErrorKind::Binary(_) | ErrorKind::Compressed { .. } | ErrorKind::NotThisFormat { .. }
         )
     }
 }

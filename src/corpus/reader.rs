@@ -401,8 +401,13 @@ impl<R: BufRead> Reader<R> {
                 }
             }
             if !self.next_line()? {
-                let kind = if sent.used == 0 { ErrorKind::CommentsAtEnd } else { ErrorKind::UnterminatedSentence };
-                return Err(self.error(self.line_no, kind));
+                if sent.used == 0 {
+                    return Err(self.error(self.line_no, ErrorKind::CommentsAtEnd));
+                }
+                // The last sentence of a file without its blank line is whole all the same (a
+                // daemon only takes complete files); it is written with one.
+                sent.blank_lines = 1;
+                break;
             }
         }
         if sent.words.is_empty() {
@@ -445,9 +450,7 @@ impl<R: BufRead> Reader<R> {
             Err(e) => {
                 // What it holds of the bad sentence, so that callers can let go of large ones.
                 sent.bytes_read = self.sentence_bytes;
-                if e.kind.is_unreadable()
-                    || matches!(e.kind, ErrorKind::UnterminatedSentence | ErrorKind::CommentsAtEnd)
-                {
+                if e.kind.is_unreadable() || matches!(e.kind, ErrorKind::CommentsAtEnd) {
                     self.done = true;
                     return Some(Err(self.not_this_format().unwrap_or(e)));
                 }

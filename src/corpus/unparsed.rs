@@ -103,11 +103,14 @@ pub fn raw_text(sent: &Sentence) -> Option<String> {
     found.then_some(text)
 }
 
-/// Escapes backslashes and control characters (tab, CR, …) so that any line fits in a comment.
+/// Escapes backslashes and control characters (tab, CR, …) so that any line fits in a comment,
+/// and U+FFFD (what a reader makes of invalid UTF-8), which the UD validator refuses anywhere in
+/// a file, as `\ufffd`.
 fn escape(line: &str, out: &mut String) {
     for c in line.chars() {
         match c {
             '\\' => out.push_str("\\\\"),
+            char::REPLACEMENT_CHARACTER => out.push_str("\\ufffd"),
             '\t' => out.push_str("\\t"),
             '\r' => out.push_str("\\r"),
             '\n' => out.push_str("\\n"),
@@ -132,6 +135,10 @@ fn unescape(line: &str, out: &mut String) {
             Some('t') => out.push('\t'),
             Some('r') => out.push('\r'),
             Some('n') => out.push('\n'),
+            Some('u') if chars.as_str().starts_with("fffd") => {
+                chars.by_ref().take(4).for_each(drop);
+                out.push(char::REPLACEMENT_CHARACTER);
+            }
             Some('x') => {
                 let hex: String = chars.by_ref().take(2).collect();
                 match u8::from_str_radix(&hex, 16) {

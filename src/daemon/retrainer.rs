@@ -30,16 +30,35 @@ pub fn spawn(config: Config, updates: Receiver<Config>, metrics: Arc<Metrics>) -
     std::thread::Builder::new().name("spoolparse-retrain".into()).spawn(move || {
         lower_priority();
         let mut config = config;
+        let mut said = Said::default();
         loop {
-            tick(&config, &metrics);
+            tick(&config, &metrics, &mut said);
             match updates.recv_timeout(POLL) {
-                Ok(new) => config = new,
+                Ok(new) => {
+                    config = new;
+                    said = Said::default();
+                }
                 Err(RecvTimeoutError::Timeout) => {}
                 Err(RecvTimeoutError::Disconnected) => return,
             }
         }
     })?;
     Ok(())
+}
+
+/// The last problem logged, so that one that lasts (a `retrain.heldout` that does not open) is
+/// logged when it starts, not at every look.
+#[derive(Default)]
+struct Said(Option<String>);
+
+impl Said {
+    /// Logs `message` as an error unless it was the last one logged.
+    fn error(&mut self, message: String) {
+        if self.0.as_ref() != Some(&message) {
+            error(&message);
+            self.0 = Some(message);
+        }
+    }
 }
 
 /// Nice 19 for this thread only (Linux threads have their own nice value): training must not
@@ -55,43 +74,36 @@ fn lower_priority() {
     }
 }
 
-fn tick(config: &Config, metrics: &Metrics) {
+/// One look: takes in `annotated/` if a file waits there, and runs a cycle if one is asked for
+/// or due. Idle (nothing waiting, nothing asked, no cycle due), it reads a directory and a
+/// small state file, and maps and reads nothing else.
+fn tick(config: &Config, metrics: &Metrics, said: &mut Said) {
+    let settings = &config.retrain;
+    // Asked for by an admin (the workbench's "retrain now"): once, whatever the schedule.
+    let request = config.paths.annotated().join(RETRAIN_REQUEST);
+    let waiting = Store::new(&config.paths.annotated()).has_incoming();
     let registry = Registry::new(config.paths.models());
-    let reference = match Reference::new(&registry, &config.retrain) {
+    let due = || settings.next_due(State::read(registry.dir()).last_started).is_some_and(|due| unix_time() >= due);
+    if !waiting && !request.exists() && !(settings.enabled && due()) {
+        return;
+    }
+    let reference = match Reference::new(&registry, settings) {
         Ok(r) => r,
         Err(e) => {
-            error(&format!("taking in annotations: reading what they are checked against: {e}"));
+            said.error(format!("taking in annotations: reading what they are checked against: {e}"));
             return;
         }
     };
     let store = Store::new(&config.paths.annotated()).with_reference(reference);
-    match store.ingest() {
-        Ok(r) => {
-            Metrics::add(&metrics.annotations_stored, r.sentences as u64);
-            Metrics::add(&metrics.annotations_rejected, r.rejected.len() as u64);
-            Metrics::add(&metrics.annotations_suspect, r.suspect.len() as u64);
-            for file in &r.by_file {
-                log(&format!("annotations: {file}"));
-            }
-            for why in &r.rejected {
-                warn(&format!("annotation rejected (kept in {}): {why}", store.rejected.display()));
-            }
-            for why in &r.suspect {
-                warn(&format!("annotation set aside until confirmed (in {}): {why}", store.suspect.display()));
-            }
-        }
-        Err(e) => error(&format!("taking in annotations: {e}")),
+    if waiting {
+        ingest(&store, metrics, said);
     }
-    let settings = &config.retrain;
-    let state = State::read(registry.dir());
-    // Asked for by an admin (the workbench's "retrain now"): once, whatever the schedule.
-    let request = config.paths.annotated().join(RETRAIN_REQUEST);
     let asked = request.exists() && std::fs::remove_file(&request).is_ok();
     if asked && !settings.enabled {
         warn("retraining was asked for, but [retrain] is not enabled in the configuration");
         return;
     }
-    if !asked && (!settings.enabled || settings.next_due(state.last_started).is_none_or(|due| unix_time() < due)) {
+    if !asked && !(settings.enabled && due()) {
         return;
     }
     log(if asked { "retraining: a cycle was asked for" } else { "retraining: a cycle is due" });
@@ -116,5 +128,26 @@ fn tick(config: &Config, metrics: &Metrics) {
             Metrics::add(&metrics.retrain_failed, 1);
             error(&format!("retraining failed: {e}"));
         }
+    }
+}
+
+/// Takes in `annotated/`, counting and logging what became of each file.
+fn ingest(store: &Store, metrics: &Metrics, said: &mut Said) {
+    match store.ingest() {
+        Ok(r) => {
+            Metrics::add(&metrics.annotations_stored, r.sentences as u64);
+            Metrics::add(&metrics.annotations_rejected, r.rejected.len() as u64);
+            Metrics::add(&metrics.annotations_suspect, r.suspect.len() as u64);
+            for file in &r.by_file {
+                log(&format!("annotations: {file}"));
+            }
+            for why in &r.rejected {
+                warn(&format!("annotation rejected (kept in {}): {why}", store.rejected.display()));
+            }
+            for why in &r.suspect {
+                warn(&format!("annotation set aside until confirmed (in {}): {why}", store.suspect.display()));
+            }
+        }
+        Err(e) => said.error(format!("taking in annotations: {e}")),
     }
 }

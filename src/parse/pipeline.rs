@@ -94,12 +94,12 @@ impl Source {
         }
     }
 
-    /// The text of the sentence last read, when kept (raw text keeps none: its sentences are
-    /// built, never malformed but for what ends the file).
+    /// The text of the sentence last read, when kept (raw text: the text of a sentence with
+    /// invalid UTF-8, the only kind it returns malformed).
     fn sentence_text(&self) -> &str {
         match self {
             Source::Corpus(r) => r.sentence_text(),
-            Source::Raw(_) => "",
+            Source::Raw(r) => r.sentence_text(),
         }
     }
 

@@ -36,9 +36,12 @@
 //! once it reaches [`MAX_SENTENCE_TOKENS`] tokens or [`MAX_SENTENCE_CHARS`] characters; a token
 //! longer than that (a megabyte without a space) is cut too, and a run of whitespace longer than
 //! that without a token after it is cut at that length (the only place where input is dropped,
-//! and only whitespace). Invalid UTF-8 and NUL bytes end the file with an error naming the byte
-//! offset (UTF-8) or line (NUL), after every sentence before them was read. This module owns the
-//! text-to-sentence step; the decisions are the tokenizer's.
+//! and only whitespace). A NUL byte ends the file with an error naming its line, after every
+//! sentence before it was read. Invalid UTF-8 makes only its sentence malformed, as in the other
+//! formats: each bad sequence is read as U+FFFD (so the tokenizer goes on), and the sentence
+//! that holds one is returned as an error naming its line and byte offset, its text kept for the
+//! placeholder ([`RawReader::sentence_text`]); the sentences around it are parsed. This module
+//! owns the text-to-sentence step; the decisions are the tokenizer's.
 //!
 //! Speed (`scripts/raw-speed.sh /tmp/tok-en.model`, whole process, one thread, en_ewt dev ×8,
 //! a model trained with `--tagger --tokenizer --jackknife 0 --epochs 8 --quantize i8`, three
@@ -100,6 +103,10 @@ pub struct RawReader {
     error: Option<CorpusError>,
     /// The text being read: `chars[pos..]` is not in a sentence yet.
     chars: Vec<char>,
+    /// Where in `chars` a U+FFFD stands for an invalid UTF-8 sequence, with its byte offset.
+    invalid: Vec<(usize, u64)>,
+    /// The text of the last sentence returned as malformed.
+    malformed: String,
     labels: Vec<u8>,
     classified: bool,
     pos: usize,
@@ -143,6 +150,8 @@ impl RawReader {
             eof: false,
             error: None,
             chars: Vec::new(),
+            invalid: Vec::new(),
+            malformed: String::new(),
             labels: Vec::new(),
             classified: false,
             pos: 0,
@@ -165,6 +174,11 @@ impl RawReader {
         &self.path
     }
 
+    /// The text of the sentence last returned as malformed (invalid UTF-8 read as U+FFFD).
+    pub fn sentence_text(&self) -> &str {
+        &self.malformed
+    }
+
     fn fail(&mut self, line: u64, kind: ErrorKind) {
         self.eof = true;
         self.error = Some(CorpusError { path: self.path.clone(), line, kind });
@@ -176,6 +190,9 @@ impl RawReader {
             self.line_at(self.pos);
             self.counted = 0;
             self.chars.drain(..self.pos);
+            let pos = self.pos;
+            self.invalid.retain(|&(at, _)| at >= pos);
+            self.invalid.iter_mut().for_each(|(at, _)| *at -= pos);
             self.pos = 0;
         }
         self.classified = false;
@@ -212,20 +229,33 @@ impl RawReader {
         }
         let nul = memchr::memchr(0, &bytes);
         let usable = nul.unwrap_or(bytes.len());
-        let (valid, bad) = match std::str::from_utf8(&bytes[..usable]) {
-            Ok(_) => (usable, None),
-            Err(e) => (e.valid_up_to(), Some(e.error_len())),
-        };
-        let text = std::str::from_utf8(&bytes[..valid]).unwrap_or_default();
-        self.chars.extend(text.chars());
-        self.line_feeds += memchr::memchr_iter(b'\n', text.as_bytes()).count() as u64;
-        self.offset += valid as u64;
-        match bad {
-            None if nul.is_some() => self.fail(self.line_feeds + 1, ErrorKind::Binary(Format::Raw)),
-            None => {}
-            // A sequence cut by the end of the read: completed by the next.
-            Some(None) if !self.eof && nul.is_none() => self.carry = bytes[valid..].to_vec(),
-            Some(_) => self.fail(self.line_feeds + 1, ErrorKind::InvalidUtf8At { offset: self.offset }),
+        let mut rest = &bytes[..usable];
+        loop {
+            let (valid, bad) = match std::str::from_utf8(rest) {
+                Ok(_) => (rest.len(), None),
+                Err(e) => (e.valid_up_to(), Some(e.error_len())),
+            };
+            let text = std::str::from_utf8(&rest[..valid]).unwrap_or_default();
+            self.chars.extend(text.chars());
+            self.line_feeds += memchr::memchr_iter(b'\n', text.as_bytes()).count() as u64;
+            self.offset += valid as u64;
+            let bad_len = match bad {
+                None => break,
+                // A sequence cut by the end of the read: completed by the next.
+                Some(None) if !self.eof && nul.is_none() => {
+                    self.carry = rest[valid..].to_vec();
+                    break;
+                }
+                Some(None) => rest.len() - valid,
+                Some(Some(n)) => n,
+            };
+            self.invalid.push((self.chars.len(), self.offset));
+            self.chars.push(char::REPLACEMENT_CHARACTER);
+            self.offset += bad_len as u64;
+            rest = &rest[valid + bad_len..];
+        }
+        if nul.is_some() {
+            self.fail(self.line_feeds + 1, ErrorKind::Binary(Format::Raw));
         }
     }
 
@@ -322,7 +352,12 @@ impl RawReader {
                 self.classified = true;
             }
             match self.sentence_end(start) {
-                Some((end, after, paragraph)) => return Some(self.build(sent, start, end, after, paragraph)),
+                Some((end, after, paragraph)) => {
+                    if let Some(&(_, offset)) = self.invalid.iter().find(|(at, _)| (start..=end).contains(at)) {
+                        return Some(Err(self.malformed(start, end, after, paragraph, offset)));
+                    }
+                    return Some(self.build(sent, start, end, after, paragraph));
+                }
                 None if self.eof => return self.error.take().map(Err),
                 None => self.fill(),
             }
@@ -429,6 +464,18 @@ impl RawReader {
         });
         sent.first_line = line;
         result
+    }
+
+    /// The characters `start..=end`, which hold invalid UTF-8 (the first at byte `offset`), as a
+    /// malformed sentence: skipped as [`Self::build`] would take them, their text kept.
+    fn malformed(&mut self, start: usize, end: usize, after: usize, paragraph: bool, offset: u64) -> CorpusError {
+        let line = self.line_at(start);
+        self.malformed.clear();
+        self.malformed.extend(&self.chars[start..=end]);
+        self.pos = after;
+        self.new_doc = false;
+        self.new_par = paragraph;
+        CorpusError { path: self.path.clone(), line, kind: ErrorKind::InvalidUtf8At { offset } }
     }
 
     fn error_at(&self, line: u64, e: NoTokenizer) -> CorpusError {

@@ -221,6 +221,12 @@ impl Store {
         Ok(())
     }
 
+    /// Whether `annotated/` holds a file that [`Store::ingest`] would take (one directory
+    /// read: what an idle daemon looks at every few seconds).
+    pub fn has_incoming(&self) -> bool {
+        visible_files(&self.incoming).is_ok_and(|names| !names.is_empty())
+    }
+
     /// Takes in every file waiting in `annotated/`. Holds the store's lock meanwhile, so that a
     /// daemon and `spoolparse retrain` never ingest the same file twice at once.
     pub fn ingest(&self) -> Result<Ingested, StoreError> {

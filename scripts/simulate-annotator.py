@@ -67,7 +67,8 @@ def config(path, run, model, base, heldout, settings):
 def call(url, path, body=None):
     data = None if body is None else json.dumps(body).encode()
     try:
-        reply = urllib.request.urlopen(urllib.request.Request(url + path, data=data))
+        headers = {} if data is None else {"Content-Type": "application/json"}
+        reply = urllib.request.urlopen(urllib.request.Request(url + path, data=data, headers=headers))
     except urllib.error.HTTPError as e:
         return e.code, json.load(e)
     return reply.status, (json.load(reply) if reply.status == 200 else None)

@@ -147,10 +147,7 @@ fn invalid_utf8_makes_only_its_sentence_malformed_and_the_text_around_it_is_pars
     let texts: Vec<String> =
         sents.iter().map(|s| s.comments.iter().find(|c| c.starts_with("# text = ")).unwrap().clone()).collect();
     assert_eq!(texts.first().map(String::as_str), Some("# text = Yes."));
-    assert!(
-        texts.iter().any(|t| t.starts_with("# text = Sue likes tea")),
-        "the text after it is read: {texts:?}"
-    );
+    assert!(texts.iter().any(|t| t.starts_with("# text = Sue likes tea")), "the text after it is read: {texts:?}");
     // Through the command: by default the error names the file and fails it; with
     // `--malformed lowconf` the sentence is passed on unparsed, the others parsed, and the output
     // passes the validator (no U+FFFD: the raw line keeps `\ufffd`).

@@ -138,9 +138,16 @@ impl Server {
     }
 
     fn request(&self, method: &str, path: &str, body: &[u8], token: Option<&str>) -> (u16, Value) {
+        let json = if method == "POST" { "Content-Type: application/json\r\n" } else { "" };
+        self.raw(method, path, &format!("Host: {}\r\n{json}", self.addr), body, token)
+    }
+
+    /// A request with the header lines `headers` (each ending in CRLF) and no others but
+    /// `Authorization` and `Content-Length`.
+    fn raw(&self, method: &str, path: &str, headers: &str, body: &[u8], token: Option<&str>) -> (u16, Value) {
         let mut stream = TcpStream::connect(self.addr).unwrap();
         let auth = token.map(|t| format!("Authorization: Bearer {t}\r\n")).unwrap_or_default();
-        let head = format!("{method} {path} HTTP/1.1\r\nHost: x\r\n{auth}Content-Length: {}\r\n\r\n", body.len());
+        let head = format!("{method} {path} HTTP/1.1\r\n{headers}{auth}Content-Length: {}\r\n\r\n", body.len());
         stream.write_all(head.as_bytes()).unwrap();
         let _ = stream.write_all(body);
         let mut response = Vec::new();
@@ -508,6 +515,78 @@ fn without_tokens_it_listens_on_loopback_only_and_with_them_every_request_needs_
     assert_eq!(server.request("POST", "/api/answer", body.as_bytes(), Some("tok-ana")).0, 200);
     let text = std::fs::read_to_string(&with_tokens.corrections()[0]).unwrap();
     assert!(text.contains("# annotator = ana"), "{text}");
+}
+
+/// A web page on another site cannot act on the workbench, tokens or not: a `text/plain` POST
+/// (a "simple" request, sent without asking), a request from a foreign `Origin` and one for a
+/// foreign `Host` (DNS rebinding) are refused on every route that changes state or leases
+/// work, and write nothing. They used to be obeyed (202 for `/api/retrain`, 200 for an answer).
+#[test]
+fn cross_origin_and_foreign_host_requests_are_refused_with_and_without_tokens() {
+    for tokens in [false, true] {
+        let spool = Spool::new(6, "");
+        if tokens {
+            with_tokens(&spool, &[("root", true)]);
+        }
+        let token = tokens.then_some("tok-root");
+        let server = Server::start_as(&spool, &[], token);
+        let (_, task) = server.get("/api/next");
+        let answer = json!({ "task": task["task"], "arcs": [{ "id": 1, "head": 2, "deprel": "det" }] }).to_string();
+        let host = format!("Host: {}\r\n", server.addr);
+        let evil = "Origin: http://evil.example\r\nContent-Type: text/plain\r\n";
+        let routes: [(&str, &str, &[u8]); 6] = [
+            ("POST", "/api/retrain", b"{}"),
+            ("POST", "/api/answer", answer.as_bytes()),
+            ("POST", "/api/reparse", answer.as_bytes()),
+            ("POST", "/api/skip", answer.as_bytes()),
+            ("POST", "/api/bad", answer.as_bytes()),
+            ("GET", "/api/next", b""),
+        ];
+        for (method, path, body) in routes {
+            let tries = [
+                (format!("{host}{evil}"), "from"),
+                (format!("{host}Origin: http://evil.example\r\nContent-Type: application/json\r\n"), "from"),
+                ("Host: evil.example\r\nContent-Type: application/json\r\n".to_string(), "Host"),
+                (format!("Host: evil.example:{}\r\nContent-Type: application/json\r\n", server.addr.port()), "Host"),
+                (format!("{host}Sec-Fetch-Site: cross-site\r\nContent-Type: application/json\r\n"), "another site"),
+            ];
+            for (headers, says) in tries {
+                let (status, body) = server.raw(method, path, &headers, body, token);
+                assert_eq!(status, 403, "tokens {tokens}: {method} {path} with {headers:?}: {body}");
+                assert!(body["error"].as_str().unwrap_or("").contains(says), "{body}");
+            }
+            if method == "POST" {
+                let (status, _) = server.raw(method, path, &format!("{host}Content-Type: text/plain\r\n"), body, token);
+                assert_eq!(status, 403, "tokens {tokens}: a text/plain {path}");
+            }
+        }
+        assert!(spool.corrections().is_empty(), "tokens {tokens}: an answer was stored");
+        assert!(!spool.annotated().join(".retrain-requested").exists(), "tokens {tokens}");
+        // The workbench's own page (same origin, JSON) is obeyed.
+        let same = format!("{host}Origin: http://{}\r\nContent-Type: application/json\r\n", server.addr);
+        assert_eq!(server.raw("POST", "/api/answer", &same, answer.as_bytes(), token).0, 200);
+    }
+}
+
+/// Sockets that send half a request line and wait take a connection each, but never lock out
+/// another client: at the limit (64) a new connection takes the place of the oldest one still
+/// sending its head. They used to get every other request a 503 for 10 s.
+#[test]
+fn half_open_connections_never_lock_out_another_client() {
+    let spool = Spool::new(6, "");
+    let server = Server::start(&spool, &[]);
+    let held: Vec<TcpStream> = (0..80)
+        .map(|_| {
+            let mut s = TcpStream::connect(server.addr).unwrap();
+            s.write_all(b"GET /api/stats HT").unwrap();
+            s
+        })
+        .collect();
+    for _ in 0..5 {
+        let (status, body) = server.get("/api/stats");
+        assert_eq!(status, 200, "{body}");
+    }
+    drop(held);
 }
 
 #[test]

@@ -38,11 +38,15 @@ pub struct Annotate {
     pub listen: String,
     /// Annotators, with the SHA-256 of their tokens; without it, loopback only, one annotator.
     pub tokens_file: Option<PathBuf>,
+    /// Names the workbench is reached by besides its listen address (`localhost` too for a
+    /// loopback one), as browsers send them in `Host`: a reverse proxy's (`wb.example.org`,
+    /// `wb.example.org:8443`). Requests for any other are refused (DNS rebinding).
+    pub hosts: Vec<String>,
 }
 
 impl Default for Annotate {
     fn default() -> Self {
-        Annotate { listen: "127.0.0.1:8040".to_string(), tokens_file: None }
+        Annotate { listen: "127.0.0.1:8040".to_string(), tokens_file: None, hosts: Vec::new() }
     }
 }
 

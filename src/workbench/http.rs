@@ -6,7 +6,10 @@
 //! that no client can harm it: a body over [`Limits::max_body`] is refused (413) before it is
 //! read, headers over [`MAX_HEAD`] bytes are refused (431), a client that sends too slowly is
 //! cut off by socket timeouts ([`Limits::timeout`]), and a flood of connections beyond the limit
-//! gets 503 at once instead of threads. `httparse` (a well-kept, dependency-free parser, the one
+//! gets 503 at once instead of threads. At the limit, a new connection first takes the place of
+//! the oldest one still sending its request head: sockets held half-open (a slow-loris client)
+//! never lock another client out, as they did for the 10 s of their timeout; only requests
+//! being answered fill the limit. `httparse` (a well-kept, dependency-free parser, the one
 //! under hyper) reads the request head; everything else is std.
 //!
 //! This module knows nothing of the workbench: it turns bytes into a [`Request`] and a
@@ -14,9 +17,9 @@
 
 use std::io::{self, Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::Arc;
-use std::time::Duration;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 /// The most bytes of request line and headers read.
 pub const MAX_HEAD: usize = 16 * 1024;
@@ -46,6 +49,12 @@ pub struct Request {
     pub path: String,
     /// The `Authorization: Bearer` token, if any.
     pub bearer: Option<String>,
+    /// The `Host`, `Origin`, `Content-Type` and `Sec-Fetch-Site` headers, if given: where the
+    /// request says it goes and where a browser says it comes from.
+    pub host: Option<String>,
+    pub origin: Option<String>,
+    pub content_type: Option<String>,
+    pub fetch_site: Option<String>,
     pub body: Vec<u8>,
 }
 
@@ -125,6 +134,7 @@ where
 {
     listener.set_nonblocking(true)?;
     let open = Arc::new(AtomicUsize::new(0));
+    let heads = Arc::new(Heads::default());
     while !stop.load(Ordering::Relaxed) {
         let (stream, _) = match listener.accept() {
             Ok(conn) => conn,
@@ -142,15 +152,15 @@ where
         let _ = stream.set_nonblocking(false);
         let _ = stream.set_read_timeout(Some(limits.timeout));
         let _ = stream.set_write_timeout(Some(limits.timeout));
-        if open.fetch_add(1, Ordering::AcqRel) >= limits.connections {
+        if open.fetch_add(1, Ordering::AcqRel) >= limits.connections && !heads.evict_oldest() {
             open.fetch_sub(1, Ordering::AcqRel);
             let mut stream = stream;
             let _ = Response::error(503, "too many connections; try again").write_to(&mut stream);
             continue;
         }
-        let (counted, handler) = (Arc::clone(&open), Arc::clone(&handler));
+        let (counted, handler, heads) = (Arc::clone(&open), Arc::clone(&handler), Arc::clone(&heads));
         let spawned = std::thread::Builder::new().name("workbench-http".into()).spawn(move || {
-            handle(stream, limits, &*handler);
+            handle(stream, limits, &*handler, &heads);
             counted.fetch_sub(1, Ordering::AcqRel);
         });
         if spawned.is_err() {
@@ -161,8 +171,48 @@ where
     Ok(())
 }
 
-fn handle<H: Fn(Request) -> Response>(mut stream: TcpStream, limits: Limits, handler: &H) {
-    let response = match read_request(&mut stream, limits) {
+/// The connections still sending their request head, oldest first: those a new connection may
+/// take the place of at the limit.
+#[derive(Default)]
+struct Heads {
+    next: AtomicU64,
+    reading: Mutex<Vec<(u64, Instant, TcpStream)>>,
+}
+
+impl Heads {
+    /// Records a connection whose head is being read; its ticket, if it could be recorded.
+    fn enter(&self, stream: &TcpStream) -> Option<u64> {
+        let clone = stream.try_clone().ok()?;
+        let ticket = self.next.fetch_add(1, Ordering::Relaxed);
+        self.reading.lock().unwrap_or_else(|p| p.into_inner()).push((ticket, Instant::now(), clone));
+        Some(ticket)
+    }
+
+    /// The head of `ticket` was read (or the connection ended).
+    fn leave(&self, ticket: u64) {
+        self.reading.lock().unwrap_or_else(|p| p.into_inner()).retain(|(t, _, _)| *t != ticket);
+    }
+
+    /// Cuts off the connection that has been sending its head the longest (its thread's read
+    /// fails, and it ends); false if no connection is sending its head.
+    fn evict_oldest(&self) -> bool {
+        let mut reading = self.reading.lock().unwrap_or_else(|p| p.into_inner());
+        let Some(oldest) = reading.iter().enumerate().min_by_key(|(_, (_, since, _))| *since).map(|(i, _)| i) else {
+            return false;
+        };
+        let (_, _, stream) = reading.swap_remove(oldest);
+        let _ = stream.shutdown(std::net::Shutdown::Both);
+        true
+    }
+}
+
+fn handle<H: Fn(Request) -> Response>(mut stream: TcpStream, limits: Limits, handler: &H, heads: &Heads) {
+    let ticket = heads.enter(&stream);
+    let read = read_request(&mut stream, limits);
+    if let Some(ticket) = ticket {
+        heads.leave(ticket);
+    }
+    let response = match read {
         Ok(request) => handler(request),
         Err(Refused(response)) => response,
     };
@@ -243,7 +293,10 @@ fn read_request(stream: &mut TcpStream, limits: Limits) -> Result<Request, Refus
                 Err(e) => return Err(Refused(Response::error(400, e.to_string()))),
             }
         }
-        return Ok(Request { method, path, bearer, body });
+        let (host, origin) = (header("host").map(|v| v.trim().to_string()), header("origin").map(|v| v.to_string()));
+        let content_type = header("content-type").map(|v| v.to_string());
+        let fetch_site = header("sec-fetch-site").map(|v| v.to_string());
+        return Ok(Request { method, path, bearer, host, origin, content_type, fetch_site, body });
     }
 }
 

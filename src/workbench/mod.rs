@@ -7,20 +7,23 @@
 //!
 //! It reads `lowconf/` (and files given with `--input`), `models/current` and
 //! `models/history.jsonl`; it writes only under `annotated/`. It listens on loopback only,
-//! unless `[annotate] tokens_file` names the annotators ([`auth`]).
+//! unless `[annotate] tokens_file` names the annotators ([`auth`]), and obeys only requests
+//! addressed to it and, from a browser, sent by its own page ([`origin`]).
 //!
 //! - [`http`]: the small HTTP server, with its limits;
 //! - [`api`]: the routes;
 //! - [`queue`]: ranking and leases;
 //! - [`task`]: a task's words, re-parsed, with alternatives;
 //! - [`answers`]: the corrections, the sentences set aside and the audit log, durably;
-//! - [`auth`]: annotators and their tokens.
+//! - [`auth`]: annotators and their tokens;
+//! - [`origin`]: which hosts and origins it obeys.
 
 pub mod answers;
 pub mod api;
 pub mod auth;
 pub mod error_model;
 pub mod http;
+pub mod origin;
 pub mod queue;
 pub mod task;
 
@@ -108,7 +111,11 @@ pub fn run(config: &Config, options: &Options, stop: &AtomicBool) -> Result<(), 
     tracing::info!("workbench on http://{bound}/");
     let handler = {
         let bench = Arc::clone(&bench);
-        Arc::new(move |req| bench.handle(req))
+        let origins = origin::Origins::new(bound, &config.annotate.hosts);
+        Arc::new(move |req| match origins.check(&req) {
+            Ok(()) => bench.handle(req),
+            Err(refused) => refused,
+        })
     };
     http::serve(listener, http::Limits::default(), stop, handler).map_err(io(format!("serving on {addr}")))
 }

@@ -18,8 +18,10 @@ function setPending(delta) {
 }
 
 // One JSON request. A 401 asks for a token (once for all the requests waiting) and tries
-// again; any other failure throws an ApiError with the server's own message.
+// again; any other failure throws an ApiError with the server's own message. A POST always
+// carries a JSON body: the server obeys no other (a foreign page could send one).
 async function api(method, path, body) {
+  if (method === 'POST' && body === undefined) body = {};
   setPending(1);
   try {
     for (;;) {

@@ -144,13 +144,14 @@ def handle(state: State, method: str, path: str, body: dict):
     raise ApiError(404, f"no such endpoint: {method} {path}")
 
 
-MODELS = {"current": "en_ewt-3f2a9c1e", "stored_since_last_cycle": 37, "models": [
-    {"time": "2025-11-20T03:30:00Z", "event": "configured", "model": "en_ewt-0a1b2c3d", "heldout_las": 0.8709, "annotations_las": None, "reasons": []},
-    {"time": "2025-11-21T03:30:00Z", "event": "promoted", "model": "en_ewt-5e6f7a8b", "heldout_las": 0.8731, "annotations_las": 0.812, "reasons": ["held-out LAS +0.22"]},
-    {"time": "2025-11-22T03:30:00Z", "event": "rejected", "model": "en_ewt-9c0d1e2f", "heldout_las": 0.8655, "annotations_las": 0.83, "reasons": ["held-out LAS dropped 0.76 > max_las_drop 0.0"]},
-    {"time": "2025-11-23T03:30:00Z", "event": "promoted", "model": "en_ewt-3f2a9c1e", "heldout_las": 0.8748, "annotations_las": 0.835, "reasons": []},
-    {"time": "2025-11-23T09:12:00Z", "event": "rolled-back", "model": "en_ewt-5e6f7a8b", "heldout_las": 0.8731, "annotations_las": None, "reasons": ["asked by admin"]},
-    {"time": "2025-11-24T03:30:00Z", "event": "promoted", "model": "en_ewt-3f2a9c1e", "heldout_las": 0.8748, "annotations_las": 0.835, "reasons": ["again after the fix of the tagger"]},
+# As the real server gives them (`GET /api/models`): time in seconds since the epoch, LAS in
+# percent, events `configured`, `promoted`, `rollback` and `rejected`.
+MODELS = {"current": "en_ewt-3f2a9c1e.model", "stored_since_last_cycle": 37, "models": [
+    {"time": 1763609400, "event": "configured", "model": "en_ewt-0a1b2c3d.model", "from": None, "heldout_las": None, "annotations_las": None, "reasons": []},
+    {"time": 1763695800, "event": "promoted", "model": "en_ewt-5e6f7a8b.model", "from": "en_ewt-0a1b2c3d.model", "heldout_las": 87.31, "annotations_las": 81.2, "reasons": ["held-out LAS +0.22"]},
+    {"time": 1763782200, "event": "rejected", "model": "en_ewt-9c0d1e2f.model", "heldout_las": 86.55, "annotations_las": 83.0, "reasons": ["held-out LAS dropped 0.76 > max_las_drop 0.0"]},
+    {"time": 1763868600, "event": "promoted", "model": "en_ewt-3f2a9c1e.model", "from": "en_ewt-5e6f7a8b.model", "heldout_las": 87.48, "annotations_las": 83.5, "reasons": []},
+    {"time": 1763889120, "event": "rollback", "model": "en_ewt-5e6f7a8b.model", "from": "en_ewt-3f2a9c1e.model", "heldout_las": 87.31, "annotations_las": None, "reasons": []},
 ]}
 TOKEN = None
 ADMIN = False

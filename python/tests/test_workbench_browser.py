@@ -15,6 +15,7 @@ them); skips with a message where they are missing."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import socket
@@ -82,6 +83,22 @@ def make_spool(data: Data, root: Path, port: int) -> Path:
              "--min-confidence", "0.99", "--rejected", lowconf)
     found = decompress(lowconf).decode().count("# sent_id")
     assert found >= 5, f"only {found} of {len(picked)} sentences went below 0.99: too few for the test"
+    # A model history as the daemon writes it: a configured model, a promotion and a rollback in
+    # models/history.jsonl, and the reports of two cycles (the promoted candidate's and a
+    # rejected one's) beside them: what the Models view draws.
+    models = spool / "models"
+    models.mkdir(parents=True)
+    history = [
+        {"time": 1763609400, "event": "configured", "model": "m-a.model", "from": None},
+        {"time": 1763695800, "event": "promoted", "model": "m-b.model", "from": "m-a.model"},
+        {"time": 1763889120, "event": "rollback", "model": "m-a.model", "from": "m-b.model"},
+    ]
+    (models / "history.jsonl").write_text("".join(json.dumps(h) + "\n" for h in history))
+    for name, started, decision, las in [("m-b", 1763695700, "promoted", 87.31), ("m-c", 1763782200, "rejected", 86.55)]:
+        report = {"decision": decision, "reasons": [f"{name} {decision}"], "started": started, "seconds": 1.0,
+                  "current": {"model": "m-a.model", "heldout_uas": 90.0, "heldout_las": 87.09, "annotations_las": 0.0},
+                  "candidate": {"model": f"{name}.model", "heldout_uas": 90.0, "heldout_las": las, "annotations_las": 81.2}}
+        (models / f"{name}.json").write_text(json.dumps(report))
     config = root / "spoolparse.toml"
     config.write_text(
         "[paths]\n"
@@ -492,13 +509,22 @@ def test_a_bad_sentence_is_set_aside_with_its_reason(browser, workbench: Workben
     assert stored_tree(workbench.annotated, shown["sent_id"]) is None, "a bad sentence is never a correction"
 
 
-def test_the_models_view(browser) -> None:
+def test_the_models_view_draws_every_event_of_the_real_servers_history(browser, workbench: Workbench) -> None:
     driver = browser
     driver.find_element("id", "nav-models").click()
     wait(driver, lambda: driver.find_element("id", "models-view").is_displayed(), "the models view")
     settled(driver)
     assert driver.find_element("id", "models-stored").text != "–", "the corrections since the last cycle are shown"
-    assert driver.find_elements("css selector", "#las-chart svg") or driver.find_element("id", "las-chart").text
+    if workbench.annotated is not None:
+        # The four events of the spool's history (three changes, one rejected candidate), newest
+        # first, with the LAS the cycles' reports give.
+        rows = [[td.text for td in tr.find_elements("tag name", "td")]
+                for tr in driver.find_elements("css selector", "#model-history tbody tr")]
+        assert [r[1] for r in rows] == ["rollback", "rejected", "promoted", "configured"], rows
+        assert rows[-1][0] == "2025-11-20 03:30:00", rows
+        assert [r[3] for r in rows] == ["–", "86.55", "87.31", "–"], rows
+        dots = driver.find_elements("css selector", "#las-chart svg circle.dot")
+        assert sorted(d.get_attribute("class") for d in dots) == ["dot promoted", "dot rejected"], dots
     driver.find_element("id", "retrain").click()
     wait(driver, lambda: driver.find_element("id", "retrain-result").text not in ("", "asking…"), "the answer to retrain")
     screenshot(driver, "5-models")

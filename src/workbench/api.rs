@@ -485,17 +485,42 @@ impl Workbench {
         )
     }
 
+    /// The model history, each change with the gate's scores and reasons where a cycle's report
+    /// has them, and the candidates cycles rejected (which never served), oldest first; `time`
+    /// in seconds since the Unix epoch.
     fn models(&self) -> Result<Response, Refusal> {
         let history = self.registry.history().map_err(|e| Response::error(500, e.to_string()))?;
         let current = self.registry.current_name().ok().flatten();
-        let models: Vec<serde_json::Value> = history
+        let reports = cycle_reports(self.registry.dir());
+        let candidate = |r: &serde_json::Value| r["candidate"]["model"].as_str().map(str::to_string);
+        let scores = |report: Option<&serde_json::Value>| {
+            let gate = report.map(|r| &r["candidate"]);
+            json!({
+                "heldout_las": gate.and_then(|g| g["heldout_las"].as_f64()),
+                "annotations_las": gate.and_then(|g| g["annotations_las"].as_f64()).filter(|&l| l > 0.0),
+                "reasons": report.map_or(json!([]), |r| r["reasons"].clone()),
+            })
+        };
+        let mut models: Vec<serde_json::Value> = history
             .iter()
             .map(|c| {
-                let mut v = serde_json::to_value(c).unwrap_or_default();
+                let report = reports.iter().find(|r| candidate(r).as_deref() == Some(c.model.as_str()));
+                let mut v = scores(report);
+                v["time"] = json!(c.time);
                 v["event"] = json!(c.event.name());
+                v["model"] = json!(c.model);
+                v["from"] = json!(c.from);
                 v
             })
             .collect();
+        for r in reports.iter().filter(|r| r["decision"] == "rejected") {
+            let mut v = scores(Some(r));
+            v["time"] = r["started"].clone();
+            v["event"] = json!("rejected");
+            v["model"] = json!(candidate(r));
+            models.push(v);
+        }
+        models.sort_by_key(|v| v["time"].as_u64().unwrap_or(0));
         // Read whole, as a cycle reads it: a page view, not a hot path.
         let stored = crate::retrain::store::Store::new(&self.annotated)
             .read()
@@ -539,6 +564,20 @@ fn decision(
         reason,
         file: file.map(|f| f.display().to_string()),
     }
+}
+
+/// The reports of retraining cycles in `dir` (`CANDIDATE.json`, written beside the candidate
+/// whatever became of it: [`crate::retrain::Report`]), read as JSON for the few fields shown, so
+/// that reports of every version read; files that are not one are passed over.
+fn cycle_reports(dir: &std::path::Path) -> Vec<serde_json::Value> {
+    let Ok(entries) = std::fs::read_dir(dir) else { return Vec::new() };
+    entries
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().ends_with(".json"))
+        .filter_map(|e| std::fs::read(e.path()).ok())
+        .filter_map(|bytes| serde_json::from_slice::<serde_json::Value>(&bytes).ok())
+        .filter(|r| r["candidate"]["model"].is_string())
+        .collect()
 }
 
 /// The tags a request fixes or confirms, per word (index 0 unused), checked: a UD UPOS, an

@@ -4,12 +4,18 @@
 
 // ---------------------------------------------------------------- models view
 
+// An event's time in milliseconds: the server gives seconds since the epoch (a date string is
+// taken too).
+const millis = (e) => (typeof e.time === 'number' ? e.time * 1000 : Date.parse(e.time));
+// As UTC, to the second: 2026-11-27 21:24:38.
+const when = (e) => new Date(millis(e)).toISOString().replace('T', ' ').replace(/\.\d+Z$/, '');
+
 async function loadModels() {
   const data = await attempt(() => api('GET', '/api/models'));
   if (!data) return;
   $('#models-current').textContent = data.current || 'none';
-  $('#models-stored').textContent = data.stored_since_last_cycle;
-  const events = [...data.models].sort((a, b) => a.time.localeCompare(b.time));
+  $('#models-stored').textContent = data.stored_since_last_cycle ?? '–';
+  const events = [...data.models].sort((a, b) => millis(a) - millis(b));
   drawChart(events);
   $('#model-history tbody').replaceChildren(...events.reverse().map(historyRow));
 }
@@ -21,7 +27,7 @@ const formatLas = (x) => (percent(x) === null ? '–' : percent(x).toFixed(2));
 function historyRow(event) {
   const row = document.createElement('tr');
   row.className = `event-${event.event}`;
-  const cells = [event.time.replace('T', ' ').replace(/\.\d+/, ''), event.event, event.model, formatLas(event.heldout_las), formatLas(event.annotations_las), (event.reasons || []).join('; ')];
+  const cells = [when(event), event.event, event.model, formatLas(event.heldout_las), formatLas(event.annotations_las), (event.reasons || []).join('; ')];
   row.replaceChildren(...cells.map((text) => {
     const cell = document.createElement('td');
     cell.textContent = text;
@@ -34,7 +40,7 @@ function historyRow(event) {
 // rejected candidates as hollow red dots under or over it.
 function drawChart(events) {
   const box = $('#las-chart');
-  const points = events.filter((e) => percent(e.heldout_las) !== null).map((e) => ({ t: Date.parse(e.time), las: percent(e.heldout_las), e }));
+  const points = events.filter((e) => percent(e.heldout_las) !== null).map((e) => ({ t: millis(e), las: percent(e.heldout_las), e }));
   if (!points.length) {
     box.textContent = 'No held-out LAS yet: the first retraining cycle measures it.';
     return;
@@ -63,7 +69,7 @@ function drawChart(events) {
   }
   for (const p of points) {
     const dot = svg('circle', { class: `dot ${p.e.event}`, cx: x(p.t), cy: y(p.las), r: 4.5 }, chart);
-    svg('title', {}, dot).textContent = `${p.e.time} ${p.e.event} ${p.e.model}: ${p.las.toFixed(2)}`;
+    svg('title', {}, dot).textContent = `${when(p.e)} ${p.e.event} ${p.e.model}: ${p.las.toFixed(2)}`;
   }
   box.replaceChildren(chart);
 }

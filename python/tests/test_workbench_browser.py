@@ -532,6 +532,20 @@ def test_the_models_view_draws_every_event_of_the_real_servers_history(browser, 
     wait(driver, lambda: driver.find_element("id", "check-view").is_displayed(), "the check view again")
 
 
+def test_tab_reaches_the_buttons_for_a_keyboard_only_user(browser) -> None:
+    """Tab moves the focus through the page's controls (it used to be taken for "next word")."""
+    driver = browser
+    shown = task(driver)
+    assert shown["task"], "the queue ran out"
+    driver.execute_script("document.activeElement && document.activeElement.blur()")
+    focused = []
+    for _ in range(12):
+        press(driver, "\ue004")  # Keys.TAB
+        focused.append(driver.execute_script("const a = document.activeElement; return a ? a.id || a.tagName : ''"))
+    assert {"submit", "accept-all", "skip"} <= set(focused), focused
+    assert task(driver)["words"] == shown["words"], "Tab changed the task's state"
+
+
 def test_the_page_logged_no_script_error(browser) -> None:
     errors = [e for e in browser.get_log("browser") if e["level"] == "SEVERE" and "/api/" not in e["message"]]
     assert not errors, f"the page's console: {errors}"

@@ -367,7 +367,6 @@ function onKey(event) {
     return; // leave the browser's own Ctrl keys alone
   }
   let action = KEYS[event.key];
-  if (event.key === 'Tab') action = () => moveFlagged(event.shiftKey ? -1 : 1);
   if (/^[1-9]$/.test(event.key)) action = () => takeAlternative(Number(event.key));
   if (!action) return;
   event.preventDefault(); // also keeps Enter and space off a focused button

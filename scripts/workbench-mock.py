@@ -17,7 +17,7 @@ from pathlib import Path
 
 PAGE = Path(__file__).resolve().parents[1] / "src" / "workbench" / "page"
 FILES = {"/": "index.html", "/models": "index.html", "/workbench.css": "workbench.css", "/workbench.js": "workbench.js",
-         "/api.js": "api.js", "/tree.js": "tree.js", "/models.js": "models.js"}
+         "/api.js": "api.js", "/tree.js": "tree.js", "/choosers.js": "choosers.js", "/models.js": "models.js"}
 TYPES = {".html": "text/html; charset=utf-8", ".css": "text/css; charset=utf-8", ".js": "text/javascript; charset=utf-8"}
 LABELS = sorted("acl acl:relcl advcl advmod amod appos aux aux:pass case cc ccomp compound compound:prt conj cop csubj "
                 "dep det discourse expl fixed flat iobj mark nmod nmod:poss nsubj nsubj:pass nsubj:outer nummod obj obl "

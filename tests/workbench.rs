@@ -470,6 +470,20 @@ fn a_lemma_fixed_or_confirmed_with_an_answer_is_stored_marked_checked_and_audite
 }
 
 #[test]
+fn a_task_is_resumed_as_it_was_given_while_it_is_the_annotators_and_not_after() {
+    let spool = Spool::new(6, "");
+    let server = Server::start(&spool, &[]);
+    let (_, task) = server.get("/api/next");
+    let (status, again) = server.post("/api/resume", json!({ "task": task["task"] }));
+    assert_eq!((status, &again), (200, &task));
+    let answer = json!({ "task": task["task"], "arcs": [{ "id": 1, "head": 2, "deprel": "det" }] });
+    assert_eq!(server.post("/api/answer", answer).0, 200);
+    let (status, body) = server.post("/api/resume", json!({ "task": task["task"] }));
+    assert_eq!(status, 410, "{body}");
+    assert_eq!(server.post("/api/resume", json!({ "task": "nope" })).0, 410);
+}
+
+#[test]
 fn a_reparse_parses_with_the_tags_given() {
     let spool = Spool::new(12, "");
     let server = Server::start(&spool, &[]);

@@ -532,6 +532,47 @@ def test_the_models_view_draws_every_event_of_the_real_servers_history(browser, 
     wait(driver, lambda: driver.find_element("id", "check-view").is_displayed(), "the check view again")
 
 
+def test_skip_after_a_correction_asks_before_dropping_it(browser) -> None:
+    """A correction not submitted is not dropped by one s: the page says so, a second s skips."""
+    driver = browser
+    shown = task(driver)
+    assert shown["task"], "the queue ran out"
+    press(driver, ENTER)  # accept the current arc: a change
+    settled(driver)
+    press(driver, "s")
+    settled(driver)
+    assert task(driver)["task"] == shown["task"], "one s dropped the correction"
+    banner = driver.find_element("id", "error")
+    assert banner.is_displayed() and "not submitted" in banner.text, banner.text
+    press(driver, "s")
+    next_task(driver, shown["task"])
+
+
+def test_a_reload_mid_task_resumes_it_with_its_changes(browser) -> None:
+    """A reload shows the same sentence again, with what was set on it (it used to show another,
+    the half-done one lost and leased for 15 minutes)."""
+    driver = browser
+    shown = task(driver)
+    assert shown["task"], "the queue ran out"
+    current = next(w for w in shown["words"] if w["current"])
+    press(driver, "e")
+    wait(driver, lambda: driver.find_element("id", "lemma-dialog").is_displayed(), "the lemma editor")
+    field = driver.find_element("id", "lemma-input")
+    field.clear()
+    field.send_keys("reloaded" + ENTER)
+    settled(driver)
+    press(driver, ENTER)
+    settled(driver)
+    driver.refresh()
+    wait(driver, lambda: task(driver)["task"] == shown["task"], "the same task after the reload")
+    settled(driver)
+    again = word(driver, current["id"])
+    assert (again["lemma"], again["lemma_fixed"], again["state"]) == ("reloaded", True, "accepted"), again
+    assert "Resumed" in driver.find_element("id", "notice").text
+    press(driver, "s", "s")
+    next_task(driver, shown["task"])
+
+
 def test_tab_reaches_the_buttons_for_a_keyboard_only_user(browser) -> None:
     """Tab moves the focus through the page's controls (it used to be taken for "next word")."""
     driver = browser

@@ -36,6 +36,7 @@ const WORKBENCH_CSS: &str = include_str!("page/workbench.css");
 const WORKBENCH_JS: &str = include_str!("page/workbench.js");
 const API_JS: &str = include_str!("page/api.js");
 const TREE_JS: &str = include_str!("page/tree.js");
+const CHOOSERS_JS: &str = include_str!("page/choosers.js");
 const MODELS_JS: &str = include_str!("page/models.js");
 
 /// The name of the one annotator when no tokens file is configured.
@@ -51,6 +52,8 @@ struct Task {
     check: Vec<u32>,
     /// What the queue knew of each word to check, by word id.
     checked: HashMap<u32, Checked>,
+    /// What `/api/next` answered: `/api/resume` answers it again.
+    body: serde_json::Value,
 }
 
 impl Task {
@@ -168,6 +171,7 @@ impl Workbench {
             ("GET", "/workbench.js") => return page(WORKBENCH_JS, "text/javascript; charset=utf-8"),
             ("GET", "/api.js") => return page(API_JS, "text/javascript; charset=utf-8"),
             ("GET", "/tree.js") => return page(TREE_JS, "text/javascript; charset=utf-8"),
+            ("GET", "/choosers.js") => return page(CHOOSERS_JS, "text/javascript; charset=utf-8"),
             ("GET", "/models.js") => return page(MODELS_JS, "text/javascript; charset=utf-8"),
             _ => {}
         }
@@ -180,6 +184,7 @@ impl Workbench {
         };
         let result = match (req.method.as_str(), req.path.as_str()) {
             ("GET", "/api/next") => self.next(&who),
+            ("POST", "/api/resume") => self.resume(&who, &req.body),
             ("POST", "/api/reparse") => self.reparse(&who, &req.body),
             ("POST", "/api/answer") => self.answer(&who, &req.body),
             ("POST", "/api/skip") => self.skip(&who, &req.body),
@@ -191,7 +196,7 @@ impl Workbench {
             (_, "/api/next" | "/api/labels" | "/api/stats" | "/api/models") => {
                 Err(Response::error(405, format!("{} takes GET", req.path)))
             }
-            (_, "/api/reparse" | "/api/answer" | "/api/skip" | "/api/bad" | "/api/retrain") => {
+            (_, "/api/reparse" | "/api/answer" | "/api/skip" | "/api/bad" | "/api/retrain" | "/api/resume") => {
                 Err(Response::error(405, format!("{} takes POST", req.path)))
             }
             _ => Err(Response::error(404, format!("no API {}", req.path))),
@@ -266,11 +271,20 @@ impl Workbench {
                     .map(|w| (w.id, Checked { p: 1.0 - w.conf, pattern: arc_pattern(&words, w).name }))
                     .collect(),
                 sent,
+                body: body.clone(),
             };
             self.tasks.lock().unwrap_or_else(|p| p.into_inner()).insert(task_id, task);
             return Ok(Response::json(200, &body));
         }
         Err(Response::error(503, "the queued sentences could not be read; see the log"))
+    }
+
+    /// The task a page had before it was reloaded, as `/api/next` gave it, if it is still the
+    /// annotator's (410 otherwise: its lease expired, or it was answered).
+    fn resume(&self, who: &Annotator, body: &[u8]) -> Result<Response, Refusal> {
+        let req: TaskIn = parse_json(body)?;
+        let body = self.with_task(who, &req.task, |t| t.body.clone())?;
+        Ok(Response::json(200, &body))
     }
 
     /// The task `id`, if it is `who`'s and current; with `f` applied to it.

@@ -10,10 +10,13 @@
 // A word's UPOS (the tag under it) can be changed too (click it, or t), and its lemma (the
 // line under the tag: click it, or e): what is set is sent with the arcs ("upos", "lemma" on a
 // word's arc object, or alone), re-parsed with, and stored. The other scripts: api.js (the
-// JSON API and banners), tree.js (drawing), models.js (the #models view).
+// JSON API and banners), tree.js (drawing), choosers.js (the label, tag and lemma dialogs),
+// models.js (the #models view).
 'use strict';
 
 const TOKEN_KEY = 'spoolparse.workbench.token';
+// The task on the page and what the annotator set on it, kept for the tab: a reload resumes it.
+const SAVED_KEY = 'spoolparse.workbench.task';
 const LOW_CONFIDENCE = 0.8; // arcs below this (or flagged by the server) are coloured
 // Relations whose words are leaves in UD (their dependents, other than these ALLOWED_UNDER_LEAF
 // ones, are a warning: usually an attachment error, sometimes a rare valid tree).
@@ -41,6 +44,7 @@ const state = {
   tokenPrompt: null, // the open token form's promise: every 401 waits for the same one
   tagging: null,     // the word whose tag the tag chooser is open for
   lemmatizing: null, // the word whose lemma the lemma editor is open for
+  skipArmed: 0,      // when s was pressed with changes not submitted (a second s skips)
 };
 
 const $ = (selector) => document.querySelector(selector);
@@ -51,6 +55,55 @@ async function loadNext() {
   const task = await attempt(() => api('GET', '/api/next'));
   if (task === undefined) return; // the error is shown; the old task stays
   setTask(task);
+  save();
+  loadStats();
+}
+
+// Keeps the task and what was set on it for the tab (sessionStorage), so that a reload loses
+// nothing: see resume.
+function save() {
+  if (!state.task) {
+    sessionStorage.removeItem(SAVED_KEY);
+    return;
+  }
+  const saved = {
+    task: state.task.task,
+    arcs: [...state.arcs.values()],
+    tags: [...state.tags],
+    lemmas: [...state.lemmas],
+    current: state.current,
+  };
+  sessionStorage.setItem(SAVED_KEY, JSON.stringify(saved));
+}
+
+// After a reload: the task the tab had, if it is still the annotator's (POST /api/resume), with
+// what had been set on it; otherwise the next one.
+async function resume() {
+  let saved = null;
+  try {
+    saved = JSON.parse(sessionStorage.getItem(SAVED_KEY) || 'null');
+  } catch (e) {
+    saved = null;
+  }
+  if (!saved || !saved.task) return loadNext();
+  let task;
+  try {
+    task = await api('POST', '/api/resume', { task: saved.task });
+  } catch (e) {
+    sessionStorage.removeItem(SAVED_KEY);
+    if (e.status !== 410) showError(e.message);
+    return loadNext();
+  }
+  setTask(task);
+  state.arcs = new Map((saved.arcs || []).map((arc) => [arc.id, arc]));
+  state.tags = new Map(saved.tags || []);
+  state.lemmas = new Map(saved.lemmas || []);
+  if (word(saved.current)) state.current = saved.current;
+  const kept = state.arcs.size + state.tags.size + state.lemmas.size;
+  if (kept) showNotice(`Resumed ${task.sent_id} with the ${kept} change(s) made before the reload.`);
+  render();
+  scrollToWord(state.current);
+  if (kept) reparse();
   loadStats();
 }
 
@@ -144,6 +197,7 @@ function setArc(id, head, deprel) {
   state.picking = null;
   render();
   reparse();
+  save();
 }
 
 // Sets one word's UPOS (undoable), then re-parses with it.
@@ -153,6 +207,7 @@ function setTag(id, upos) {
   state.current = id;
   render();
   reparse();
+  save();
 }
 
 // Sets one word's lemma (undoable), then re-parses with it (a parser may read lemmas).
@@ -162,6 +217,7 @@ function setLemma(id, lemma) {
   state.current = id;
   render();
   reparse();
+  save();
 }
 
 async function reparse() {
@@ -223,7 +279,16 @@ async function answer(arcs, whole) {
   await loadNext();
 }
 
+// Skips the task. With changes not submitted, the first s only says so: a second one within
+// five seconds drops them and skips (Ctrl-Enter submits them instead).
 async function skip() {
+  const changes = state.arcs.size + state.tags.size + state.lemmas.size;
+  if (changes && Date.now() - state.skipArmed > 5000) {
+    state.skipArmed = Date.now();
+    showError(`${changes} change(s) on this sentence are not submitted: Ctrl-Enter submits them; s again skips and drops them.`);
+    return;
+  }
+  state.skipArmed = 0;
   if (await attempt(() => api('POST', '/api/skip', { task: state.task.task }))) await loadNext();
 }
 
@@ -250,6 +315,7 @@ function undo() {
   state.arcs = last.arcs;
   state.tags = last.tags;
   state.lemmas = last.lemmas;
+  save();
   state.current = last.current;
   state.proposed = null;
   state.picking = null;
@@ -373,144 +439,6 @@ function onKey(event) {
   action();
 }
 
-// ---------------------------------------------------------------- label chooser
-
-function openLabels() {
-  const w = word(state.current);
-  if (!w) return;
-  $('#label-word').textContent = `${w.form} (${w.id})`;
-  $('#label-chooser').hidden = false;
-  const input = $('#label-input');
-  input.value = '';
-  filterLabels();
-  input.focus();
-}
-
-function closeLabels() {
-  $('#label-chooser').hidden = true;
-}
-
-// The model's labels matching what is typed: prefixes first, then the ones containing it.
-function matchingLabels(typed) {
-  const t = typed.trim().toLowerCase();
-  const starts = state.labels.filter((l) => l.toLowerCase().startsWith(t));
-  const contains = state.labels.filter((l) => !l.toLowerCase().startsWith(t) && l.toLowerCase().includes(t));
-  return starts.concat(contains);
-}
-
-function filterLabels() {
-  const list = $('#label-list');
-  list.replaceChildren(...matchingLabels($('#label-input').value).map((label, i) => {
-    const item = document.createElement('li');
-    item.textContent = label;
-    item.dataset.label = label;
-    item.setAttribute('role', 'option');
-    if (i === 0) item.classList.add('active');
-    return item;
-  }));
-  if (!list.children.length) {
-    const none = document.createElement('li');
-    none.className = 'none';
-    none.textContent = state.labels.length ? 'no label of the model matches' : 'the labels did not load';
-    list.append(none);
-  }
-}
-
-function moveActiveLabel(step) {
-  const items = [...$('#label-list').querySelectorAll('li[data-label]')];
-  if (!items.length) return;
-  const at = items.findIndex((li) => li.classList.contains('active'));
-  items[at].classList.remove('active');
-  const next = items[(at + step + items.length) % items.length];
-  next.classList.add('active');
-  next.scrollIntoView({ block: 'nearest' });
-}
-
-// Sets the label of the current word, on its proposed head if one is being chosen.
-function chooseLabel(label) {
-  closeLabels();
-  const w = word(state.current);
-  if (!w || !label) return;
-  const arc = state.arcs.get(w.id);
-  let head = w.head;
-  if (state.proposed !== null) head = state.proposed;
-  else if (arc && arc.kind !== 'unknown') head = arc.head;
-  setArc(w.id, head, label);
-  advance();
-}
-
-function onLabelKey(event) {
-  if (event.key === 'ArrowDown' || event.key === 'ArrowUp') {
-    event.preventDefault();
-    moveActiveLabel(event.key === 'ArrowDown' ? 1 : -1);
-  } else if (event.key === 'Escape') {
-    event.preventDefault();
-    closeLabels();
-  } else if (event.key === 'Enter') {
-    event.preventDefault();
-    const active = $('#label-list li.active');
-    if (active) chooseLabel(active.dataset.label);
-  }
-}
-
-// ---------------------------------------------------------------- tag chooser
-
-function openTags(id) {
-  const w = word(id);
-  if (!w) return;
-  state.tagging = id;
-  $('#tag-word').textContent = `${w.form} (${w.id})`;
-  const select = $('#tag-select');
-  select.value = shownTag(w);
-  $('#tag-dialog').hidden = false;
-  select.focus();
-}
-
-function closeTags() {
-  $('#tag-dialog').hidden = true;
-  state.tagging = null;
-}
-
-// Sets the tag chosen; a tag that is the task's already counts as confirmed (it is sent too).
-function chooseTag() {
-  const id = state.tagging;
-  const upos = $('#tag-select').value;
-  closeTags();
-  if (id !== null && UPOS.includes(upos)) setTag(id, upos);
-}
-
-// ---------------------------------------------------------------- lemma editor
-
-function openLemma(id) {
-  const w = word(id);
-  if (!w) return;
-  state.lemmatizing = id;
-  $('#lemma-word').textContent = `${w.form} (${w.id})`;
-  const input = $('#lemma-input');
-  input.value = shownLemma(w);
-  $('#lemma-dialog').hidden = false;
-  input.focus();
-  input.select();
-}
-
-function closeLemma() {
-  $('#lemma-dialog').hidden = true;
-  state.lemmatizing = null;
-}
-
-// Sets the lemma typed; the task's own counts as confirmed (it is sent too).
-function chooseLemma() {
-  const id = state.lemmatizing;
-  const lemma = $('#lemma-input').value.trim();
-  closeLemma();
-  if (id === null) return;
-  if (!lemma || lemma === '_' || /[\t\n]/.test(lemma)) {
-    showError('A lemma is not empty, not _ and has no tabs.');
-    return;
-  }
-  setLemma(id, lemma);
-}
-
 // ---------------------------------------------------------------- mouse
 
 // A click on a word picks it; a click on another word (or ROOT) then makes that its head.
@@ -561,7 +489,7 @@ function route() {
   $('#nav-models').classList.toggle('active', models);
   $('#nav-check').classList.toggle('active', !models);
   if (models) loadModels();
-  else if (!state.task) loadNext();
+  else if (!state.task) resume();
 }
 
 function start() {

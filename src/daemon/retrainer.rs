@@ -84,7 +84,7 @@ fn tick(config: &Config, metrics: &Metrics, said: &mut Said) {
     let waiting = Store::new(&config.paths.annotated()).has_incoming();
     let registry = Registry::new(config.paths.models());
     let due = || settings.next_due(State::read(registry.dir()).last_started).is_some_and(|due| unix_time() >= due);
-    if !waiting && !request.exists() && !(settings.enabled && due()) {
+    if !(waiting || request.exists() || settings.enabled && due()) {
         return;
     }
     let reference = match Reference::new(&registry, settings) {
@@ -103,7 +103,7 @@ fn tick(config: &Config, metrics: &Metrics, said: &mut Said) {
         warn("retraining was asked for, but [retrain] is not enabled in the configuration");
         return;
     }
-    if !asked && !(settings.enabled && due()) {
+    if !(asked || settings.enabled && due()) {
         return;
     }
     log(if asked { "retraining: a cycle was asked for" } else { "retraining: a cycle is due" });

@@ -45,7 +45,7 @@ impl Origins {
     /// Whether `host` (a `Host` header, or the host part of an origin) names the workbench.
     fn is_ours(&self, host: &str) -> bool {
         let host = host.trim().to_ascii_lowercase();
-        self.hosts.iter().any(|h| *h == host)
+        self.hosts.contains(&host)
     }
 
     /// Refuses `req` (a 403 saying why) unless it is addressed to the workbench and, when it

@@ -106,14 +106,16 @@ fn labels_the_model_does_not_know_and_copies_of_held_out_sentences_are_refused()
     let heldout = heldout_beside(&fixture, dir.path());
     let fixed = |s: String| s.replace("\tdep\t", "\tobj\t");
     let typo = sentence(Some("typo"), ["2", "0", "2"]).replace("\tdep\t", "\tfoobarlabel\t");
+    // A UD relation the model has not seen is no typo: taken either way.
+    let tmod = sentence(Some("tmod"), ["2", "0", "2"]).replace("\tdep\t", "\tobl:tmod\t");
     // A held-out sentence, corrected, under another id: refused by its words.
     let mut copy = sentences(&heldout).remove(0);
     copy.set_comment("sent_id", "not-the-heldout-id");
     let mut copy_text = Vec::new();
     copy.write_to(&mut copy_text).unwrap();
     let copy_text = String::from_utf8(copy_text).unwrap();
-    let text = format!("{}{typo}{copy_text}", fixed(sentence(Some("ok"), ["2", "0", "2"])));
-    for (allow, stored) in [(false, 1), (true, 2)] {
+    let text = format!("{}{typo}{tmod}{copy_text}", fixed(sentence(Some("ok"), ["2", "0", "2"])));
+    for (allow, stored) in [(false, 2), (true, 3)] {
         let config = write_config(dir.path(), &model, &fixture, &heldout, &format!("allow_new_labels = {allow}\n"));
         let (store, _) = checked_store(&config);
         drop_in(&store.incoming, "a.conllu", &text);
@@ -122,7 +124,9 @@ fn labels_the_model_does_not_know_and_copies_of_held_out_sentences_are_refused()
         let held_out = r.rejected.iter().find(|w| w.contains("retrain.heldout")).expect("the held-out copy refused");
         assert!(held_out.contains(&format!("{}:", heldout.display())), "{held_out}");
         if !allow {
-            assert!(r.rejected.iter().any(|w| w.contains("DEPREL foobarlabel is not a label of the serving model")));
+            let why = "DEPREL foobarlabel is neither a UD relation nor a label of the serving model";
+            assert!(r.rejected.iter().any(|w| w.contains(why)), "{r:?}");
+            assert!(!r.rejected.iter().any(|w| w.contains("obl:tmod")), "{r:?}");
         }
     }
 }

@@ -573,6 +573,21 @@ def test_a_reload_mid_task_resumes_it_with_its_changes(browser) -> None:
     next_task(driver, shown["task"])
 
 
+def test_the_label_chooser_offers_a_ud_relation_the_model_has_not_seen(browser) -> None:
+    driver = browser
+    assert task(driver)["task"], "the queue ran out"
+    press(driver, "/")
+    wait(driver, lambda: driver.find_element("id", "label-chooser").is_displayed(), "the label chooser")
+    driver.find_element("id", "label-input").send_keys("obl:tmod")
+    items = [li.text for li in driver.find_elements("css selector", "#label-list li[data-label]")]
+    assert "obl:tmod (a UD relation the model has not seen)" in items, items
+    field = driver.find_element("id", "label-input")
+    field.clear()
+    field.send_keys("oblx:tmod")  # no relation: a typo is not offered
+    assert not driver.find_elements("css selector", "#label-list li[data-label]")
+    press(driver, ESCAPE)
+
+
 def test_tab_reaches_the_buttons_for_a_keyboard_only_user(browser) -> None:
     """Tab moves the focus through the page's controls (it used to be taken for "next word")."""
     driver = browser

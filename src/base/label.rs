@@ -34,6 +34,58 @@ pub struct LabelSet {
     lookup: HashMap<String, Label>,
 }
 
+/// The 37 universal dependency relations of UD v2.
+pub const UD_RELATIONS: [&str; 37] = [
+    "acl",
+    "advcl",
+    "advmod",
+    "amod",
+    "appos",
+    "aux",
+    "case",
+    "cc",
+    "ccomp",
+    "clf",
+    "compound",
+    "conj",
+    "cop",
+    "csubj",
+    "dep",
+    "det",
+    "discourse",
+    "dislocated",
+    "expl",
+    "fixed",
+    "flat",
+    "goeswith",
+    "iobj",
+    "list",
+    "mark",
+    "nmod",
+    "nsubj",
+    "nummod",
+    "obj",
+    "obl",
+    "orphan",
+    "parataxis",
+    "punct",
+    "reparandum",
+    "root",
+    "vocative",
+    "xcomp",
+];
+
+/// Whether `name` is a UD relation: a universal one, or one with a subtype of lowercase letters
+/// (`obl:tmod`, `nmod:poss`), as UD writes language-specific subtypes. What a model has not
+/// seen may still be right; a typo (`nsubjj`, `Obj`) is not one.
+pub fn is_ud_relation(name: &str) -> bool {
+    let (base, subtype) = match name.split_once(':') {
+        Some((b, s)) => (b, Some(s)),
+        None => (name, None),
+    };
+    UD_RELATIONS.contains(&base) && subtype.is_none_or(|s| !s.is_empty() && s.bytes().all(|b| b.is_ascii_lowercase()))
+}
+
 /// Labels beyond this many would not fit the transition index space.
 pub const MAX_LABELS: usize = u16::MAX as usize / 2;
 

@@ -34,8 +34,8 @@ pub struct Settings {
     pub keep_models: usize,
     /// Training epochs; default: the serving model's best epoch.
     pub epochs: Option<u32>,
-    /// Whether an annotation may use a DEPREL the serving model does not know (a new class);
-    /// refused by default, as a typo would become one.
+    /// Whether an annotation may use a DEPREL that is neither a UD relation nor a label of the
+    /// serving model (a new class); refused by default, as a typo would become one.
     pub allow_new_labels: bool,
     /// How partial annotations are completed before training ([`CompletionKind`]).
     pub completion: CompletionKind,

@@ -302,20 +302,38 @@ impl Workbench {
         }
     }
 
-    /// Reads the arcs of a request into constraints on `sent`, with labels the model knows.
-    fn constraints(&self, reparser: &Reparser, sent: &Sentence, arcs: &[ArcIn]) -> Result<Constraints, Refusal> {
-        let mut out = Vec::new();
+    /// Reads the arcs of a request into constraints on `sent`, with labels the model knows, and
+    /// the labels given that it does not but that are UD relations (`obl:tmod` through a model
+    /// that never saw one), by word: those arcs hold their head, and are stored with that label.
+    fn constraints(
+        &self,
+        reparser: &Reparser,
+        sent: &Sentence,
+        arcs: &[ArcIn],
+    ) -> Result<(Constraints, HashMap<u32, String>), Refusal> {
+        let (mut out, mut new_labels) = (Vec::new(), HashMap::new());
         for a in arcs {
             let Some(head) = a.head else { continue };
             let label = match a.deprel.as_deref() {
                 None | Some("" | "_") => None,
-                Some(name) => Some(reparser.label(name).ok_or_else(|| {
-                    unprocessable(format!("word {}: the model has no label {name:?} (GET /api/labels)", a.id))
-                })?),
+                Some(name) => match reparser.label(name) {
+                    Some(label) => Some(label),
+                    None if crate::base::label::is_ud_relation(name) && name != "root" => {
+                        new_labels.insert(a.id, name.to_string());
+                        None
+                    }
+                    None => {
+                        return Err(unprocessable(format!(
+                            "word {}: {name:?} is neither a label of the model nor a UD relation (GET /api/labels)",
+                            a.id
+                        )))
+                    }
+                },
             };
             out.push(ArcConstraint { word: a.id, head, label });
         }
-        Constraints::new(sent.len(), out).map_err(|e| unprocessable(e.to_string()))
+        let constraints = Constraints::new(sent.len(), out).map_err(|e| unprocessable(e.to_string()))?;
+        Ok((constraints, new_labels))
     }
 
     fn reparse(&self, who: &Annotator, body: &[u8]) -> Result<Response, Refusal> {
@@ -324,8 +342,13 @@ impl Workbench {
         let (sent, check) = self.with_task(who, &req.task, |t| (t.sent.clone(), t.check.clone()))?;
         let sent = with_fixes(&sent, &tag_fixes(&sent, &req.arcs)?, &lemma_fixes(&sent, &req.arcs)?, &model);
         let mut reparser = Reparser::new(&model);
-        let constraints = self.constraints(&reparser, &sent, &req.arcs)?;
-        let words = reparser.view(&sent, &constraints, &check, &ErrorModel::default());
+        let (constraints, new_labels) = self.constraints(&reparser, &sent, &req.arcs)?;
+        let mut words = reparser.view(&sent, &constraints, &check, &ErrorModel::default());
+        for w in &mut words {
+            if let Some(label) = new_labels.get(&w.id) {
+                w.deprel = label.clone();
+            }
+        }
         Ok(Response::json(200, &json!({ "words": words })))
     }
 
@@ -339,7 +362,7 @@ impl Workbench {
         let lemmas = lemma_fixes(&shown_sent, &req.arcs)?;
         let sent = with_fixes(&shown_sent, &fixes, &lemmas, &model);
         let mut reparser = Reparser::new(&model);
-        let constraints = self.constraints(&reparser, &sent, &req.arcs)?;
+        let (constraints, new_labels) = self.constraints(&reparser, &sent, &req.arcs)?;
         let n = sent.len();
         if req.whole && constraints.arcs().count() != n {
             return Err(unprocessable(format!(
@@ -358,7 +381,8 @@ impl Workbench {
         let mut arcs: Vec<Option<(u32, String)>> = vec![None; n + 1];
         for a in constraints.arcs() {
             let w = &view[a.word as usize - 1];
-            arcs[a.word as usize] = Some((w.head, w.deprel.clone()));
+            let label = new_labels.get(&a.word).unwrap_or(&w.deprel);
+            arcs[a.word as usize] = Some((w.head, label.clone()));
         }
         let mut tags_checked = CheckedTags::default();
         for (w, fix) in fixes.iter().enumerate().skip(1) {
@@ -476,7 +500,8 @@ impl Workbench {
     fn labels(&self) -> Response {
         let model = self.serving();
         let names = Reparser::new(&model).label_names();
-        Response::json(200, &json!({ "labels": names }))
+        let relations = crate::base::label::UD_RELATIONS.as_slice();
+        Response::json(200, &json!({ "labels": names, "relations": relations }))
     }
 
     fn stats(&self) -> Response {

@@ -25,14 +25,23 @@ function matchingLabels(typed) {
   const t = typed.trim().toLowerCase();
   const starts = state.labels.filter((l) => l.toLowerCase().startsWith(t));
   const contains = state.labels.filter((l) => !l.toLowerCase().startsWith(t) && l.toLowerCase().includes(t));
-  return starts.concat(contains);
+  const found = starts.concat(contains);
+  // A UD relation the model has not seen (obl:tmod) is offered as typed: the server takes it.
+  if (isRelation(t) && !state.labels.includes(t)) found.push(t);
+  return found;
+}
+
+// Whether `name` is a UD relation: a universal one, with a subtype of lowercase letters or none.
+function isRelation(name) {
+  const [base, subtype, ...rest] = name.split(':');
+  return state.relations.includes(base) && !rest.length && (subtype === undefined || /^[a-z]+$/.test(subtype));
 }
 
 function filterLabels() {
   const list = $('#label-list');
   list.replaceChildren(...matchingLabels($('#label-input').value).map((label, i) => {
     const item = document.createElement('li');
-    item.textContent = label;
+    item.textContent = state.labels.includes(label) ? label : `${label} (a UD relation the model has not seen)`;
     item.dataset.label = label;
     item.setAttribute('role', 'option');
     if (i === 0) item.classList.add('active');

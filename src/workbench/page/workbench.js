@@ -29,6 +29,7 @@ const UPOS = ['ADJ', 'ADP', 'ADV', 'AUX', 'CCONJ', 'DET', 'INTJ', 'NOUN', 'NUM',
 const state = {
   token: sessionStorage.getItem(TOKEN_KEY),
   labels: [],
+  relations: [],     // UD's universal relations: a label the model lacks may still be one
   task: null,        // the task as GET /api/next gave it (its words are the parser's first tree)
   words: [],         // the tree drawn: the last reparse
   flagged: [],       // ids of the words the server asks to check, in sentence order
@@ -139,7 +140,10 @@ async function loadStats() {
 
 async function loadLabels() {
   const data = await attempt(() => api('GET', '/api/labels'));
-  if (data) state.labels = data.labels;
+  if (data) {
+    state.labels = data.labels;
+    state.relations = data.relations || [];
+  }
 }
 
 const word = (id) => state.words.find((w) => w.id === id);

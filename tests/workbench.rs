@@ -506,6 +506,24 @@ fn a_ud_relation_the_model_has_not_seen_is_stored_as_given() {
     assert_eq!(arcs_of(&spool.corrections()[0])[4], ("3".to_string(), "obl:tmod".to_string()));
 }
 
+/// A sentence of the gate's held-out file (`retrain.heldout`) is never asked about: the store
+/// refuses an answer to one, which the page had acknowledged and counted, then lost.
+#[test]
+fn sentences_of_the_held_out_file_are_never_queued() {
+    let probe = Spool::new(8, "");
+    let heldout = probe.dir.path().join("heldout.conllu");
+    // Three of the eight sentences, as the held-out file has them (gold, unparsed).
+    let three: String = corpus(8).split("\n\n").take(3).map(|s| format!("{s}\n\n")).collect();
+    std::fs::write(&heldout, three).unwrap();
+    let spool = Spool::new(8, &format!("[retrain]\nheldout = \"{}\"\n", heldout.display()));
+    let server = Server::start(&spool, &[]);
+    let (_, stats) = server.get("/api/stats");
+    assert_eq!((&stats["queued"], &stats["held_out"]), (&json!(5), &json!(3)), "{stats}");
+    let asked: Vec<String> = server.drain().iter().map(|t| t["sent_id"].as_str().unwrap().to_string()).collect();
+    assert_eq!(asked.len(), 5);
+    assert!(asked.iter().all(|id| !["s0", "s1", "s2"].contains(&id.as_str())), "{asked:?}");
+}
+
 #[test]
 fn a_reparse_parses_with_the_tags_given() {
     let spool = Spool::new(12, "");

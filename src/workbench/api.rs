@@ -520,6 +520,7 @@ impl Workbench {
                 "queued": s.queued,
                 "leased": s.leased,
                 "duplicates": s.duplicates,
+                "held_out": s.held_out,
             }),
         )
     }

@@ -88,7 +88,7 @@ pub fn run(config: &Config, options: &Options, stop: &AtomicBool) -> Result<(), 
     let annotated = config.paths.annotated();
     let answers = answers::Answers::open(&annotated).map_err(io(format!("opening {}", annotated.display())))?;
     let done = answers::done_sources(&annotated).map_err(io(format!("reading {}", annotated.display())))?;
-    let mut queue = queue::Queue::new(done);
+    let mut queue = queue::Queue::new(done).without(held_out_words(config));
     // What earlier sessions' answers said of the parser's errors still ranks the queue.
     for (pattern, p, wrong) in
         answers::checked_answers(&annotated).map_err(io(format!("reading {}", annotated.display())))?
@@ -147,6 +147,22 @@ fn spawn_scanner(bench: Arc<api::Workbench>, lowconf: PathBuf, inputs: Vec<PathB
         }
         std::thread::sleep(RESCAN);
     });
+}
+
+/// The words of every sentence of `retrain.heldout` (none if it is not set, or said and none if
+/// it cannot be read): the workbench never asks about them.
+fn held_out_words(config: &Config) -> std::collections::HashSet<u64> {
+    let Some(path) = &config.retrain.heldout else { return Default::default() };
+    let reader = crate::corpus::Reader::open(path, crate::corpus::Format::from_path(path));
+    match reader.and_then(|r| r.collect::<Result<Vec<_>, _>>()) {
+        Ok(sents) => sents.iter().map(crate::retrain::reference::forms_hash).collect(),
+        Err(e) => {
+            tracing::warn!(
+                "workbench: retrain.heldout: {e}: its sentences may be asked about, and answers to them refused"
+            );
+            Default::default()
+        }
+    }
 }
 
 /// Stops the workbench on SIGTERM or SIGINT.

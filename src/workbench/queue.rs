@@ -116,6 +116,9 @@ pub struct Stats {
     pub duplicates: usize,
     /// Low-confidence sentences with no flagged word (unparsed placeholders).
     pub unflagged: usize,
+    /// Sentences with the words of one of the gate's held-out file (`retrain.heldout`): never
+    /// asked, as the store would refuse the answer.
+    pub held_out: usize,
 }
 
 /// A sentence's flagged words (LowConf=Yes), likeliest wrong first: calibrated probability of
@@ -209,6 +212,8 @@ pub struct Queue {
     rerank_cursor: Option<usize>,
     /// Tasks handed out since the last ranking pass started.
     leases_since_rank: usize,
+    /// The words (`forms_hash`) of the sentences of `retrain.heldout`: not queued.
+    held_out: HashSet<u64>,
 }
 
 impl Queue {
@@ -233,6 +238,7 @@ impl Queue {
             ranked_at: 0,
             rerank_cursor: None,
             leases_since_rank: 0,
+            held_out: HashSet::new(),
         }
     }
 
@@ -355,6 +361,10 @@ impl Queue {
             self.stats.unflagged += 1;
             return false;
         };
+        if self.held_out.contains(&crate::retrain::reference::forms_hash(&sent)) {
+            self.stats.held_out += 1;
+            return false;
+        }
         if !self.seen_words.insert(words_key(&sent)) {
             self.stats.duplicates += 1;
             return false;
@@ -374,6 +384,13 @@ impl Queue {
             self.stats.left += 1;
         }
         true
+    }
+
+    /// The queue, never asking about a sentence with the words of one of `held_out` (the gate's
+    /// held-out file: the store refuses an answer to one, and it was acknowledged and then lost).
+    pub fn without(mut self, held_out: HashSet<u64>) -> Queue {
+        self.held_out = held_out;
+        self
     }
 
     /// Hands the next task to `annotator`, under a new task id; `None` when nothing is left.

@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-use super::reference::{is_suspect, Reference, CONFIDENT, MAX_UNKNOWN_SHARE, MIN_WORDS_FOR_LEXICON};
+use super::reference::{agreement, Reference, CONFIDENT, MAX_UNKNOWN_SHARE, MIN_CONFIDENT_ARCS, MIN_WORDS_FOR_LEXICON};
 use super::store::{comment_value, FileReport};
 use crate::corpus::tree::{is_projective_partial, partial_heads, PartialHeads};
 use crate::corpus::unparsed::{ERROR_KEY, PLACEHOLDER_MISC};
@@ -189,12 +189,20 @@ pub(super) fn check_sentence(
         ));
     }
     if let Some(annotator) = annotator.filter(|_| comment_value(&sent, CONFIRMED_KEY) != Some("yes")) {
-        let (agree, confident) = reference.agreement(annotator, &sent);
-        if is_suspect(agree, confident) {
-            let why = format!(
-                "agrees with only {agree} of the {confident} arcs the serving model is surest of (confidence at least \
-                 {CONFIDENT}): suspect"
-            );
+        let a = agreement(annotator, &sent);
+        if a.is_suspect() {
+            let why = if a.confident >= MIN_CONFIDENT_ARCS {
+                format!(
+                    "agrees with only {} of the {} arcs the serving model is surest of (confidence at least \
+                     {CONFIDENT}): suspect",
+                    a.agree, a.confident
+                )
+            } else {
+                format!(
+                    "agrees with only {} of its {} arcs (head and label) with the serving model's parse: suspect",
+                    a.labeled, a.arcs
+                )
+            };
             return Ok(Verdict::Suspect(Problem::at(sent.first_line, why), dropped));
         }
     }

@@ -46,7 +46,9 @@ fn main() -> anyhow::Result<()> {
             if std::env::var_os("VARIANTS").is_some() {
                 for share in [0.34, 0.5, 0.67] {
                     for min in [1usize, 2, 3] {
-                        let hit = a.confident < MIN_CONFIDENT_ARCS && a.arcs >= min && (a.labeled as f64) < share * a.arcs as f64;
+                        let hit = a.confident < MIN_CONFIDENT_ARCS
+                            && a.arcs >= min
+                            && (a.labeled as f64) < share * a.arcs as f64;
                         *variants.entry((kind, (share * 100.0) as u32, min)).or_insert(0usize) += usize::from(hit);
                     }
                 }

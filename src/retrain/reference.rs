@@ -162,7 +162,6 @@ impl Reference {
     pub fn annotator(&self) -> Option<Annotator<'_>> {
         self.model.as_ref().map(|m| Annotator::new(m, true))
     }
-
 }
 
 /// How a tree agrees with the serving model's parse of its sentence.

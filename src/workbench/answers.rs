@@ -13,8 +13,10 @@
 //!   ([`crate::retrain::LEMMAS_CHECKED_KEY`]);
 //! - a sentence flagged bad: `annotated/rejected/wb-TIME-TASK.conllu` with a `.error` sidecar
 //!   giving the reason, where ingest never looks for training data;
+//! - an answer held back as a rubber stamp ([`super::review`]): the same file in
+//!   `annotated/suspect/`, with a `.error` file saying why, until a person confirms it;
 //! - the audit log, `annotated/workbench/audit.jsonl`: one JSON line per decision (answer,
-//!   whole, skip, bad) with the annotator, the time, the milliseconds spent and every arc's old
+//!   whole, held, skip, bad) with the annotator, the time, the milliseconds spent and every arc's old
 //!   and new value (and tag's, where one was checked), appended and fsync'd.
 //!
 //! The correction file is the commit point; its `# workbench_source` comment names the queued
@@ -179,6 +181,33 @@ impl Answers {
         self.publish_new(&self.annotated, &meta.task, text.as_bytes())
     }
 
+    /// Writes a correction held back as a rubber stamp ([`super::review`]) into
+    /// `annotated/suspect/`, with `why` beside it: never trained on until a person confirms it
+    /// (`# confirmed = yes`) and moves it back into `annotated/`, as the store's own suspects.
+    pub fn write_held_back(
+        &self,
+        sent: &Sentence,
+        arcs: &[Option<(u32, String)>],
+        whole: bool,
+        tags: &CheckedTags,
+        meta: &Provenance,
+        why: &str,
+    ) -> io::Result<PathBuf> {
+        let text = correction_text(sent, arcs, whole, tags, meta);
+        let dir = self.annotated.join("suspect");
+        fs::create_dir_all(&dir)?;
+        let path = self.publish_new(&dir, &meta.task, text.as_bytes())?;
+        let mut note = path.clone().into_os_string();
+        note.push(".error");
+        let note_text = format!(
+            "sent_id {}: held back by the workbench, answered by {} ({}): {why}; add `# confirmed = yes` and move the \
+             file back into annotated/ if it was reviewed\n",
+            meta.sent_id, meta.annotator, meta.source
+        );
+        crate::base::io::write_atomically(Path::new(&note), note_text.as_bytes())?;
+        Ok(path)
+    }
+
     /// Writes a sentence flagged bad into `annotated/rejected/`, with its reason beside it.
     pub fn write_bad(&self, sent: &Sentence, reason: &str, meta: &Provenance) -> io::Result<PathBuf> {
         let mut text = Vec::new();
@@ -284,7 +313,8 @@ fn read_decisions(annotated: &Path) -> io::Result<Vec<Decision>> {
 /// being wrong, whether the answer changed it), oldest first, for the queue's error model.
 pub fn checked_answers(annotated: &Path) -> io::Result<Vec<(u32, f32, bool)>> {
     let mut out = Vec::new();
-    for d in read_decisions(annotated)? {
+    // A held-back answer (a rubber stamp) says nothing of the parser's errors.
+    for d in read_decisions(annotated)?.into_iter().filter(|d| d.decision != "held") {
         for arc in &d.arcs {
             if let (Some(checked), Some(changed)) = (&arc.checked, arc.changed()) {
                 out.push((super::error_model::Pattern::from_name(&checked.pattern).key, checked.p, changed));
@@ -299,7 +329,7 @@ pub fn checked_answers(annotated: &Path) -> io::Result<Vec<(u32, f32, bool)>> {
 pub fn done_sources(annotated: &Path) -> io::Result<HashSet<String>> {
     let mut done: HashSet<String> =
         read_decisions(annotated)?.into_iter().filter(|d| d.decision != "skip").map(|d| d.source).collect();
-    for dir in [annotated.to_path_buf(), annotated.join("rejected")] {
+    for dir in [annotated.to_path_buf(), annotated.join("rejected"), annotated.join("suspect")] {
         let Ok(entries) = fs::read_dir(&dir) else { continue };
         for entry in entries.flatten() {
             let name = entry.file_name();

@@ -24,6 +24,7 @@ use super::auth::{Annotator, Tokens};
 use super::error_model::{ErrorModel, Pattern};
 use super::http::{Request, Response};
 use super::queue::{read_sentence, Queue};
+use super::review::rubber_stamp;
 use super::task::{arc_pattern, Reparser, WordView};
 use crate::corpus::{Column, Sentence, Upos, UPOS_TAGS};
 use crate::model::file::ModelFile;
@@ -393,10 +394,12 @@ impl Workbench {
             }
         }
         tags_checked.lemmas = (1..=n).filter(|&w| lemmas[w].is_some()).map(|w| w as u32).collect();
-        let file = self
-            .answers
-            .write_correction(&sent, &arcs, req.whole, &tags_checked, &meta)
-            .map_err(|e| Response::error(500, format!("the answer could not be stored: {e}")))?;
+        let held_back = rubber_stamp(&arcs, &shown, &checked, req.whole, self.lease_ms(&req.task));
+        let written = match &held_back {
+            None => self.answers.write_correction(&sent, &arcs, req.whole, &tags_checked, &meta),
+            Some(why) => self.answers.write_held_back(&sent, &arcs, req.whole, &tags_checked, &meta, why),
+        };
+        let file = written.map_err(|e| Response::error(500, format!("the answer could not be stored: {e}")))?;
         let changes: Vec<ArcChange> = (1..=n)
             .filter(|&w| arcs[w].is_some() || fixes[w].is_some() || lemmas[w].is_some())
             .map(|w| {
@@ -422,10 +425,14 @@ impl Workbench {
                 }
             })
             .collect();
+        let lemmas_checked = tags_checked.lemmas.len();
+        if let Some(why) = held_back {
+            self.finish(&meta, "held", changes, Some(why.clone()), Some(file))?;
+            return Ok(Response::json(200, &json!({ "stored": 0, "held_back": why, "tags": 0, "lemmas": 0 })));
+        }
         let stored = arcs.iter().flatten().count();
         let decision = if req.whole { "whole" } else { "answer" };
         self.finish(&meta, decision, changes, None, Some(file))?;
-        let lemmas_checked = tags_checked.lemmas.len();
         Ok(Response::json(200, &json!({ "stored": stored, "tags": tags_checked.len(), "lemmas": lemmas_checked })))
     }
 
@@ -473,7 +480,7 @@ impl Workbench {
             .record(&d)
             .map_err(|e| Response::error(500, format!("the audit log could not be written: {e}")))?;
         let mut queue = self.queue.lock().unwrap_or_else(|p| p.into_inner());
-        for arc in &d.arcs {
+        for arc in d.arcs.iter().filter(|_| kind != "held") {
             if let (Some(checked), Some(changed)) = (&arc.checked, arc.changed()) {
                 queue.observe(Pattern::from_name(&checked.pattern).key, checked.p, changed);
             }
@@ -486,9 +493,12 @@ impl Workbench {
         if today.day != day {
             *today = Today { day, ..Today::default() };
         }
-        today.answered += 1;
-        today.arcs += arcs_count;
-        today.ms += ms;
+        // A held-back answer is no review: not counted as one.
+        if kind != "held" {
+            today.answered += 1;
+            today.arcs += arcs_count;
+            today.ms += ms;
+        }
         Ok(())
     }
 

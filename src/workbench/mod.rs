@@ -16,7 +16,8 @@
 //! - [`task`]: a task's words, re-parsed, with alternatives;
 //! - [`answers`]: the corrections, the sentences set aside and the audit log, durably;
 //! - [`auth`]: annotators and their tokens;
-//! - [`origin`]: which hosts and origins it obeys.
+//! - [`origin`]: which hosts and origins it obeys;
+//! - [`review`]: which answers are rubber stamps, held back.
 
 pub mod answers;
 pub mod api;
@@ -25,6 +26,7 @@ pub mod error_model;
 pub mod http;
 pub mod origin;
 pub mod queue;
+pub mod review;
 pub mod task;
 
 use std::net::SocketAddr;

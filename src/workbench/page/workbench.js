@@ -279,7 +279,8 @@ async function answer(arcs, whole) {
   if (!result) return;
   const tags = result.tags ? `, ${result.tags} tag(s)` : '';
   const lemmas = result.lemmas ? `, ${result.lemmas} lemma(s)` : '';
-  showNotice(`Stored ${result.stored} arc(s)${tags}${lemmas} of ${state.task.sent_id}.`);
+  if (result.held_back) showError(`${state.task.sent_id} held back, not stored as reviewed: ${result.held_back}.`);
+  else showNotice(`Stored ${result.stored} arc(s)${tags}${lemmas} of ${state.task.sent_id}.`);
   await loadNext();
 }
 

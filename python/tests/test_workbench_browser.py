@@ -2,7 +2,8 @@
 Selenium loads the page, corrects one arc with the keyboard and one with the mouse, accepts a
 sentence whole, changes a word's tag, flags one as bad, and reads the correction files the
 server wrote into annotated/. Screenshots go to target/screenshots/ (first load, a keyboard
-correction, a long sentence, a 480px window, the models view, the tag chooser, a changed tag).
+correction, a 65-word sentence, a 480px window with and without the label chooser, the models
+view, the tag, lemma and label choosers, a changed tag and lemma).
 
 The server is started on a spool made here: a model trained by conftest's `data` fixture parses
 a few en_ewt dev sentences with `--min-confidence 0.99`, and its `--rejected` output is the
@@ -326,22 +327,72 @@ def wait_stored(workbench: Workbench, sent_id: str) -> Optional[dict[int, tuple[
 
 # ------------------------------------------------------------------ the tests
 
+def in_view(driver) -> dict:
+    """Where the current word's column and its arc's label are, against the tree's visible part:
+    {word: [left, right], label: [left, right], view: [left, right]} in the tree's coordinates."""
+    return driver.execute_script("""
+        const box = document.getElementById('sentence');
+        const current = box.querySelector('g.word.current');
+        const hit = current.querySelector('rect.hit');
+        const span = (r) => [Number(r.getAttribute('x')), Number(r.getAttribute('x')) + Number(r.getAttribute('width'))];
+        const label = box.querySelector(`.labels g[data-dep="${current.dataset.wordId}"] rect.label-bg`);
+        return {word: span(hit), label: span(label), view: [box.scrollLeft, box.scrollLeft + box.clientWidth]};
+    """)
+
+
+def crowded_words(driver, apart: float = 1.5) -> list:
+    """Words where the arrowhead of their own arc and the legs of the arcs leaving them are closer
+    than `apart` px: each word's ends, sorted, with the word's id."""
+    return driver.execute_script("""
+        const box = document.getElementById('sentence');
+        const ends = new Map();
+        const add = (id, x) => { if (!ends.has(id)) ends.set(id, []); ends.get(id).push(Number(x)); };
+        for (const g of box.querySelectorAll('.arcs g.arc[data-dep]')) {
+            add(g.dataset.dep, g.dataset.x2);
+            if (g.dataset.x1 !== undefined) add(g.dataset.head, g.dataset.x1);
+        }
+        const crowded = [];
+        for (const [id, xs] of ends) {
+            xs.sort((a, b) => a - b);
+            if (xs.some((x, i) => i > 0 && x - xs[i - 1] < arguments[0])) crowded.push([id, xs]);
+        }
+        return crowded;
+    """, apart)
+
+
+def overlaps_tree(driver, dialog_id: str) -> bool:
+    """Whether the open dialog `dialog_id` covers any of the tree's visible box."""
+    return driver.execute_script("""
+        const tree = document.getElementById('sentence').getBoundingClientRect();
+        const d = document.querySelector(`#${arguments[0]} .dialog`).getBoundingClientRect();
+        return d.top < tree.bottom && d.bottom > tree.top && d.left < tree.right && d.right > tree.left;
+    """, dialog_id)
+
+
 def test_a_long_sentence_scrolls_and_a_narrow_window_fits(browser) -> None:
     driver = browser
     # Run first, while every sentence is queued: skipped ones come back only when nothing else is
     # left, so each of the spool's sentences is shown once before any comes again.
-    for _ in range(16):  # skip to the longest sentence of the spool (it has 30 words or more)
+    for _ in range(16):  # skip to the longest sentence of the spool (65 words)
         shown = task(driver)
-        if not shown["task"] or len(shown["words"]) >= 25:
+        if not shown["task"] or len(shown["words"]) >= 60:
             break
         press(driver, "s")
         next_task(driver, shown["task"])
     shown = task(driver)
-    assert len(shown["words"]) >= 25, f"no long sentence in the queue (the last had {len(shown['words'])} words)"
-    press(driver, "j")  # to a flagged word, scrolled into view
-    screenshot(driver, "3-long-sentence")
+    assert len(shown["words"]) >= 60, f"no 60-word sentence in the queue (the last had {len(shown['words'])} words)"
     box = driver.find_element("id", "sentence")
     assert int(box.get_attribute("scrollWidth")) > int(box.get_attribute("clientWidth")), "a long sentence scrolls"
+    # No leg of an arc runs into the arrowhead of another or over another leg, at any word.
+    assert not crowded_words(driver), f"ends of arcs drawn on top of each other: {crowded_words(driver)}"
+    # Each flagged word in turn: scrolled into view with its arc's label, however long the arc.
+    for _ in range(4):
+        press(driver, "j")
+        at = in_view(driver)
+        left, right = at["view"]
+        assert left <= at["word"][0] and at["word"][1] <= right, f"the word asked about is out of view: {at}"
+        assert left <= at["label"][0] and at["label"][1] <= right, f"the label of its arc is out of view: {at}"
+    screenshot(driver, "3-long-sentence")
 
     driver.set_window_size(480, 900)
     time.sleep(0.3)
@@ -349,6 +400,14 @@ def test_a_long_sentence_scrolls_and_a_narrow_window_fits(browser) -> None:
     page_width = driver.execute_script("return document.documentElement.scrollWidth")
     window_width = driver.execute_script("return window.innerWidth")
     assert page_width <= window_width, f"the page is {page_width}px wide in a {window_width}px window: only the tree may scroll"
+    at = in_view(driver)
+    assert at["view"][0] <= at["word"][0] and at["word"][1] <= at["view"][1], f"480px: the word asked about is out of view: {at}"
+    # The label chooser opens below the tree, not over the arc it labels.
+    press(driver, "/")
+    wait(driver, lambda: driver.find_element("id", "label-chooser").is_displayed(), "the label chooser")
+    screenshot(driver, "10-narrow-label-chooser")
+    assert not overlaps_tree(driver, "label-chooser"), "480px: the label chooser covers the tree"
+    press(driver, ESCAPE)
     driver.set_window_size(1280, 900)
 
 
@@ -425,6 +484,7 @@ def test_a_tag_is_changed_and_the_correction_carries_it(browser, workbench: Work
     assert select.first_selected_option.text == current["upos"], "the chooser starts on the word's tag"
     select.select_by_value(new)
     screenshot(driver, "6-tag-chooser")
+    assert not overlaps_tree(driver, "tag-dialog"), "the tag chooser covers the tree"
     driver.find_element("css selector", "#tag-form button[type=submit]").click()
     settled(driver)
     changed = word(driver, current["id"])
@@ -462,6 +522,7 @@ def test_a_lemma_is_changed_by_keyboard_and_the_correction_carries_it(browser, w
     field.clear()
     field.send_keys(new)
     screenshot(driver, "8-lemma-editor")
+    assert not overlaps_tree(driver, "lemma-dialog"), "the lemma editor covers the tree"
     field.send_keys(ENTER)
     settled(driver)
     changed = word(driver, current["id"])
@@ -592,7 +653,9 @@ def test_the_label_chooser_offers_a_ud_relation_the_model_has_not_seen(browser) 
     assert task(driver)["task"], "the queue ran out"
     press(driver, "/")
     wait(driver, lambda: driver.find_element("id", "label-chooser").is_displayed(), "the label chooser")
+    assert not overlaps_tree(driver, "label-chooser"), "the label chooser covers the tree"
     driver.find_element("id", "label-input").send_keys("obl:tmod")
+    screenshot(driver, "11-label-chooser")
     items = [li.text for li in driver.find_elements("css selector", "#label-list li[data-label]")]
     assert "obl:tmod (a UD relation the model has not seen)" in items, items
     field = driver.find_element("id", "label-input")

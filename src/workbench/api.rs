@@ -1,12 +1,13 @@
 //! The workbench's routes: the page's files and the JSON API under `/api/` (documented in
 //! `docs/workbench.md`), over the queue, the serving model and the files of [`super::answers`].
 //!
-//! Every request is checked before anything is written: an unknown or expired task, a cycle, a
-//! head out of range, a label the model does not know or a tag that is not a UD UPOS is a 4xx
-//! with a message, and changes nothing. A word's `upos` (and `xpos`) in an answer fixes or
+//! Every request is checked before anything is written ([`super::origin`] first): an unknown or
+//! expired task, a cycle, a head out of range, a label that is neither the model's nor a UD
+//! relation or a tag that is not a UD UPOS is a 4xx with a message, and changes nothing. A word's `upos` (and `xpos`) in an answer fixes or
 //! confirms its tag, its `lemma` its LEMMA: the sentence is re-parsed with them (a parser that
 //! reads the analysis reads the lemma too), and the correction records them. An answer gets its
-//! 200 only once its correction file and audit line are durable.
+//! 200 only once its correction file and audit line are durable; one [`super::review`] finds a
+//! rubber stamp goes to `annotated/suspect/` instead.
 //!
 //! This module owns request handling; ranking is [`super::queue`]'s, files are
 //! [`super::answers`]', re-parsing is [`super::task`]'s.
@@ -16,17 +17,17 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::Instant;
 
-use serde::Deserialize;
 use serde_json::json;
 
-use super::answers::{Answers, ArcChange, Checked, CheckedTags, Decision, LemmaChange, Provenance, TagChange, TagFix};
+use super::answers::{Answers, ArcChange, Checked, CheckedTags, Decision, LemmaChange, Provenance, TagChange};
 use super::auth::{Annotator, Tokens};
+use super::bodies::{lemma_fixes, parse_json, tag_fixes, unprocessable, with_fixes, ArcIn, ArcsIn, Refusal, TaskIn};
 use super::error_model::{ErrorModel, Pattern};
 use super::http::{Request, Response};
 use super::queue::{read_sentence, Queue};
 use super::review::rubber_stamp;
 use super::task::{arc_pattern, Reparser, WordView};
-use crate::corpus::{Column, Sentence, Upos, UPOS_TAGS};
+use crate::corpus::{Column, Sentence};
 use crate::model::file::ModelFile;
 use crate::model::registry::{unix_time, Registry};
 use crate::parse::constrained::{Arc as ArcConstraint, Constraints};
@@ -89,52 +90,6 @@ pub struct Workbench {
     annotated: PathBuf,
     tokens: Option<Tokens>,
     today: Mutex<Today>,
-}
-
-/// An arc as the API takes it.
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct ArcIn {
-    id: u32,
-    /// `None` (or absent): the arc is not answered (the word may still carry a tag).
-    #[serde(default)]
-    head: Option<u32>,
-    #[serde(default)]
-    deprel: Option<String>,
-    /// The word's UPOS as the annotator fixed or confirmed it.
-    #[serde(default)]
-    upos: Option<String>,
-    /// Its XPOS, given with `upos` only.
-    #[serde(default)]
-    xpos: Option<String>,
-    /// The word's LEMMA as the annotator fixed or confirmed it.
-    #[serde(default)]
-    lemma: Option<String>,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct ArcsIn {
-    task: String,
-    #[serde(default)]
-    arcs: Vec<ArcIn>,
-    #[serde(default)]
-    whole: bool,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct TaskIn {
-    task: String,
-    #[serde(default)]
-    reason: Option<String>,
-}
-
-/// A refused request: the response to send.
-type Refusal = Response;
-
-fn unprocessable(message: impl Into<String>) -> Refusal {
-    Response::error(422, message)
 }
 
 impl Workbench {
@@ -628,92 +583,6 @@ fn cycle_reports(dir: &std::path::Path) -> Vec<serde_json::Value> {
         .filter_map(|bytes| serde_json::from_slice::<serde_json::Value>(&bytes).ok())
         .filter(|r| r["candidate"]["model"].is_string())
         .collect()
-}
-
-/// The tags a request fixes or confirms, per word (index 0 unused), checked: a UD UPOS, an
-/// XPOS only with it, once per word of the sentence.
-fn tag_fixes(sent: &Sentence, arcs: &[ArcIn]) -> Result<Vec<Option<TagFix>>, Refusal> {
-    let n = sent.len();
-    let mut fixes: Vec<Option<TagFix>> = vec![None; n + 1];
-    for a in arcs {
-        let xpos = a.xpos.as_deref().map(str::trim).filter(|x| !x.is_empty() && *x != "_");
-        let Some(name) = a.upos.as_deref() else {
-            if xpos.is_some() {
-                return Err(unprocessable(format!("word {}: an XPOS goes with its UPOS: give \"upos\" too", a.id)));
-            }
-            continue;
-        };
-        if a.id == 0 || a.id as usize > n {
-            return Err(unprocessable(format!("word {}: no such word (the sentence has {n})", a.id)));
-        }
-        let upos = Upos::parse(name).ok_or_else(|| {
-            unprocessable(format!("word {}: {name:?} is not a UD UPOS tag (one of {})", a.id, UPOS_TAGS.join(" ")))
-        })?;
-        if let Some(x) = xpos {
-            if x.contains(char::is_whitespace) || crate::corpus::check_value(x).is_err() {
-                return Err(unprocessable(format!("word {}: {x:?} cannot be an XPOS (no spaces or tabs)", a.id)));
-            }
-        }
-        let fix = TagFix { upos, xpos: xpos.map(str::to_string) };
-        match &fixes[a.id as usize] {
-            Some(other) if *other != fix => {
-                return Err(unprocessable(format!("word {}: two different tags given", a.id)));
-            }
-            _ => fixes[a.id as usize] = Some(fix),
-        }
-    }
-    Ok(fixes)
-}
-
-/// The lemmas a request fixes or confirms, per word (index 0 unused), checked: a value a
-/// CoNLL-U column can hold, not `_`, once per word of the sentence.
-fn lemma_fixes(sent: &Sentence, arcs: &[ArcIn]) -> Result<Vec<Option<String>>, Refusal> {
-    let n = sent.len();
-    let mut fixes: Vec<Option<String>> = vec![None; n + 1];
-    for a in arcs {
-        let Some(lemma) = a.lemma.as_deref() else { continue };
-        if a.id == 0 || a.id as usize > n {
-            return Err(unprocessable(format!("word {}: no such word (the sentence has {n})", a.id)));
-        }
-        let lemma = lemma.trim();
-        if lemma.is_empty() || lemma == "_" || crate::corpus::check_value(lemma).is_err() {
-            return Err(unprocessable(format!(
-                "word {}: {lemma:?} cannot be a lemma (no tabs or newlines, not empty or _)",
-                a.id
-            )));
-        }
-        match &fixes[a.id as usize] {
-            Some(other) if other != lemma => {
-                return Err(unprocessable(format!("word {}: two different lemmas given", a.id)));
-            }
-            _ => fixes[a.id as usize] = Some(lemma.to_string()),
-        }
-    }
-    Ok(fixes)
-}
-
-/// `sent` with the tags of `fixes` (see [`TagFix::applied`]; `model`'s tagger gives the XPOS of
-/// a changed UPOS) and the lemmas of `lemmas`.
-fn with_fixes(sent: &Sentence, fixes: &[Option<TagFix>], lemmas: &[Option<String>], model: &ModelFile) -> Sentence {
-    let mut out = sent.clone();
-    let tags = model.tagger().map(|(meta, _, _)| &meta.tags);
-    for (w, fix) in fixes.iter().enumerate().skip(1) {
-        if let Some(fix) = fix {
-            let word = sent.word(w);
-            let (upos, xpos) = fix.applied(word.get(Column::Upos), word.get(Column::Xpos), tags);
-            out.set_tags(w, &upos, &xpos);
-        }
-    }
-    for (w, lemma) in lemmas.iter().enumerate().skip(1) {
-        if let Some(lemma) = lemma {
-            out.set_column(w, Column::Lemma, lemma);
-        }
-    }
-    out
-}
-
-fn parse_json<T: serde::de::DeserializeOwned>(body: &[u8]) -> Result<T, Refusal> {
-    serde_json::from_slice(body).map_err(|e| Response::error(400, format!("malformed JSON: {e}")))
 }
 
 /// The value of comment `# key = value`.

@@ -11,7 +11,7 @@
 //! addressed to it and, from a browser, sent by its own page ([`origin`]).
 //!
 //! - [`http`]: the small HTTP server, with its limits;
-//! - [`api`]: the routes;
+//! - [`api`]: the routes; [`bodies`]: the JSON they take, and the tags and lemmas it fixes, checked;
 //! - [`queue`]: ranking and leases;
 //! - [`task`]: a task's words, re-parsed, with alternatives;
 //! - [`answers`]: the corrections, the sentences set aside and the audit log, durably;
@@ -22,6 +22,7 @@
 pub mod answers;
 pub mod api;
 pub mod auth;
+pub mod bodies;
 pub mod error_model;
 pub mod http;
 pub mod origin;

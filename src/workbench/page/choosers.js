@@ -3,13 +3,27 @@
 // and change the state that workbench.js owns, through its setArc, setTag and setLemma.
 'use strict';
 
+// Shows a dialog below the tree, so that the arc and word it is about stay in sight: the page
+// is scrolled first if the window has no room for both.
+function showBelowTree(overlay) {
+  overlay.hidden = false;
+  const dialog = overlay.querySelector('.dialog');
+  let tree = $('#sentence').getBoundingClientRect();
+  if (tree.bottom + 8 + dialog.offsetHeight > window.innerHeight) {
+    window.scrollBy(0, Math.max(0, tree.top - 8));
+    tree = $('#sentence').getBoundingClientRect();
+  }
+  const room = window.innerHeight - dialog.offsetHeight - 8;
+  overlay.style.paddingTop = `${Math.max(8, Math.min(tree.bottom + 8, room))}px`;
+}
+
 // ---------------------------------------------------------------- label chooser
 
 function openLabels() {
   const w = word(state.current);
   if (!w) return;
   $('#label-word').textContent = `${w.form} (${w.id})`;
-  $('#label-chooser').hidden = false;
+  showBelowTree($('#label-chooser'));
   const input = $('#label-input');
   input.value = '';
   filterLabels();
@@ -101,7 +115,7 @@ function openTags(id) {
   $('#tag-word').textContent = `${w.form} (${w.id})`;
   const select = $('#tag-select');
   select.value = shownTag(w);
-  $('#tag-dialog').hidden = false;
+  showBelowTree($('#tag-dialog'));
   select.focus();
 }
 
@@ -127,7 +141,7 @@ function openLemma(id) {
   $('#lemma-word').textContent = `${w.form} (${w.id})`;
   const input = $('#lemma-input');
   input.value = shownLemma(w);
-  $('#lemma-dialog').hidden = false;
+  showBelowTree($('#lemma-dialog'));
   input.focus();
   input.select();
 }

@@ -132,8 +132,8 @@ function renderTree() {
 
   const arcLayer = svg('g', { class: 'arcs' }, root);
   const labelLayer = svg('g', { class: 'labels' }, root); // above every arc: no leg runs over a label
-  const spread = (id, level) => Math.min(cols[id].width / 2 - 4, 2 + level * 3);
-  for (const arc of arcs) drawArc(arcLayer, labelLayer, arc, center, spread, base, arc.level * step);
+  const legs = legOffsets(arcs, cols);
+  for (const arc of arcs) drawArc(arcLayer, labelLayer, arc, center, legs.get(arc), base, arc.level * step);
   for (const w of words.filter((x) => x.head === 0)) drawRootArc(arcLayer, labelLayer, w, center(w.id), base, (top + 1) * step);
   if (state.proposed !== null && state.current !== null) drawProposed(arcLayer, center, base, (top + 1.6) * step);
   const unknownLayer = svg('g', { class: 'unknowns' }, root);
@@ -148,18 +148,45 @@ function renderTree() {
   box.scrollLeft = scroll;
 }
 
+// Where each arc leaves its head, as an offset from the head's centre: the centre is the
+// arrowhead of the head's own arc, and the legs leaving on one side are spaced apart, lowest
+// arc innermost, so that no leg runs into an arrowhead or over another leg however many
+// dependents a word has (the spacing shrinks to fit the column).
+const ARROW_CLEARANCE = 7;
+function legOffsets(arcs, cols) {
+  const sides = new Map();
+  for (const arc of arcs) {
+    const key = `${arc.w.head}:${arc.w.id > arc.w.head ? 1 : -1}`;
+    if (!sides.has(key)) sides.set(key, []);
+    sides.get(key).push(arc);
+  }
+  const offsets = new Map();
+  for (const leaving of sides.values()) {
+    leaving.sort((a, b) => a.level - b.level);
+    const room = cols[leaving[0].w.head].width / 2 - 3 - ARROW_CLEARANCE;
+    const gap = leaving.length > 1 ? Math.min(4, room / (leaving.length - 1)) : 0;
+    leaving.forEach((arc, rank) => offsets.set(arc, ARROW_CLEARANCE + rank * gap));
+  }
+  return offsets;
+}
+
+// Arcs wider than this carry their label near the word they point at, not in their middle:
+// the middle of a long arc is often scrolled out of view while its word is asked about.
+const LONG_ARC = 240;
+
 // An arc from its head to its dependent: up, across at its level, down to an arrowhead. The
-// head end is shifted by level so that arcs leaving one word do not run over each other.
-function drawArc(layer, labels, arc, center, spread, base, height) {
+// head end is shifted by `leg` (legOffsets) so that arcs leaving one word do not run over
+// each other or into its arrowhead.
+function drawArc(layer, labels, arc, center, leg, base, height) {
   const { w } = arc;
   const kind = arcClass(w);
   const colour = kind === 'low' ? confidenceColour(w) : null;
   const direction = w.id > w.head ? 1 : -1;
-  const x1 = center(w.head) + direction * spread(w.head, arc.level);
+  const x1 = center(w.head) + direction * leg;
   const x2 = center(w.id);
   const y = base - height;
   const r = Math.min(8, Math.abs(x2 - x1) / 2, height / 2);
-  const g = svg('g', { class: `arc ${kind}`, 'data-dep': w.id, 'data-head': w.head }, layer);
+  const g = svg('g', { class: `arc ${kind}`, 'data-dep': w.id, 'data-head': w.head, 'data-x1': x1, 'data-x2': x2 }, layer);
   if (w.check) g.classList.add('flagged');
   if (w.id === state.current) g.classList.add('current');
   const d = `M${x1},${base} V${y + r} Q${x1},${y} ${x1 + direction * r},${y} H${x2 - direction * r} Q${x2},${y} ${x2},${y + r} V${base - 1}`;
@@ -169,13 +196,15 @@ function drawArc(layer, labels, arc, center, spread, base, height) {
     path.style.stroke = colour;
     head.style.fill = colour;
   }
-  drawLabel(labels, g, w.deprel, (x1 + x2) / 2, y, colour, `${w.deprel} ${Number(w.conf).toFixed(2)}`);
+  const half = labelWidth(w.deprel) / 2;
+  const x = Math.abs(x2 - x1) > LONG_ARC ? x2 - direction * (half + 2 * r + 4) : (x1 + x2) / 2;
+  drawLabel(labels, g, w.deprel, x, y, colour, `${w.deprel} ${Number(w.conf).toFixed(2)}`);
 }
 
 function drawRootArc(layer, labels, w, x, base, height) {
   const kind = arcClass(w);
   const colour = kind === 'low' ? confidenceColour(w) : null;
-  const g = svg('g', { class: `arc root ${kind}`, 'data-dep': w.id, 'data-head': 0 }, layer);
+  const g = svg('g', { class: `arc root ${kind}`, 'data-dep': w.id, 'data-head': 0, 'data-x2': x }, layer);
   const path = svg('path', { d: `M${x},${base - height + 8} V${base - 1}` }, g);
   const head = svg('path', { class: 'arrow', d: `M${x - 4},${base - 7} L${x + 4},${base - 7} L${x},${base} Z` }, g);
   if (colour) {
@@ -194,10 +223,14 @@ function drawProposed(layer, center, base, height) {
   svg('path', { class: 'arrow', d: `M${to - 4},${base - 7} L${to + 4},${base - 7} L${to},${base} Z` }, g);
 }
 
+function labelWidth(text) {
+  return textWidth(text, '12px system-ui, sans-serif') + 8;
+}
+
 // An arc's label, in the label layer, with the arc's classes (for the stylesheet).
 function drawLabel(layer, arc, text, x, y, colour, title) {
   const g = svg('g', { class: arc.getAttribute('class'), 'data-dep': arc.dataset.dep }, layer);
-  const width = textWidth(text, '12px system-ui, sans-serif') + 8;
+  const width = labelWidth(text);
   svg('rect', { class: 'label-bg', x: x - width / 2, y: y - 8, width, height: 16, rx: 3 }, g);
   const label = svg('text', { class: 'label', x, y: y + 4 }, g);
   label.textContent = text;

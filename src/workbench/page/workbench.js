@@ -501,6 +501,8 @@ function start() {
   setPending(0);
   document.addEventListener('keydown', onKey);
   $('#sentence').addEventListener('click', onTreeClick);
+  // A narrower window must not leave the word asked about out of view.
+  window.addEventListener('resize', () => scrollToWord(state.current));
   $('#word-panel').addEventListener('click', onAlternativeClick);
   $('#label-input').addEventListener('input', filterLabels);
   $('#label-input').addEventListener('keydown', onLabelKey);

@@ -18,7 +18,9 @@
 # Outputs stay in OUT (default target/raw-text-eval); the tables printed hold every treebank
 # measured there, the last measurement of each.
 #   usage: [TREEBANKS="hu_szeged el_gdt en_ewt en_atis"] [OUT=DIR] [UDPIPE_CACHE=DIR] [UDPIPE_VENV=DIR]
-#          [UDPIPE_TRAINING=default] scripts/raw-text-eval.sh [TREEBANK=SPOOLPARSE_MODEL...]
+#          [UDPIPE_TRAINING=default] [UDPIPE_TRAIN=never] scripts/raw-text-eval.sh [TREEBANK=SPOOLPARSE_MODEL...]
+# UDPIPE_TRAIN=never measures UDPipe only where its model is cached (en_ewt with its defaults
+# trains for hours).
 # UDPIPE_TRAINING=default trains UDPipe with all its defaults (udpipe-raw.py; give it its own
 # UDPIPE_CACHE: a cached model trained otherwise is retrained); the tables name the options.
 set -euo pipefail
@@ -105,8 +107,14 @@ for tb in $treebanks; do
   zstd -qdcf "$ud/$tb/train.conllu.zst" >"$out/$tb.train.conllu"
   python3 "$root/scripts/conllu-to-raw.py" "$gold" >"$out/$tb.txt"
   [ -s "$cache/$tb-train.conllu" ] || cp "$out/$tb.train.conllu" "$cache/$tb-train.conllu"
-  nice -n 10 "$py" "$root/scripts/udpipe-raw.py" train "$cache/$tb-train.conllu" "$cache/$tb.udpipe"
-  for search in beam greedy; do
+  searches="beam greedy"
+  if [ "${UDPIPE_TRAIN:-yes}" = never ] && [ ! -s "$cache/$tb.udpipe" ]; then
+    echo "$tb: UDPipe skipped: no model in $cache and UDPIPE_TRAIN=never" >&2
+    searches=""
+  else
+    nice -n 10 "$py" "$root/scripts/udpipe-raw.py" train "$cache/$tb-train.conllu" "$cache/$tb.udpipe"
+  fi
+  for search in $searches; do
     base="$out/$tb.udpipe-$search"
     timed "$base.seconds" "$py" "$root/scripts/udpipe-raw.py" run "$cache/$tb.udpipe" "$out/$tb.txt" "$base.raw.conllu" \
       "raw-$search" >/dev/null

@@ -39,6 +39,8 @@ impl Origins {
             hosts.extend([format!("localhost:{port}"), format!("127.0.0.1:{port}"), format!("[::1]:{port}")]);
         }
         hosts.extend(extra.iter().map(|h| h.trim().to_ascii_lowercase()));
+        let mut seen = std::collections::HashSet::new();
+        hosts.retain(|h| seen.insert(h.clone())); // listed once in a refusal's message
         Origins { hosts }
     }
 

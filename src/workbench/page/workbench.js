@@ -136,6 +136,10 @@ async function loadStats() {
   $('#stat-answered').textContent = stats.answered_today;
   $('#stat-rate').textContent = Number(stats.arcs_per_hour).toFixed(0);
   $('#stat-queue').textContent = stats.queue_left;
+  // An empty queue may be one of held-out sentences only (the example daemon's en_ewt dev).
+  const heldOut = $('#held-out-note');
+  heldOut.hidden = !stats.held_out;
+  heldOut.textContent = `${stats.held_out} low-confidence sentence(s) of the retraining gate's held-out file ([retrain] heldout) are not queued: a correction of them could never be trained on.`;
 }
 
 async function loadLabels() {

@@ -199,8 +199,11 @@ pub(super) fn check_sentence(
                 )
             } else {
                 format!(
-                    "agrees with only {} of its {} arcs (head and label) with the serving model's parse: suspect",
-                    a.labeled, a.arcs
+                    "differs from the serving model's parse on {} of its {} arcs (head or label) where the model's \
+                     confidences expect {:.1}: suspect",
+                    a.arcs - a.labeled,
+                    a.arcs,
+                    a.expected
                 )
             };
             return Ok(Verdict::Suspect(Problem::at(sent.first_line, why), dropped));

@@ -401,3 +401,19 @@ fn format_usize(mut n: usize, buf: &mut [u8; 20]) -> &str {
     // Only ASCII digits were written.
     std::str::from_utf8(&buf[i..]).unwrap_or_default()
 }
+
+#[cfg(test)]
+impl Sentence {
+    /// A test sentence of words given as FORM, LEMMA, UPOS, XPOS and FEATS (`_` for none),
+    /// without a tree.
+    pub(crate) fn of_words(words: &[[&str; 5]]) -> Sentence {
+        let text: String = words
+            .iter()
+            .enumerate()
+            .map(|(i, [f, l, u, x, feats])| format!("{}\t{f}\t{l}\t{u}\t{x}\t{feats}\t_\t_\t_\t_\n", i + 1))
+            .collect();
+        let mut sent = Sentence::default();
+        sent.fill_from_conllu_lines(&text).expect("a test sentence");
+        sent
+    }
+}

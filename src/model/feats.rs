@@ -716,14 +716,7 @@ mod tests {
     use super::*;
 
     fn sentence(words: &[(&str, &str, &str)]) -> Sentence {
-        let text: String = words
-            .iter()
-            .enumerate()
-            .map(|(i, (f, u, feats))| format!("{}\t{f}\t_\t{u}\t_\t{feats}\t_\t_\t_\t_\n", i + 1))
-            .collect();
-        let mut sent = Sentence::default();
-        sent.fill_from_conllu_lines(&text).expect("a test sentence");
-        sent
+        Sentence::of_words(&words.iter().map(|&(f, u, feats)| [f, "_", u, "_", feats]).collect::<Vec<_>>())
     }
 
     fn data() -> Vec<Sentence> {

@@ -656,14 +656,7 @@ mod tests {
     }
 
     fn sentence(words: &[(&str, &str, &str)]) -> Sentence {
-        let text: String = words
-            .iter()
-            .enumerate()
-            .map(|(i, (f, l, u))| format!("{}\t{f}\t{l}\t{u}\t_\t_\t_\t_\t_\t_\n", i + 1))
-            .collect();
-        let mut sent = Sentence::default();
-        sent.fill_from_conllu_lines(&text).expect("a test sentence");
-        sent
+        Sentence::of_words(&words.iter().map(|&(f, l, u)| [f, l, u, "_", "_"]).collect::<Vec<_>>())
     }
 
     #[test]

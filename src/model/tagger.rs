@@ -702,14 +702,7 @@ mod tests {
 
     /// A sentence of `(form, upos, xpos)` words.
     fn sentence(words: &[(&str, &str, &str)]) -> Sentence {
-        let text: String = words
-            .iter()
-            .enumerate()
-            .map(|(i, (f, u, x))| format!("{}\t{f}\t_\t{u}\t{x}\t_\t_\t_\t_\t_\n", i + 1))
-            .collect();
-        let mut sent = Sentence::default();
-        sent.fill_from_conllu_lines(&text).expect("a test sentence");
-        sent
+        Sentence::of_words(&words.iter().map(|&(f, u, x)| [f, "_", u, x, "_"]).collect::<Vec<_>>())
     }
 
     /// Gold sentences in which `det` is DET/DT, `noun` NOUN/NN and `verb` VERB/VB, varied.

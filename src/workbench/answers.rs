@@ -194,32 +194,33 @@ impl Answers {
         why: &str,
     ) -> io::Result<PathBuf> {
         let text = correction_text(sent, arcs, whole, tags, meta);
-        let dir = self.annotated.join("suspect");
-        fs::create_dir_all(&dir)?;
-        let path = self.publish_new(&dir, &meta.task, text.as_bytes())?;
-        let mut note = path.clone().into_os_string();
-        note.push(".error");
-        let note_text = format!(
+        let note = format!(
             "sent_id {}: held back by the workbench, answered by {} ({}): {why}; add `# confirmed = yes` and move the \
              file back into annotated/ if it was reviewed\n",
             meta.sent_id, meta.annotator, meta.source
         );
-        crate::base::io::write_atomically(Path::new(&note), note_text.as_bytes())?;
-        Ok(path)
+        self.set_aside("suspect", &meta.task, text.as_bytes(), &note)
     }
 
     /// Writes a sentence flagged bad into `annotated/rejected/`, with its reason beside it.
     pub fn write_bad(&self, sent: &Sentence, reason: &str, meta: &Provenance) -> io::Result<PathBuf> {
         let mut text = Vec::new();
         sent.write_to(&mut text)?;
-        let dir = self.annotated.join("rejected");
-        let path = self.publish_new(&dir, &meta.task, &text)?;
-        let mut error = path.clone().into_os_string();
-        error.push(".error");
         let note = format!(
             "sent_id {}: flagged bad in the workbench by {} ({}): {reason}\n",
             meta.sent_id, meta.annotator, meta.source
         );
+        self.set_aside("rejected", &meta.task, &text, &note)
+    }
+
+    /// `annotated/SUBDIR/wb-TIME-TASK.conllu` (see [`Self::publish_new`]) with `note` beside it
+    /// in a `.error` file, where ingest never takes training data from.
+    fn set_aside(&self, subdir: &str, task: &str, bytes: &[u8], note: &str) -> io::Result<PathBuf> {
+        let dir = self.annotated.join(subdir);
+        fs::create_dir_all(&dir)?;
+        let path = self.publish_new(&dir, task, bytes)?;
+        let mut error = path.clone().into_os_string();
+        error.push(".error");
         crate::base::io::write_atomically(Path::new(&error), note.as_bytes())?;
         Ok(path)
     }

@@ -360,6 +360,22 @@ def crowded_words(driver, apart: float = 1.5) -> list:
     """, apart)
 
 
+def overlapping_labels(driver) -> list:
+    """Pairs of arc labels drawn over each other: (label, label) by their text."""
+    return driver.execute_script("""
+        const boxes = [...document.querySelectorAll('#sentence .labels g')].map((g) => {
+            const r = g.querySelector('rect.label-bg');
+            const x = Number(r.getAttribute('x')), y = Number(r.getAttribute('y'));
+            return {text: g.textContent, x0: x, x1: x + Number(r.getAttribute('width')), y0: y, y1: y + Number(r.getAttribute('height'))};
+        });
+        const pairs = [];
+        boxes.forEach((a, i) => boxes.slice(i + 1).forEach((b) => {
+            if (a.x0 < b.x1 && b.x0 < a.x1 && a.y0 < b.y1 && b.y0 < a.y1) pairs.push([a.text, b.text]);
+        }));
+        return pairs;
+    """)
+
+
 def overlaps_tree(driver, dialog_id: str) -> bool:
     """Whether the open dialog `dialog_id` covers any of the tree's visible box."""
     return driver.execute_script("""
@@ -385,6 +401,8 @@ def test_a_long_sentence_scrolls_and_a_narrow_window_fits(browser) -> None:
     assert int(box.get_attribute("scrollWidth")) > int(box.get_attribute("clientWidth")), "a long sentence scrolls"
     # No leg of an arc runs into the arrowhead of another or over another leg, at any word.
     assert not crowded_words(driver), f"ends of arcs drawn on top of each other: {crowded_words(driver)}"
+    # A label wider than its arc sits a level up rather than over its neighbour's.
+    assert not overlapping_labels(driver), f"labels drawn over each other: {overlapping_labels(driver)}"
     # Each flagged word in turn: scrolled into view with its arc's label, however long the arc.
     for _ in range(4):
         press(driver, "j")
@@ -445,6 +463,7 @@ def test_corrections_by_keyboard_and_mouse_are_stored(browser, workbench: Workbe
     fixed = word(driver, current["id"])
     assert (fixed["head"], fixed["deprel"], fixed["state"]) == (head, label, "corrected"), fixed
     screenshot(driver, "2-keyboard-correction")
+    assert not overlapping_labels(driver), f"labels drawn over each other: {overlapping_labels(driver)}"
 
     # Mouse: click another word, then a head for it that is neither its head nor a cycle.
     other = next(w for w in task(driver)["words"] if w["id"] != current["id"])

@@ -72,15 +72,16 @@ function columns(words) {
   return cols;
 }
 
-// displaCy-style levels: an arc sits one level above every shorter arc it overlaps, so that
-// labels never collide, crossing (non-projective) arcs included.
+// displaCy-style levels: an arc sits one level above every shorter arc it overlaps, its label
+// included (a label wider than its arc reaches over its neighbours'), so that labels never
+// collide, crossing (non-projective) arcs included.
 function levels(arcs) {
   const sorted = [...arcs].sort((a, b) => (a.hi - a.lo) - (b.hi - b.lo) || a.lo - b.lo);
   const placed = [];
   for (const arc of sorted) {
     let level = 1;
     for (const other of placed) {
-      if (other.lo < arc.hi && other.hi > arc.lo) level = Math.max(level, other.level + 1);
+      if (other.left < arc.right && other.right > arc.left) level = Math.max(level, other.level + 1);
     }
     arc.level = level;
     placed.push(arc);
@@ -121,7 +122,7 @@ function renderTree() {
   const words = state.words;
   const cols = columns(words);
   const center = (id) => cols[id].x + cols[id].width / 2;
-  const arcs = words.filter((w) => w.head > 0).map((w) => ({ w, lo: Math.min(w.id, w.head), hi: Math.max(w.id, w.head) }));
+  const arcs = words.filter((w) => w.head > 0).map((w) => withExtent({ w, lo: Math.min(w.id, w.head), hi: Math.max(w.id, w.head) }, center));
   const top = levels(arcs);
   const step = Math.max(20, Math.min(30, Math.floor(240 / top))); // tall trees a little flatter
   const base = (top + 2) * step + 8; // room for the root arc's label (and a proposed head) on top
@@ -173,6 +174,27 @@ function legOffsets(arcs, cols) {
 // Arcs wider than this carry their label near the word they point at, not in their middle:
 // the middle of a long arc is often scrolled out of view while its word is asked about.
 const LONG_ARC = 240;
+// The corner radius of an arc (at most), and the room kept around a label: legs further out
+// than the first (legOffsets) move it a few pixels.
+const CORNER = 8;
+const LABEL_SLACK = 3;
+
+// Where the label of an arc from `head` to `dep` (centres) goes, before legs are offset.
+function labelX(head, dep, text) {
+  const direction = dep > head ? 1 : -1;
+  return Math.abs(dep - head) > LONG_ARC ? dep - direction * (labelWidth(text) / 2 + 2 * CORNER + 4) : (head + dep) / 2;
+}
+
+// `arc` with the horizontal extent it and its label take: `left` and `right`, in pixels.
+function withExtent(arc, center) {
+  const dep = center(arc.w.id);
+  const head = center(arc.w.head) + (dep > center(arc.w.head) ? 1 : -1) * ARROW_CLEARANCE;
+  const x = labelX(head, dep, arc.w.deprel);
+  const half = labelWidth(arc.w.deprel) / 2 + LABEL_SLACK;
+  arc.left = Math.min(center(arc.lo), x - half);
+  arc.right = Math.max(center(arc.hi), x + half);
+  return arc;
+}
 
 // An arc from its head to its dependent: up, across at its level, down to an arrowhead. The
 // head end is shifted by `leg` (legOffsets) so that arcs leaving one word do not run over
@@ -185,7 +207,7 @@ function drawArc(layer, labels, arc, center, leg, base, height) {
   const x1 = center(w.head) + direction * leg;
   const x2 = center(w.id);
   const y = base - height;
-  const r = Math.min(8, Math.abs(x2 - x1) / 2, height / 2);
+  const r = Math.min(CORNER, Math.abs(x2 - x1) / 2, height / 2);
   const g = svg('g', { class: `arc ${kind}`, 'data-dep': w.id, 'data-head': w.head, 'data-x1': x1, 'data-x2': x2 }, layer);
   if (w.check) g.classList.add('flagged');
   if (w.id === state.current) g.classList.add('current');
@@ -196,9 +218,7 @@ function drawArc(layer, labels, arc, center, leg, base, height) {
     path.style.stroke = colour;
     head.style.fill = colour;
   }
-  const half = labelWidth(w.deprel) / 2;
-  const x = Math.abs(x2 - x1) > LONG_ARC ? x2 - direction * (half + 2 * r + 4) : (x1 + x2) / 2;
-  drawLabel(labels, g, w.deprel, x, y, colour, `${w.deprel} ${Number(w.conf).toFixed(2)}`);
+  drawLabel(labels, g, w.deprel, labelX(x1, x2, w.deprel), y, colour, `${w.deprel} ${Number(w.conf).toFixed(2)}`);
 }
 
 function drawRootArc(layer, labels, w, x, base, height) {

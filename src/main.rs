@@ -5,7 +5,7 @@ mod commands;
 
 use clap::{Parser, Subcommand};
 
-use commands::{annotate, annotations, bench, daemon, eval, inspect, models, parse, retrain, train};
+use commands::{annotate, annotations, bench, calibrate, daemon, eval, inspect, models, parse, retrain, train};
 
 #[derive(Parser)]
 #[command(name = "spoolparse", version, about = "Fast greedy arc-eager dependency parsing")]
@@ -33,6 +33,7 @@ enum Command {
     },
     Bench(bench::BenchArgs),
     Eval(eval::EvalArgs),
+    Calibrate(calibrate::CalibrateArgs),
     Annotate(annotate::AnnotateArgs),
 }
 
@@ -56,6 +57,7 @@ fn main() {
         Command::Annotations { action } => annotations::exec(action),
         Command::Bench(args) => bench::exec(args),
         Command::Eval(args) => eval::exec(args),
+        Command::Calibrate(args) => calibrate::exec(args),
         Command::Annotate(args) => annotate::exec(args),
     };
     if let Err(e) = result {

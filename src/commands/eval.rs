@@ -3,10 +3,10 @@
 //! Files with the gold's words get the attachment scores of [`spoolparse::train::eval`] (with
 //! and without punctuation), and beside them the CoNLL 2018 figures of
 //! [`spoolparse::train::align`]; a system that tokenized raw text otherwise gets the latter
-//! alone (Tokens, Sentences, Words, UPOS, UAS, LAS as F1 over aligned words). Calibration
-//! needs the gold's words.
+//! alone (Tokens, Sentences, Words, UPOS, UAS, LAS as F1 over aligned words), and its
+//! calibration judges each system word as those figures do ([`spoolparse::train::align::calibration`]).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Result};
 use clap::Args;
@@ -58,29 +58,36 @@ pub fn exec(args: EvalArgs) -> Result<()> {
     let EvalArgs { gold, system, json, calibration, model, plot } = args;
     let (counts, cal) = match evaluate_files_calibrated(&gold, &system) {
         Ok(scored) => scored,
-        // Other words than gold's: only the aligned figures exist (the text must still match).
-        Err(EvalError::Mismatch { what, line, .. }) => {
-            let aligned = align::evaluate_files(&gold, &system)?;
-            if calibration {
-                bail!(
-                    "{}{}: {what}: --calibration needs the gold file's words (this system file tokenized \
-                     the text otherwise)",
-                    system.display(),
-                    if line == 0 { String::new() } else { format!(":{line}") }
-                );
-            }
+        // Other words than gold's: only the aligned figures exist (the text must still match),
+        // and the calibration of the words as they align.
+        Err(EvalError::Mismatch { .. }) => {
+            let (gold_doc, system_doc) = (align::Document::read(&gold)?, align::Document::read(&system)?);
+            let aligned = align::evaluate(&gold_doc, &system_doc)?;
+            let cal = match calibration {
+                true => Some(checked_calibration(align::calibration(&gold_doc, &system_doc)?, &system)?),
+                false => None,
+            };
             if json {
                 // The F1 figures stand where accuracies stand for gold-tokenized files.
-                let doc = serde_json::json!({
+                let mut doc = serde_json::json!({
                     "words": aligned.words.gold,
                     "uas": aligned.uas.f1,
                     "las": aligned.las.f1,
                     "upos": aligned.upos.f1,
                     "aligned": aligned,
                 });
+                if let Some(cal) = &cal {
+                    doc["calibration"] = calibration_json(cal, None);
+                }
                 println!("{}", serde_json::to_string_pretty(&doc)?);
             } else {
                 print_aligned(&aligned);
+                if let Some(cal) = &cal {
+                    print_calibration(cal);
+                }
+            }
+            if let (Some(cal), Some(plot)) = (&cal, plot) {
+                spoolparse::train::plot::calibration_svg(&plot, cal)?;
             }
             return Ok(());
         }
@@ -100,14 +107,7 @@ pub fn exec(args: EvalArgs) -> Result<()> {
         }
         return Ok(());
     }
-    // Tables of nothing would read as perfectly calibrated (ECE 0): refused before any output.
-    if cal.arcs.total() == 0 {
-        bail!(
-            "{}: no word has a confidence (Conf= in MISC), so there is no calibration to report: \
-             parse without --no-confidence",
-            system.display()
-        );
-    }
+    let cal = checked_calibration(cal, &system)?;
     let transitions = match model {
         Some(model) => Some(spoolparse::train::transition_calibration(&ModelFile::open(&model)?, &gold)?),
         None => None,
@@ -132,6 +132,21 @@ pub fn exec(args: EvalArgs) -> Result<()> {
     }
     Ok(())
 }
+
+/// Tables of nothing would read as perfectly calibrated (ECE 0): refused before any output.
+fn checked_calibration(cal: Calibration, system: &Path) -> Result<Calibration> {
+    if cal.arcs.total() == 0 {
+        bail!(
+            "{}: no word has a confidence (Conf= in MISC), so there is no calibration to report: \
+             parse without --no-confidence",
+            system.display()
+        );
+    }
+    Ok(cal)
+}
+
+/// Shares of the words in the coverage–accuracy table.
+const WORD_SHARES: [f64; 3] = [0.25, 0.5, 0.8];
 
 /// Confidence thresholds of the coverage table.
 const COVERAGE_THRESHOLDS: [f64; 8] = [0.0, 0.5, 0.6, 0.7, 0.8, 0.85, 0.9, 0.95];
@@ -196,6 +211,10 @@ fn print_calibration(cal: &Calibration) {
         let (las, words) = cal.top_sentences(share);
         println!("{:29.0}% | {:10.1} | {:6.2}", share * 100.0, words, las);
     }
+    println!("\nWords kept (most confident sentences first) | LAS of kept | best ranking (by true LAS)");
+    for k in cal.words_kept(&WORD_SHARES) {
+        println!("{:42.0}% | {:11.2} | {:6.2}", k.words, k.las, k.best);
+    }
 }
 
 /// The tables of [`print_calibration`] (and of transitions, with `--model`) as JSON.
@@ -215,5 +234,6 @@ fn calibration_json(cal: &Calibration, transitions: Option<&Reliability>) -> ser
         "sentence_bin_agreement": cal.sentence_bin_agreement(),
         "coverage": cal.coverage(&COVERAGE_THRESHOLDS),
         "most_confident": top,
+        "words_kept": cal.words_kept(&WORD_SHARES),
     })
 }

@@ -6,6 +6,7 @@
 pub mod annotate;
 pub mod annotations;
 pub mod bench;
+pub mod calibrate;
 pub mod daemon;
 pub mod eval;
 pub mod inspect;

@@ -13,6 +13,7 @@ use spoolparse::learn::logistic::RdaOptions;
 use spoolparse::model::file::{self as model_file, ModelFile, Precision, Recipe, WriteOptions};
 use spoolparse::model::tokenizer::{self, Scores, Tokenizer, TokenizerModel};
 use spoolparse::model::TrainingInfo;
+use spoolparse::train::pipeline_confidence::fit_pipeline_confidence;
 use spoolparse::train::{self, LearnerKind, Lifting, OracleKind, Progress, TaggerOptions, TrainOptions};
 use spoolparse::transition::projective::Scheme;
 use spoolparse::transition::System;
@@ -401,12 +402,24 @@ pub fn exec(args: TrainArgs) -> Result<()> {
         rollin_alpha: Some(opts.rollin_alpha),
         min_feature_count: Some(opts.min_feature_count),
     };
-    let extras = model_file::Extras { recipe: Some(&recipe), tagger_from: None };
+    let extras = model_file::Extras { recipe: Some(&recipe), tagger_from: None, confidence: None };
     // Again: the output may have appeared while training.
     output.check(train, dev)?;
     let path = output.path.as_path();
     let meta = model_file::write_with(&model, path, write, extras)
         .with_context(|| format!("writing the model to {}", path.display()))?;
+    // The whole pipeline's confidence is fitted on dev parsed by the model as written (its
+    // stored, possibly quantized weights), then the file is written again with it.
+    if let Some(dev) = dev {
+        let file = std::sync::Arc::new(ModelFile::open(path)?);
+        let fitted = fit_pipeline_confidence(&file, dev)
+            .with_context(|| format!("fitting the confidence on {}", dev.display()))?;
+        if let Some(confidence) = fitted {
+            eprintln!("{}", super::calibrate::describe(&confidence));
+            model_file::write_with_confidence(&file, &confidence, path)
+                .with_context(|| format!("writing the model to {}", path.display()))?;
+        }
+    }
     // Without --dev there is no dev LAS: the last epoch is kept.
     let chosen = match dev {
         Some(_) => format!("dev LAS {:.2}, {dev_tags}", model.info.dev_las),

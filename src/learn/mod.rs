@@ -10,10 +10,13 @@
 //! - [`cw`]: multi-class confidence-weighted classification;
 //! - [`passive_aggressive`]: the averaged passive-aggressive learner, cost-sensitive or plain
 //!   multi-class;
+//! - [`confidence_model`]: the whole pipeline's arc confidence, a logistic regression on
+//!   every stage's signals;
 //! - [`confidence`]: probabilities from scores, temperature fitting, isotonic calibration,
 //!   reliability and ECE.
 
 pub mod confidence;
+pub mod confidence_model;
 pub mod cw;
 pub mod logistic;
 pub mod passive_aggressive;

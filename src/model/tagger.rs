@@ -116,6 +116,18 @@ const UNKNOWN_CLASS: u64 = 0x554e_4b4e_4f57_4e00;
 
 const PAD: WordAttrs = WordAttrs { form: 1, lower: 1, prefix: [1; 4], suffix: [1; 4], shape: 1, len: 0, class: 1 };
 
+/// [`WordAttrs::lower`] of a form alone, as [`word_attrs`] hashes it.
+fn lower_hash(form: &str) -> u64 {
+    let mut buf = [0u8; 4];
+    let lower = form.chars().flat_map(char::to_lowercase).fold(0xcbf2_9ce4_8422_2325u64, |h, lc| {
+        lc.encode_utf8(&mut buf)
+            .as_bytes()
+            .iter()
+            .fold(h, |h, &b| (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3))
+    });
+    mix(lower)
+}
+
 /// Hashes a word's attributes without allocating.
 pub fn word_attrs(form: &str) -> WordAttrs {
     let fnv = |h: u64, b: u8| (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3);
@@ -238,7 +250,7 @@ impl TagDict {
     /// Whether the tagger's training data had a word of this form (ignoring case): its
     /// lexicon, which the retraining store reads to tell a file unlike the training data.
     pub fn knows(&self, form: &str) -> bool {
-        self.classes.contains_key(&word_attrs(form).lower)
+        self.classes.contains_key(&lower_hash(form))
     }
 
     /// Number of words.
@@ -413,7 +425,8 @@ pub struct TaggerModel {
     pub second: Weights,
 }
 
-/// One greedy left-to-right pass over `words` into `out`; with `right`, the second pass.
+/// One greedy left-to-right pass over `words` into `out`; with `right`, the second pass. With
+/// `margins`, each word's score margin goes there ([`Tagger::margins`]).
 #[allow(clippy::too_many_arguments)]
 fn tag_pass<S: Scorer>(
     weights: &S,
@@ -423,18 +436,32 @@ fn tag_pass<S: Scorer>(
     feats: &mut Vec<u64>,
     scores: &mut [f32],
     out: &mut Vec<u16>,
+    mut margins: Option<&mut Vec<f32>>,
 ) {
     out.clear();
+    if let Some(m) = margins.as_deref_mut() {
+        m.clear();
+    }
     let (mut prev, mut prev2) = (None, None);
     for (i, w) in words.iter().enumerate() {
-        let tag = match dict.get(w) {
-            Some(t) => t,
+        let (tag, margin) = match dict.get(w) {
+            Some(t) => (t, f32::INFINITY),
             None => {
                 extract(words, i, history(prev), history(prev2), right, feats);
                 weights.score(feats, scores);
-                argmax(scores, |_| true).unwrap_or(0) as u16
+                let best = argmax(scores, |_| true).unwrap_or(0);
+                let second = scores
+                    .iter()
+                    .enumerate()
+                    .filter(|&(j, _)| j != best)
+                    .map(|(_, &s)| s)
+                    .fold(f32::NEG_INFINITY, f32::max);
+                (best as u16, scores.get(best).map_or(0.0, |&b| b - second))
             }
         };
+        if let Some(m) = margins.as_deref_mut() {
+            m.push(margin);
+        }
         out.push(tag);
         prev2 = prev;
         prev = Some(tag);
@@ -541,7 +568,7 @@ pub fn train_tagger(sentences: &[TagSentence], tags: &TagSet, epochs: u32, seed:
         for (i, s) in reversed.iter().enumerate().filter(|(i, _)| i % k == fold) {
             let mut words = s.words.clone();
             fold_dict.annotate(&mut words);
-            tag_pass(&&weights, &fold_dict, &words, None, &mut feats, &mut scores, &mut right[i]);
+            tag_pass(&&weights, &fold_dict, &words, None, &mut feats, &mut scores, &mut right[i], None);
             right[i].reverse();
         }
     }
@@ -564,6 +591,8 @@ pub struct Tagger<'m, S: Scorer> {
     annotated: Vec<WordAttrs>,
     reversed: Vec<WordAttrs>,
     out: Vec<u16>,
+    /// Per word of the last sentence, the second pass's score margin of its tag.
+    margins: Vec<f32>,
 }
 
 impl<'m> Tagger<'m, &'m Weights> {
@@ -589,7 +618,26 @@ impl<'m, S: Scorer> Tagger<'m, S> {
             annotated: Vec::new(),
             reversed: Vec::new(),
             out: Vec::new(),
+            margins: Vec::new(),
         }
+    }
+
+    /// Per word of the last sentence tagged, how far its tag's score was above the next best
+    /// tag's in the second pass (infinite for a word the tag dictionary fixes): how sure the
+    /// tagger was, which the whole-pipeline confidence reads.
+    pub fn margins(&self) -> &[f32] {
+        &self.margins
+    }
+
+    /// Whether the training data had a word of this form, ignoring case ([`TagDict::knows`]).
+    pub fn knows(&self, form: &str) -> bool {
+        self.dict.knows(form)
+    }
+
+    /// Per word of the last sentence tagged, whether the training data had its form (ignoring
+    /// case): [`Tagger::knows`] of each, without hashing the forms again.
+    pub fn known(&self) -> impl Iterator<Item = bool> + '_ {
+        self.annotated.iter().map(|w| w.class != UNKNOWN_CLASS)
     }
 
     /// Tags words given by their attributes; returns one tag per word.
@@ -600,9 +648,18 @@ impl<'m, S: Scorer> Tagger<'m, S> {
         self.dict.annotate(&mut self.annotated);
         self.reversed.clear();
         self.reversed.extend(self.annotated.iter().rev());
-        tag_pass(&self.first, self.dict, &self.reversed, None, feats, scores, &mut self.first_out);
+        tag_pass(&self.first, self.dict, &self.reversed, None, feats, scores, &mut self.first_out, None);
         self.first_out.reverse();
-        tag_pass(&self.second, self.dict, &self.annotated, Some(&self.first_out), feats, scores, &mut self.out);
+        tag_pass(
+            &self.second,
+            self.dict,
+            &self.annotated,
+            Some(&self.first_out),
+            feats,
+            scores,
+            &mut self.out,
+            Some(&mut self.margins),
+        );
         &self.out
     }
 
@@ -682,6 +739,13 @@ pub fn accuracy<S: Scorer>(tagger: &mut Tagger<'_, S>, sentences: &[TagSentence]
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_lowercase_hash_alone_is_the_one_of_all_attributes() {
+        for form in ["Running", "ΣΤΟ", "İstanbul", "a", "", "1990", "naïve"] {
+            assert_eq!(lower_hash(form), word_attrs(form).lower, "{form}");
+        }
+    }
 
     #[test]
     fn word_attributes_capture_case_affixes_and_shape() {

@@ -3,7 +3,8 @@
 //! then parsing. One [`Annotator`] per thread; it owns the scratch buffers of both, so nothing
 //! is allocated per sentence.
 
-use crate::corpus::Sentence;
+use crate::corpus::{Column, Sentence};
+use crate::learn::confidence_model::{ArcSignals, ConfidenceModel};
 use crate::model::analysis::{Analyze, Analyzer};
 use crate::model::file::{ModelFile, TableView};
 use crate::parse::parser::Parser;
@@ -13,8 +14,27 @@ pub struct Annotator<'m> {
     parser: Parser<'m, TableView<'m>>,
     analyzer: Option<Analyzer<'m, TableView<'m>>>,
     confidence: bool,
+    /// The whole pipeline's arc confidence, when the model has one: it then replaces the
+    /// parser's calibrated probability ([`crate::learn::confidence_model`]).
+    pipeline: Option<&'m ConfidenceModel>,
+    /// Read every arc's signals even without a pipeline model (to fit one).
+    collect: bool,
+    /// The last sentence's arcs: what each stage knew, and the confidence the pipeline's model
+    /// gives them (index 0 unused).
+    signals: Vec<ArcSignals>,
+    arc_confidence: Vec<f32>,
     /// Reused buffer for formatting.
     scratch: String,
+}
+
+/// How sure the tokenizer was of a sentence's words, when it made them (raw text).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct TokenDoubt<'a> {
+    /// Per word (index 0 unused), the doubt about its token's boundaries (0 sure, 1 a coin
+    /// toss).
+    pub words: &'a [f32],
+    /// The doubt about where the sentence ends.
+    pub sentence: f32,
 }
 
 /// What to do with a sentence besides parsing it.
@@ -55,29 +75,126 @@ impl<'m> Annotator<'m> {
     /// the model's temperature) and [`Annotator::confidence`] is meaningful.
     pub fn new(model: &'m ModelFile, confidence: bool) -> Self {
         let analyzer = model.analyzer();
+        let pipeline = model.confidence().map(|c| &c.model).filter(|_| confidence);
         let mut parser = Parser::new(model);
         if confidence {
-            parser = parser
-                .with_confidence(model.meta().temperature)
-                .with_calibration(model.meta().arc_calibration.as_ref());
+            parser = parser.with_confidence(model.meta().temperature);
+            // The pipeline's model reads the parser's own probability; without it, the
+            // parser's calibrator maps that.
+            if pipeline.is_none() {
+                parser = parser.with_calibration(model.meta().arc_calibration.as_ref());
+            }
         }
-        Annotator { parser, analyzer, confidence, scratch: String::new() }
+        Annotator {
+            parser,
+            analyzer,
+            confidence,
+            pipeline,
+            collect: false,
+            signals: Vec::new(),
+            arc_confidence: Vec::new(),
+            scratch: String::new(),
+        }
     }
 
-    /// The last sentence's confidence (mean arc confidence) and tree probability.
+    /// The last sentence's confidence (the mean arc confidence: the share of its arcs expected
+    /// to be right) and tree probability.
     pub fn confidence(&self) -> (f64, f64) {
-        self.parser.sentence_confidence()
+        let (mean, tree) = self.parser.sentence_confidence();
+        if self.pipeline.is_none() {
+            return (mean, tree);
+        }
+        let arcs = &self.arc_confidence[1.min(self.arc_confidence.len())..];
+        (arcs.iter().map(|&c| f64::from(c)).sum::<f64>() / arcs.len().max(1) as f64, tree)
     }
 
     /// The last sentence's arc confidences, by word (index 0 unused); all 0 unless the
     /// annotator computes confidences.
     pub fn arc_confidence(&self) -> &[f32] {
-        self.parser.arc_confidence()
+        match self.pipeline {
+            Some(_) => &self.arc_confidence,
+            None => self.parser.arc_confidence(),
+        }
+    }
+
+    /// Reads every arc's signals ([`Annotator::signals`]), as a model's confidence is fitted on
+    /// them: the parser's probabilities are then left uncalibrated, and are what a model
+    /// without a pipeline confidence writes.
+    pub fn collecting_signals(mut self) -> Self {
+        self.collect = true;
+        self.parser = self.parser.with_calibration(None);
+        self
+    }
+
+    /// What each stage knew of the last sentence's arcs (index 0 unused), when the model has a
+    /// pipeline confidence or [`Annotator::collecting_signals`] asked for them.
+    pub fn signals(&self) -> &[ArcSignals] {
+        &self.signals
+    }
+
+    /// Reads the signals of every arc of `sent` (just annotated, `analyzed` if the tagger ran
+    /// on it) off the stages into [`Annotator::signals`].
+    fn read_signals(&mut self, sent: &Sentence, analyzed: bool, doubt: TokenDoubt<'_>) {
+        let n = sent.len();
+        let (heads, raw) = (self.parser.heads(), self.parser.arc_confidence());
+        let tagger = self.analyzer.as_ref().map(|a| &a.tagger);
+        let sure = [f32::INFINITY];
+        let margins = match tagger {
+            Some(t) if analyzed => t.margins(),
+            _ => &sure[..0],
+        };
+        self.signals.clear();
+        self.signals.push(ArcSignals::default());
+        // Without a lexicon (a model without a tagger) every form counts as known.
+        let mut unknown = 0usize;
+        match tagger {
+            Some(t) if analyzed => {
+                for known in t.known() {
+                    unknown += usize::from(!known);
+                    self.signals.push(ArcSignals { dependent_unknown: !known, ..ArcSignals::default() });
+                }
+            }
+            Some(t) => {
+                for w in sent.words() {
+                    let known = t.knows(w.get(Column::Form));
+                    unknown += usize::from(!known);
+                    self.signals.push(ArcSignals { dependent_unknown: !known, ..ArcSignals::default() });
+                }
+            }
+            None => self.signals.resize(n + 1, ArcSignals::default()),
+        }
+        let share = unknown as f32 / n.max(1) as f32;
+        for w in 1..=n {
+            let h = heads[w] as usize;
+            let margin =
+                |i: usize| if i == 0 { f32::INFINITY } else { margins.get(i - 1).copied().unwrap_or(f32::INFINITY) };
+            let head_unknown = h != 0 && self.signals[h].dependent_unknown;
+            let s = &mut self.signals[w];
+            s.parser = raw[w];
+            s.dependent_tag = margin(w);
+            s.head_tag = margin(h);
+            s.head_unknown = head_unknown;
+            s.unknown_share = share;
+            s.words = n as u32;
+            s.distance = if h == 0 { 0 } else { w.abs_diff(h) as u32 };
+            s.token_doubt = doubt.words.get(w).copied().unwrap_or(0.0);
+            s.sentence_doubt = doubt.sentence;
+        }
     }
 
     /// Analyzes `sent` if asked (writing UPOS and XPOS, and FEATS and LEMMA where the model
     /// predicts them), parses it, and writes its confidences if asked (and computed).
     pub fn annotate(&mut self, sent: &mut Sentence, steps: Steps) -> Result<(), NoTagger> {
+        self.annotate_tokenized(sent, steps, TokenDoubt::default())
+    }
+
+    /// [`Annotator::annotate`] for a sentence the tokenizer made, with how sure it was.
+    pub fn annotate_tokenized(
+        &mut self,
+        sent: &mut Sentence,
+        steps: Steps,
+        doubt: TokenDoubt<'_>,
+    ) -> Result<(), NoTagger> {
         // Tags are required of a model asked to tag; FEATS and LEMMA are written where the
         // model predicts them.
         match self.analyzer.as_mut() {
@@ -86,16 +203,25 @@ impl<'m> Annotator<'m> {
             None => {}
         }
         self.parser.parse(sent);
+        if self.collect && self.pipeline.is_none() {
+            self.read_signals(sent, steps.analyze.tags, doubt);
+        }
+        if let Some(model) = self.pipeline {
+            self.read_signals(sent, steps.analyze.tags, doubt);
+            self.arc_confidence.clear();
+            self.arc_confidence.push(0.0);
+            self.arc_confidence.extend(self.signals[1..].iter().map(|s| model.apply(s)));
+        }
         if steps.write_confidence && self.confidence {
             let mut buf = [0u8; 5];
             for w in 1..=sent.len() {
-                let p = self.parser.arc_confidence()[w];
+                let p = self.arc_confidence()[w];
                 sent.set_misc(w, "Conf", format_probability(p, &mut buf));
                 if steps.mark_below.is_some_and(|t| p < t) {
                     sent.set_misc(w, "LowConf", "Yes");
                 }
             }
-            let (mean, tree) = self.parser.sentence_confidence();
+            let (mean, tree) = self.confidence();
             sent.set_comment("confidence", format_probability(mean as f32, &mut buf));
             use std::fmt::Write;
             self.scratch.clear();

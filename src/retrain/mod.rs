@@ -349,6 +349,18 @@ pub fn held_out(id: &str, share: f64) -> bool {
 /// workbench's "retrain now" writes it, and the daemon removes it when it starts the cycle.
 pub const RETRAIN_REQUEST: &str = ".retrain-requested";
 
+/// Fits the whole pipeline's confidence of the candidate written at `tmp` on the held-out
+/// file (as `train --dev` fits a new model's), and writes the candidate again with it; a file
+/// with nothing to fit on leaves it with the parser's own calibration.
+fn refit_confidence(tmp: &Path, heldout: &Path) -> Result<(), ModelError> {
+    let file = std::sync::Arc::new(ModelFile::open(tmp)?);
+    match crate::train::pipeline_confidence::fit_pipeline_confidence(&file, heldout) {
+        Ok(Some(confidence)) => model_file::write_with_confidence(&file, &confidence, tmp),
+        Ok(None) => Ok(()),
+        Err(e) => Err(ModelError::Io { path: heldout.to_path_buf(), error: std::io::Error::other(e) }),
+    }
+}
+
 /// Runs one cycle: ingest, train, gate, promote. Without `force`, a cycle with fewer than
 /// `min_new_sentences` new annotations trains nothing and reports [`Decision::Skipped`].
 /// `progress` receives one line per step.
@@ -641,8 +653,9 @@ pub fn run_cycle(
     };
     // What the candidate has no new one of (tagger, FEATS, lemmatizer, tokenizer) is the serving
     // model's, copied as it is.
-    let extras = Extras { recipe: Some(&recipe), tagger_from: Some(&current) };
-    let written = model_file::write_with(&model, &tmp, write, extras);
+    let extras = Extras { recipe: Some(&recipe), tagger_from: Some(&current), confidence: None };
+    let written =
+        model_file::write_with(&model, &tmp, write, extras).and_then(|_| refit_confidence(&tmp, &heldout_path));
     let installed = written
         .map_err(RetrainError::from)
         .and_then(|_| Ok(registry.install_as(&tmp, &format!("retrained-{}", compact_utc(report.started)))?));

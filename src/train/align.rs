@@ -26,13 +26,12 @@
 //! Unlike the script, this module does not refuse trees with cycles or several roots (they
 //! score as they are); HEAD `_` is refused, as there.
 
-use std::io::BufRead;
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use super::eval::{universal, EvalError};
-use crate::corpus::{is_space_separator, Column, CorpusError, Format, Reader, TokenKind};
+use super::eval::{misc_value, sentence_confidence, universal, Calibration, EvalError};
+use crate::corpus::{is_space_separator, Column, CorpusError, Format, Reader, Sentence, TokenKind};
 
 /// A span of the character sequence, `start..end`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -54,6 +53,10 @@ struct Word {
     deprel: String,
     /// Index of the head word in the document, `None` for the root.
     parent: Option<usize>,
+    /// Its arc confidence (`Conf=` in MISC), if it has one.
+    confidence: Option<f64>,
+    /// Index of its sentence in the document.
+    sentence: usize,
 }
 
 /// A CoNLL-U file as the evaluator sees it: characters, tokens, words and sentences.
@@ -64,6 +67,8 @@ pub struct Document {
     tokens: Vec<Span>,
     words: Vec<Word>,
     sentences: Vec<Span>,
+    /// Each sentence's `# confidence`, if it has one.
+    sentence_confidence: Vec<Option<f64>>,
 }
 
 /// Precision, recall and F1 (percent) of one metric, with the counts they come from.
@@ -124,19 +129,23 @@ impl Document {
     /// Reads a CoNLL-U file (format guessed from the name, `.zst` decompressed). Its HEADs
     /// must be numbers.
     pub fn read(path: &Path) -> Result<Document, EvalError> {
-        Document::from_reader(Reader::open(path, Format::from_path(path))?, path)
+        Document::from_sentences(Reader::open(path, Format::from_path(path))?, path)
     }
 
-    /// Reads the sentences of `reader`, naming `path` in errors.
-    fn from_reader<R: BufRead>(reader: Reader<R>, path: &Path) -> Result<Document, EvalError> {
+    /// A document of `sentences` (as read, or parsed in memory), naming `path` in errors.
+    pub fn from_sentences(
+        sentences: impl IntoIterator<Item = Result<Sentence, CorpusError>>,
+        path: &Path,
+    ) -> Result<Document, EvalError> {
         let mut doc = Document {
             path: path.to_path_buf(),
             characters: Vec::new(),
             tokens: Vec::new(),
             words: Vec::new(),
             sentences: Vec::new(),
+            sentence_confidence: Vec::new(),
         };
-        for sentence in reader {
+        for sentence in sentences {
             let sentence = sentence?;
             let first_word = doc.words.len();
             let start = doc.characters.len();
@@ -188,11 +197,14 @@ impl Document {
                             upos: line.get(Column::Upos).to_string(),
                             deprel: universal(line.get(Column::Deprel)).to_string(),
                             parent,
+                            confidence: misc_value(line.get(Column::Misc), "Conf").and_then(|v| v.parse().ok()),
+                            sentence: doc.sentences.len(),
                         });
                     }
                 }
             }
             doc.sentences.push(Span { start, end: doc.characters.len() });
+            doc.sentence_confidence.push(sentence_confidence(&sentence));
         }
         Ok(doc)
     }
@@ -328,44 +340,109 @@ fn align_words(gold: &[Word], system: &[Word]) -> Alignment {
     out
 }
 
-/// Evaluates `system` against `gold` as the script's `evaluate()` does (the metrics above).
-/// Their character sequences must be equal; otherwise the error shows the first 20 characters
-/// from where they part, as the script's does.
-pub fn evaluate(gold: &Document, system: &Document) -> Result<Aligned, EvalError> {
-    if gold.characters != system.characters {
-        let index = gold.characters.iter().zip(&system.characters).take_while(|(a, b)| a == b).count();
-        let from = |c: &[char]| c[index.min(c.len())..(index + 20).min(c.len())].iter().collect::<String>();
-        return Err(EvalError::Mismatch {
-            path: system.path.clone(),
-            line: 0,
-            what: format!(
-                "its tokens do not spell the text of {} (spaces aside): from character {index}, gold {:?}, system {:?}",
-                gold.path.display(),
-                from(&gold.characters),
-                from(&system.characters)
-            ),
-        });
+/// The character sequences of `gold` and `system` are the same, or the error shows the first
+/// 20 characters from where they part, as the script's does.
+fn same_text(gold: &Document, system: &Document) -> Result<(), EvalError> {
+    if gold.characters == system.characters {
+        return Ok(());
     }
-    let a = align_words(&gold.words, &system.words);
+    let index = gold.characters.iter().zip(&system.characters).take_while(|(a, b)| a == b).count();
+    let from = |c: &[char]| c[index.min(c.len())..(index + 20).min(c.len())].iter().collect::<String>();
+    Err(EvalError::Mismatch {
+        path: system.path.clone(),
+        line: 0,
+        what: format!(
+            "its tokens do not spell the text of {} (spaces aside): from character {index}, gold {:?}, system {:?}",
+            gold.path.display(),
+            from(&gold.characters),
+            from(&system.characters)
+        ),
+    })
+}
+
+/// The system's words aligned to gold's, with which of them are right.
+struct Judged {
+    alignment: Alignment,
+}
+
+impl Judged {
+    fn new(gold: &Document, system: &Document) -> Result<Judged, EvalError> {
+        same_text(gold, system)?;
+        Ok(Judged { alignment: align_words(&gold.words, &system.words) })
+    }
+
+    /// The system head, mapped to the gold word it is aligned with, is the gold head (or both
+    /// are the root); an unaligned system head is never right.
+    fn head(&self, gw: &Word, sw: &Word) -> bool {
+        match (gw.parent, sw.parent) {
+            (None, None) => true,
+            (Some(gp), Some(sp)) => self.alignment.gold_of_system[sp] == Some(gp),
+            _ => false,
+        }
+    }
+
+    /// Whether system word `s` counts for LAS: aligned, with the gold head and universal
+    /// relation.
+    fn labeled(&self, gold: &Document, system: &Document, s: usize) -> bool {
+        let sw = &system.words[s];
+        self.alignment.gold_of_system[s].is_some_and(|g| {
+            let gw = &gold.words[g];
+            self.head(gw, sw) && gw.deprel == sw.deprel
+        })
+    }
+}
+
+/// Evaluates `system` against `gold` as the script's `evaluate()` does (the metrics above).
+/// Their character sequences must be equal ([`same_text`]).
+pub fn evaluate(gold: &Document, system: &Document) -> Result<Aligned, EvalError> {
+    let judged = Judged::new(gold, system)?;
+    let a = &judged.alignment;
     let (g, s) = (gold.words.len(), system.words.len());
     let count = |right: &dyn Fn(&Word, &Word) -> bool| {
         a.pairs.iter().filter(|&&(gi, si)| right(&gold.words[gi], &system.words[si])).count()
-    };
-    // The system head, mapped to the gold word it is aligned with, is the gold head (or both
-    // are the root); an unaligned system head is never right.
-    let head = |gw: &Word, sw: &Word| match (gw.parent, sw.parent) {
-        (None, None) => true,
-        (Some(gp), Some(sp)) => a.gold_of_system[sp] == Some(gp),
-        _ => false,
     };
     Ok(Aligned {
         tokens: spans_score(&gold.tokens, &system.tokens),
         sentences: spans_score(&gold.sentences, &system.sentences),
         words: Prf::new(g, s, a.pairs.len()),
         upos: Prf::new(g, s, count(&|gw, sw| gw.upos == sw.upos)),
-        uas: Prf::new(g, s, count(&head)),
-        las: Prf::new(g, s, count(&|gw, sw| head(gw, sw) && gw.deprel == sw.deprel)),
+        uas: Prf::new(g, s, count(&|gw, sw| judged.head(gw, sw))),
+        las: Prf::new(g, s, count(&|gw, sw| judged.head(gw, sw) && gw.deprel == sw.deprel)),
     })
+}
+
+/// The calibration of `system`'s confidences against `gold` across tokenizations: each
+/// system word with a `Conf=` is right when it counts for LAS as [`evaluate`] counts it
+/// (aligned, its head aligned to the gold head, the universal relation gold's), and each
+/// system sentence with a `# confidence` scores its right words over its own words. A word
+/// the tokenizer made up, or a sentence cut elsewhere than gold, thus counts against the
+/// confidence it was given.
+pub fn calibration(gold: &Document, system: &Document) -> Result<Calibration, EvalError> {
+    let judged = Judged::new(gold, system)?;
+    let mut cal = Calibration::default();
+    let mut per_sentence = vec![(0u64, 0u64); system.sentences.len()];
+    for (s, word) in system.words.iter().enumerate() {
+        let right = judged.labeled(gold, system, s);
+        if let Some(c) = word.confidence {
+            cal.arcs.add(c, f64::from(u8::from(right)));
+        }
+        let counts = &mut per_sentence[word.sentence];
+        counts.0 += u64::from(right);
+        counts.1 += 1;
+    }
+    for (&confidence, &(right, words)) in system.sentence_confidence.iter().zip(&per_sentence) {
+        if let (Some(conf), true) = (confidence, words > 0) {
+            cal.add_sentence(conf, right, words);
+        }
+    }
+    Ok(cal)
+}
+
+/// Whether each word of `system` counts for LAS against `gold` ([`calibration`]'s outcome), in
+/// document order.
+pub fn labeled_words(gold: &Document, system: &Document) -> Result<Vec<bool>, EvalError> {
+    let judged = Judged::new(gold, system)?;
+    Ok((0..system.words.len()).map(|s| judged.labeled(gold, system, s)).collect())
 }
 
 /// Reads both files and evaluates them ([`evaluate`]).
@@ -382,7 +459,8 @@ mod tests {
         let text: String =
             rows.iter().map(|r| if r.is_empty() { "\n".to_string() } else { r.replace('|', "\t") + "\n" }).collect();
         let text = text + "\n";
-        Document::from_reader(Reader::new(text.as_bytes(), Path::new(name), Format::Conllu), Path::new(name)).unwrap()
+        Document::from_sentences(Reader::new(text.as_bytes(), Path::new(name), Format::Conllu), Path::new(name))
+            .unwrap()
     }
 
     /// (correct, gold, system) of a metric, as `conll18_ud_eval.py -c` prints them.

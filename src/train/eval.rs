@@ -140,7 +140,55 @@ pub struct Coverage {
     pub las: f64,
 }
 
+/// LAS of the most confident sentences that hold a share of the words, beside the best any
+/// ranking could do with those words.
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct Kept {
+    /// The share (percent) of words asked for.
+    pub words: f64,
+    /// LAS of the words of the sentences kept by confidence.
+    pub las: f64,
+    /// LAS of the words kept by the best possible ranking (by each sentence's true LAS).
+    pub best: f64,
+}
+
 impl Calibration {
+    /// Adds a sentence of `words` words, `right` of them right, with confidence `conf`.
+    pub fn add_sentence(&mut self, conf: f64, right: u64, words: u64) {
+        self.sentences.add(conf, right as f64 / words.max(1) as f64);
+        self.per_sentence.push((conf, right, words));
+    }
+
+    /// LAS of the sentences kept in the order of `key` (highest first), the first of them until
+    /// they hold `share` (0–1) of the words: the sentence that crosses the share is kept.
+    fn las_of_words_kept(&self, share: f64, key: impl Fn(&(f64, u64, u64)) -> f64) -> f64 {
+        let mut sorted = self.per_sentence.clone();
+        // Ties in the same order whatever the key: by position.
+        sorted.sort_by(|a, b| key(b).total_cmp(&key(a)));
+        let all: u64 = sorted.iter().map(|s| s.2).sum();
+        let (mut right, mut words) = (0, 0);
+        for s in &sorted {
+            if words as f64 >= share * all as f64 {
+                break;
+            }
+            right += s.1;
+            words += s.2;
+        }
+        pct(right, words)
+    }
+
+    /// The coverage–accuracy figures: for each share (0–1) of the words, the LAS of the words
+    /// of the most confident sentences that hold it, and of the sentences of the best LAS.
+    pub fn words_kept(&self, shares: &[f64]) -> Vec<Kept> {
+        shares
+            .iter()
+            .map(|&share| Kept {
+                words: 100.0 * share,
+                las: self.las_of_words_kept(share, |s| s.0),
+                best: self.las_of_words_kept(share, |s| s.1 as f64 / s.2.max(1) as f64),
+            })
+            .collect()
+    }
     /// LAS of the `share` (0–1) most confident sentences, and the share (percent) of words
     /// they hold.
     pub fn top_sentences(&self, share: f64) -> (f64, f64) {
@@ -183,7 +231,7 @@ impl Calibration {
 }
 
 /// The value of `Key=` in a MISC column.
-fn misc_value<'a>(misc: &'a str, key: &str) -> Option<&'a str> {
+pub(crate) fn misc_value<'a>(misc: &'a str, key: &str) -> Option<&'a str> {
     misc.split('|').find_map(|e| e.split_once('=').filter(|(k, _)| *k == key).map(|(_, v)| v))
 }
 
@@ -243,13 +291,15 @@ pub fn compare_calibrated(
             calibration.arcs.add(conf, f64::from(u8::from(right)));
         }
     }
-    let confidence = system.comments.iter().find_map(|c| c.strip_prefix("# confidence = ")?.trim().parse::<f64>().ok());
-    if let Some(conf) = confidence {
-        let words = system.len() as u64;
-        calibration.sentences.add(conf, sentence_right as f64 / words.max(1) as f64);
-        calibration.per_sentence.push((conf, sentence_right, words));
+    if let Some(conf) = sentence_confidence(system) {
+        calibration.add_sentence(conf, sentence_right, system.len() as u64);
     }
     Ok(())
+}
+
+/// A sentence's `# confidence`, if it has one.
+pub(crate) fn sentence_confidence(sent: &Sentence) -> Option<f64> {
+    sent.comments.iter().find_map(|c| c.strip_prefix("# confidence = ")?.trim().parse::<f64>().ok())
 }
 
 /// Scores a system file against a gold file (formats guessed from the names).

@@ -27,6 +27,7 @@ pub mod eval;
 #[cfg(test)]
 mod fixtures;
 pub mod options;
+pub mod pipeline_confidence;
 pub mod plot;
 pub mod training_loop;
 

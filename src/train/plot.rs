@@ -1,7 +1,7 @@
 //! SVG charts of calibration (`eval --calibration --plot FILE.svg`): the reliability diagram
 //! (share correct against mean confidence per bin, for arcs and sentences, with the diagonal of
-//! perfect calibration) and the coverage curve (LAS of the kept sentences against the share
-//! kept). This module draws; the numbers come from `eval` and `confidence`.
+//! perfect calibration) and the coverage curve (LAS of the kept words against the share of
+//! words kept, by confidence and by the best possible ranking). This module draws; the numbers come from `eval` and `confidence`.
 
 use std::path::Path;
 
@@ -50,19 +50,33 @@ pub fn calibration_svg(path: &Path, cal: &Calibration) -> Result<(), PlotError> 
         .legend(|(x, y)| PathElement::new([(x, y), (x + 15, y)], RED));
     chart.configure_series_labels().border_style(BLACK).draw().map_err(|e| err(&e))?;
 
-    let thresholds: Vec<f64> = (0..=99).map(|t| f64::from(t) / 100.0).collect();
-    // A threshold that keeps nothing has no LAS: leave it out.
-    let curve: Vec<(f64, f64)> =
-        cal.coverage(&thresholds).iter().filter(|c| c.kept > 0.0).map(|c| (c.kept, c.las)).collect();
-    let low = curve.iter().map(|p| p.1).fold(100.0f64, f64::min).floor();
+    // Coverage by words: each percent of the words, kept by confidence and by the best ranking.
+    let shares: Vec<f64> = (1..=100).map(|t| f64::from(t) / 100.0).collect();
+    let kept = cal.words_kept(&shares);
+    let low = kept.iter().map(|k| k.las.min(k.best)).fold(100.0f64, f64::min).floor();
     let mut chart = ChartBuilder::on(&right)
-        .caption("Coverage (LAS of kept sentences)", ("sans-serif", 18))
+        .caption("Coverage (LAS of the kept words)", ("sans-serif", 18))
         .margin(15)
         .x_label_area_size(35)
         .y_label_area_size(45)
         .build_cartesian_2d(0.0..100.0, low..100.0)
         .map_err(|e| err(&e))?;
-    chart.configure_mesh().x_desc("% of sentences kept").y_desc("LAS").draw().map_err(|e| err(&e))?;
-    chart.draw_series(LineSeries::new(curve, GREEN.stroke_width(2))).map_err(|e| err(&e))?;
+    chart.configure_mesh().x_desc("% of words kept (whole sentences)").y_desc("LAS").draw().map_err(|e| err(&e))?;
+    chart
+        .draw_series(LineSeries::new(kept.iter().map(|k| (k.words, k.las)), GREEN.stroke_width(2)))
+        .map_err(|e| err(&e))?
+        .label("by confidence")
+        .legend(|(x, y)| PathElement::new([(x, y), (x + 15, y)], GREEN));
+    chart
+        .draw_series(LineSeries::new(kept.iter().map(|k| (k.words, k.best)), BLACK.mix(0.4)))
+        .map_err(|e| err(&e))?
+        .label("best ranking (true LAS)")
+        .legend(|(x, y)| PathElement::new([(x, y), (x + 15, y)], BLACK.mix(0.4)));
+    chart
+        .configure_series_labels()
+        .border_style(BLACK)
+        .position(SeriesLabelPosition::LowerLeft)
+        .draw()
+        .map_err(|e| err(&e))?;
     root.present().map_err(|e| err(&e))
 }

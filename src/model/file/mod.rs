@@ -20,6 +20,8 @@
 //!                   its rules and dictionary) and its weight table
 //!            TOKMETA, TKSLOTS, TKROWS   optional: the tokenizer's metadata ([`TokenizerMeta`]:
 //!                   its multiword-token dictionary and dev scores) and its weight table
+//!            CONFMETA optional, JSON [`PipelineConfidence`]: the whole pipeline's arc
+//!                   confidence model and what it was fitted on
 //!            RECIPE optional, JSON [`Recipe`]: the training settings that `META` does not
 //!                   hold (learner, storage), so that retraining can train the model's like
 //! ```
@@ -45,6 +47,7 @@ use memmap2::Mmap;
 use serde::{Deserialize, Serialize};
 
 use crate::base::label::{Label, LabelSet};
+use crate::learn::confidence_model::ConfidenceModel;
 use crate::learn::scorer::{ClassOrder, Scorer};
 use crate::model::analysis::Analyzer;
 use crate::model::feats::{FeatsDict, FeatsInventory, FeatsTagger, FEATS_FEATURE_SET};
@@ -76,6 +79,7 @@ const TROWS: [u8; 8] = *b"TROWS\0\0\0";
 const T2SLOTS: [u8; 8] = *b"T2SLOTS\0";
 const T2ROWS: [u8; 8] = *b"T2ROWS\0\0";
 const RECIPE: [u8; 8] = *b"RECIPE\0\0";
+const CONFMETA: [u8; 8] = *b"CONFMETA";
 const FEATMETA: [u8; 8] = *b"FEATMETA";
 const FSLOTS: [u8; 8] = *b"FSLOTS\0\0";
 const FROWS: [u8; 8] = *b"FROWS\0\0\0";
@@ -137,6 +141,24 @@ pub struct Extras<'a> {
     /// model has none of its own: copy this file's sections as they are (a retrained parser
     /// keeps the analysis and tokenizer it was served with).
     pub tagger_from: Option<&'a ModelFile>,
+    /// Written as the `CONFMETA` section.
+    pub confidence: Option<&'a PipelineConfidence>,
+}
+
+/// The whole pipeline's arc confidence ([`ConfidenceModel`]), with what it was fitted on and how
+/// well it did there.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PipelineConfidence {
+    pub model: ConfidenceModel,
+    /// The file it was fitted on, and how: `raw text`, `gold tokens`, `unknown forms`.
+    pub fitted_on: String,
+    pub inputs: Vec<String>,
+    /// Arcs it was fitted on.
+    pub arcs: u64,
+    /// Arc ECE on the fitting file's raw text (or gold tokens without a tokenizer): the
+    /// parser's calibration before, and this model's by 2-fold cross-fitting.
+    pub ece_before: f64,
+    pub ece_crossfit: f64,
 }
 
 /// One entry of the section table.
@@ -458,9 +480,34 @@ pub fn write_with(model: &Model, path: &Path, opts: WriteOptions, extras: Extras
             .map_err(|e| ModelError::Io { path: path.to_path_buf(), error: io::Error::other(e) })?;
         payloads.push((&RECIPE, json));
     }
+    if let Some(confidence) = extras.confidence {
+        let json = serde_json::to_vec(confidence)
+            .map_err(|e| ModelError::Io { path: path.to_path_buf(), error: io::Error::other(e) })?;
+        payloads.push((&CONFMETA, json));
+    }
+    write_sections(path, &payloads)?;
+    Ok(meta)
+}
+
+/// The model file `from` with `confidence` as its whole-pipeline confidence (in place of any it
+/// had), written to `path` atomically: every other section as it is.
+pub fn write_with_confidence(from: &ModelFile, confidence: &PipelineConfidence, path: &Path) -> Result<(), ModelError> {
+    let mut payloads: Vec<(&[u8; 8], Vec<u8>)> = Vec::new();
+    for section in from.sections.iter().filter(|s| s.tag != CONFMETA) {
+        payloads.push((&section.tag, from.map[section.range()].to_vec()));
+    }
+    let json = serde_json::to_vec(confidence)
+        .map_err(|e| ModelError::Io { path: path.to_path_buf(), error: io::Error::other(e) })?;
+    payloads.push((&CONFMETA, json));
+    write_sections(path, &payloads)
+}
+
+/// Lays out `payloads` as a model file (header, section table, aligned sections) and writes it
+/// to `path` atomically.
+fn write_sections(path: &Path, payloads: &[(&[u8; 8], Vec<u8>)]) -> Result<(), ModelError> {
     let mut file = vec![0u8; HEADER_LEN + payloads.len() * ENTRY_LEN];
     let mut entries = Vec::new();
-    for (tag, data) in &payloads {
+    for (tag, data) in payloads {
         file.resize(file.len().next_multiple_of(ALIGN), 0);
         entries.push(Section {
             tag: **tag,
@@ -487,7 +534,7 @@ pub fn write_with(model: &Model, path: &Path, opts: WriteOptions, extras: Extras
         .map_err(|source| ModelError::Io { path: path.to_path_buf(), error: source })?;
     // Only a hint for speed (huge pages, see `ModelFile::open`): the file is durable either way.
     let _ = crate::base::io::drop_from_page_cache(path);
-    Ok(meta)
+    Ok(())
 }
 
 /// Appends the sections `tags` of `from`, as they are, to `payloads`.
@@ -587,6 +634,8 @@ pub struct ModelFile {
     lemmatizer: Option<(LemmatizerMeta, TableRanges)>,
     /// Tokenizer metadata and the (slots, rows) ranges of its table.
     tokenizer: Option<(TokenizerMeta, TableRanges)>,
+    /// The whole pipeline's arc confidence (`CONFMETA`).
+    confidence: Option<PipelineConfidence>,
 }
 
 impl ModelFile {
@@ -702,6 +751,18 @@ impl ModelFile {
                 Some((tmeta, (slots, rows)))
             }
         };
+        let confidence = match sections.iter().find(|s| s.tag == CONFMETA).copied() {
+            None => None,
+            Some(c) => {
+                if crc32fast::hash(&map[c.range()]) != c.crc {
+                    return Err(fmt_err(FormatError::Checksum { name: c.name() }));
+                }
+                Some(
+                    serde_json::from_slice(&map[c.range()])
+                        .map_err(|e| fmt_err(FormatError::Metadata(e.to_string())))?,
+                )
+            }
+        };
         let (slots, rows) = (slots_s.range(), rows_s.range());
         let model = ModelFile {
             map,
@@ -715,6 +776,7 @@ impl ModelFile {
             feats,
             lemmatizer,
             tokenizer,
+            confidence,
         };
         if TableView::new(&model.map[model.slots.clone()], &model.map[model.rows.clone()], model.meta.table).is_none()
             || model.meta.table.classes as usize != Transition::count(model.meta.labels.len())
@@ -729,6 +791,12 @@ impl ModelFile {
     pub fn recipe(&self) -> Option<Recipe> {
         let s = self.sections.iter().find(|s| s.tag == RECIPE)?;
         serde_json::from_slice(&self.map[s.range()]).ok()
+    }
+
+    /// The whole pipeline's arc confidence, if the model has one (models trained before it, and
+    /// retrained parsers, calibrate the parser's probability alone).
+    pub fn confidence(&self) -> Option<&PipelineConfidence> {
+        self.confidence.as_ref()
     }
 
     /// Checks every section's checksum: reads the whole file.

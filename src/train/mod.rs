@@ -15,7 +15,8 @@
 //! By file: [`options`] (what a run is told), [`data`] (the gold data it reads),
 //! [`completion`] (partial annotations completed by a model's constrained parse),
 //! [`training_loop`] (the epochs), [`dev`] (a model's parses of the dev set: scores and the
-//! data calibration is fitted on), [`calibration`] (the confidence fitted on them), [`eval`]
+//! data calibration is fitted on), [`calibration`] (the parser's confidence fitted on them),
+//! [`pipeline_confidence`] (the whole pipeline's, fitted on dev parsed from raw text), [`eval`]
 //! (attachment scores of files), [`align`] (the same across tokenizations) and [`plot`] (charts of calibration).
 
 pub mod align;

@@ -277,3 +277,20 @@ fn inspect_shows_the_tokenizer_with_its_dev_scores() {
         assert!(text.contains(&format!("section {section}")), "{text}");
     }
 }
+
+#[test]
+fn raw_sentences_carry_the_tokenizer_s_margin_for_each_word_and_tokenized_ones_none() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = model(dir.path());
+    let (sents, error) = read_raw(&model, AWKWARD.as_bytes());
+    assert!(error.is_none(), "{error:?}");
+    for s in &sents {
+        assert_eq!(s.tokenization.words.len(), s.len(), "one margin per word: {:?}", s.comments);
+        assert!(s.tokenization.words.iter().all(|&m| m >= 0.0), "{:?}", s.tokenization);
+    }
+    assert!(sents.iter().flat_map(|s| &s.tokenization.words).any(|m| m.is_finite()), "the tokenizer decided something");
+    let conllu = Reader::open(&common::fixture("special.conllu"), Format::Conllu).unwrap();
+    for s in conllu {
+        assert!(s.unwrap().tokenization.words.is_empty(), "text that came tokenized has no tokenizer's margins");
+    }
+}

@@ -111,6 +111,21 @@ pub struct Sentence {
     spare_comments: Vec<String>,
     /// Reused buffer for building column and comment values.
     scratch: String,
+    /// How sure the tokenizer was of this sentence, when it made it from raw text (empty for
+    /// text that came tokenized): never written, read by the confidence.
+    pub tokenization: Tokenization,
+}
+
+/// The tokenizer's score margins behind a sentence it made: how far each decision's score was
+/// above the next best's (a small margin is a near coin toss).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Tokenization {
+    /// Per word, the least margin among the decisions that made its token (its characters not
+    /// ending a token, its last one ending it); empty for text that came tokenized.
+    pub words: Vec<f32>,
+    /// The least margin among the decisions where the sentence ends or a token inside it does
+    /// (a sentence end taken or not); infinite when a paragraph ended it.
+    pub sentence: f32,
 }
 
 impl PartialEq for Sentence {
@@ -133,6 +148,7 @@ impl Sentence {
         self.blank_lines = 0;
         self.first_line = 0;
         self.bytes_read = 0;
+        self.tokenization.words.clear();
     }
 
     /// The next token line to fill, now counted as used: a kept one (with its allocation) or

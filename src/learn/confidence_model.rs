@@ -27,30 +27,33 @@ pub struct ArcSignals {
     /// word the tag dictionary fixes, or when the tags were given); the root's is infinite.
     pub dependent_tag: f32,
     pub head_tag: f32,
-    /// Whether the training data lacked the dependent's form, and the head's (the root is
-    /// known).
+    /// Whether the training data lacked the dependent's form (counted into `unknown_share`;
+    /// not weighed itself, see [`ArcSignals::features`]).
     pub dependent_unknown: bool,
-    pub head_unknown: bool,
     /// Share of the sentence's words whose form the training data lacked.
     pub unknown_share: f32,
     /// Words in the sentence.
     pub words: u32,
     /// Words between the dependent and its head (0 for the root).
     pub distance: u32,
-    /// The tokenizer's doubt about the dependent's token (0 sure, 1 a coin toss): the least
-    /// sure of the decisions that made its boundaries, 0 for text that came tokenized.
-    pub token_doubt: f32,
-    /// The tokenizer's doubt about where the sentence ends (as `token_doubt`).
-    pub sentence_doubt: f32,
+    /// The tokenizer's least score margin among the decisions that made the dependent's token,
+    /// and among those where its sentence ends or does not (infinite for text that came
+    /// tokenized, and for a sentence a paragraph ended).
+    pub token_margin: f32,
+    pub sentence_margin: f32,
 }
 
 /// Features per arc, the constant included.
 pub const FEATURES: usize = 16;
 
+/// The share of unknown forms past which a sentence counts as unlike the training data.
+const UNKNOWN_KNEE: f32 = 0.3;
+
 /// Knots (in logits of the parser's probability) of the hinges that bend the parser's curve.
 const KNOTS: [f32; 4] = [-1.0, 1.0, 3.0, 5.0];
 
-/// How sure a tag margin is, in 0..=1 (1 for the dictionary's and given tags).
+/// How sure a score margin is, in 0..=1 (1 for the dictionary's and given tags, and for text
+/// that came tokenized).
 fn sureness(margin: f32) -> f32 {
     if margin.is_finite() {
         (margin.max(0.0).ln_1p() / 6.0).min(1.0)
@@ -65,7 +68,13 @@ impl ArcSignals {
         let p = self.parser.clamp(1e-4, 1.0 - 1e-4);
         let logit = (p / (1.0 - p)).ln();
         let hinge = |k: f32| (logit - k).max(0.0) / 4.0;
-        let share = self.unknown_share.clamp(0.0, 1.0);
+        // Unknown words matter past the share dev sentences commonly have: below it the
+        // parser's probability already knows them (in-domain text with a name or two), above
+        // it that probability means less and less (a hinge, its product with the logit, and
+        // its square; fitted on dev's sentences with forms written backwards). Per-word
+        // unknown flags and a plain share cost en_ewt dev half a point of ranking for no
+        // calibration (measured in docs/commands.md).
+        let beyond = (self.unknown_share.clamp(0.0, 1.0) - UNKNOWN_KNEE).max(0.0);
         [
             1.0,
             logit / 4.0,
@@ -76,13 +85,13 @@ impl ArcSignals {
             f32::from(u8::from(self.parser <= 0.0)),
             sureness(self.dependent_tag),
             sureness(self.head_tag),
-            f32::from(u8::from(self.dependent_unknown)),
-            f32::from(u8::from(self.head_unknown)),
-            share,
-            share * share,
+            beyond,
+            beyond * logit / 4.0,
+            beyond * beyond,
             (self.words.max(1) as f32).ln() / 4.0,
             (self.distance as f32).ln_1p() / 4.0,
-            self.token_doubt.max(self.sentence_doubt).clamp(0.0, 1.0),
+            sureness(self.token_margin),
+            sureness(self.sentence_margin),
         ]
     }
 }
@@ -210,6 +219,8 @@ mod tests {
             unknown_share,
             words: 10,
             distance: 1,
+            token_margin: f32::INFINITY,
+            sentence_margin: f32::INFINITY,
             ..ArcSignals::default()
         }
     }

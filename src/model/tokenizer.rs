@@ -491,8 +491,25 @@ impl Workspace {
     /// that is not whitespace always ends a token (the caller decides whether the text's end is
     /// a sentence end).
     pub fn classify<S: Scorer>(&mut self, weights: &S, chars: &[char], out: &mut Vec<u8>) {
+        self.classify_with_margins(weights, chars, out, None)
+    }
+
+    /// [`Workspace::classify`], also writing into `margins` (when given) how far each
+    /// decision's score was above the best other allowed class's (infinite for whitespace and
+    /// for a decision with no other choice).
+    pub fn classify_with_margins<S: Scorer>(
+        &mut self,
+        weights: &S,
+        chars: &[char],
+        out: &mut Vec<u8>,
+        mut margins: Option<&mut Vec<f32>>,
+    ) {
         out.clear();
         out.resize(chars.len(), NONE);
+        if let Some(m) = margins.as_deref_mut() {
+            m.clear();
+            m.resize(chars.len(), f32::INFINITY);
+        }
         self.attrs.fill(chars);
         for (i, &c) in chars.iter().enumerate() {
             if is_space(c) {
@@ -500,7 +517,15 @@ impl Workspace {
             }
             self.attrs.extract(i, &mut self.feats);
             weights.score(&self.feats, &mut self.scores);
-            out[i] = best(&self.scores, chars, i) as u8;
+            let chosen = best(&self.scores, chars, i);
+            out[i] = chosen as u8;
+            if let Some(m) = margins.as_deref_mut() {
+                let other = (0..CLASSES)
+                    .filter(|&c| c != chosen && allowed(chars, i, c))
+                    .map(|c| self.scores[c])
+                    .fold(f32::NEG_INFINITY, f32::max);
+                m[i] = self.scores.get(chosen).map_or(f32::INFINITY, |&s| s - other);
+            }
         }
     }
 

@@ -27,16 +27,6 @@ pub struct Annotator<'m> {
     scratch: String,
 }
 
-/// How sure the tokenizer was of a sentence's words, when it made them (raw text).
-#[derive(Debug, Clone, Copy, Default)]
-pub struct TokenDoubt<'a> {
-    /// Per word (index 0 unused), the doubt about its token's boundaries (0 sure, 1 a coin
-    /// toss).
-    pub words: &'a [f32],
-    /// The doubt about where the sentence ends.
-    pub sentence: f32,
-}
-
 /// What to do with a sentence besides parsing it.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct Steps {
@@ -134,7 +124,7 @@ impl<'m> Annotator<'m> {
 
     /// Reads the signals of every arc of `sent` (just annotated, `analyzed` if the tagger ran
     /// on it) off the stages into [`Annotator::signals`].
-    fn read_signals(&mut self, sent: &Sentence, analyzed: bool, doubt: TokenDoubt<'_>) {
+    fn read_signals(&mut self, sent: &Sentence, analyzed: bool) {
         let n = sent.len();
         let (heads, raw) = (self.parser.heads(), self.parser.arc_confidence());
         let tagger = self.analyzer.as_ref().map(|a| &a.tagger);
@@ -168,33 +158,23 @@ impl<'m> Annotator<'m> {
             let h = heads[w] as usize;
             let margin =
                 |i: usize| if i == 0 { f32::INFINITY } else { margins.get(i - 1).copied().unwrap_or(f32::INFINITY) };
-            let head_unknown = h != 0 && self.signals[h].dependent_unknown;
             let s = &mut self.signals[w];
             s.parser = raw[w];
             s.dependent_tag = margin(w);
             s.head_tag = margin(h);
-            s.head_unknown = head_unknown;
             s.unknown_share = share;
             s.words = n as u32;
             s.distance = if h == 0 { 0 } else { w.abs_diff(h) as u32 };
-            s.token_doubt = doubt.words.get(w).copied().unwrap_or(0.0);
-            s.sentence_doubt = doubt.sentence;
+            // Text that came tokenized has no tokenizer's doubt.
+            let tokenized = &sent.tokenization;
+            s.token_margin = tokenized.words.get(w - 1).copied().unwrap_or(f32::INFINITY);
+            s.sentence_margin = if tokenized.words.is_empty() { f32::INFINITY } else { tokenized.sentence };
         }
     }
 
     /// Analyzes `sent` if asked (writing UPOS and XPOS, and FEATS and LEMMA where the model
     /// predicts them), parses it, and writes its confidences if asked (and computed).
     pub fn annotate(&mut self, sent: &mut Sentence, steps: Steps) -> Result<(), NoTagger> {
-        self.annotate_tokenized(sent, steps, TokenDoubt::default())
-    }
-
-    /// [`Annotator::annotate`] for a sentence the tokenizer made, with how sure it was.
-    pub fn annotate_tokenized(
-        &mut self,
-        sent: &mut Sentence,
-        steps: Steps,
-        doubt: TokenDoubt<'_>,
-    ) -> Result<(), NoTagger> {
         // Tags are required of a model asked to tag; FEATS and LEMMA are written where the
         // model predicts them.
         match self.analyzer.as_mut() {
@@ -204,10 +184,10 @@ impl<'m> Annotator<'m> {
         }
         self.parser.parse(sent);
         if self.collect && self.pipeline.is_none() {
-            self.read_signals(sent, steps.analyze.tags, doubt);
+            self.read_signals(sent, steps.analyze.tags);
         }
         if let Some(model) = self.pipeline {
-            self.read_signals(sent, steps.analyze.tags, doubt);
+            self.read_signals(sent, steps.analyze.tags);
             self.arc_confidence.clear();
             self.arc_confidence.push(0.0);
             self.arc_confidence.extend(self.signals[1..].iter().map(|s| model.apply(s)));

@@ -108,6 +108,8 @@ pub struct RawReader {
     /// The text of the last sentence returned as malformed.
     malformed: String,
     labels: Vec<u8>,
+    /// Each label's score margin ([`Workspace::classify_with_margins`]).
+    margins: Vec<f32>,
     classified: bool,
     pos: usize,
     /// 1-based line of `chars[counted]`: lines are counted as sentences are built, each
@@ -153,6 +155,7 @@ impl RawReader {
             invalid: Vec::new(),
             malformed: String::new(),
             labels: Vec::new(),
+            margins: Vec::new(),
             classified: false,
             pos: 0,
             line: 1,
@@ -348,7 +351,7 @@ impl RawReader {
                         kind: ErrorKind::Io(io::Error::other(NoTokenizer)),
                     }));
                 };
-                self.work.classify(&weights, &self.chars, &mut self.labels);
+                self.work.classify_with_margins(&weights, &self.chars, &mut self.labels, Some(&mut self.margins));
                 self.classified = true;
             }
             match self.sentence_end(start) {
@@ -389,10 +392,18 @@ impl RawReader {
         body.clear();
         let mut id = 1;
         let mut i = start;
+        // A sentence ended by a paragraph had no decision to make there.
+        let mut sentence_margin = if paragraph { f32::INFINITY } else { self.margin(end) };
+        let mut token_margins = std::mem::take(&mut sent.tokenization.words);
+        token_margins.clear();
         while i <= end {
             let mut j = i;
             while j < end && !is_space(self.chars[j + 1]) && self.labels[j] < TOKEN {
                 j += 1;
+            }
+            let token_margin = (i..=j).map(|c| self.margin(c)).fold(f32::INFINITY, f32::min);
+            if j < end {
+                sentence_margin = sentence_margin.min(self.margin(j));
             }
             let mut k = j + 1;
             while k < after && is_space(self.chars[k]) {
@@ -438,6 +449,7 @@ impl RawReader {
             if self.misc.is_empty() {
                 self.misc.push('_');
             }
+            let before = id;
             if self.work.expand(mwt, &self.form, &mut self.words) {
                 let last = id + self.words.len() - 1;
                 let _ = writeln!(body, "{id}-{last}\t{}\t_\t_\t_\t_\t_\t_\t_\t{}", self.form, self.misc);
@@ -449,6 +461,7 @@ impl RawReader {
                 let _ = writeln!(body, "{id}\t{}\t_\t_\t_\t_\t_\t_\t_\t{}", self.form, self.misc);
                 id += 1;
             }
+            token_margins.extend(std::iter::repeat_n(token_margin, id - before));
             i = k;
         }
         let _ = writeln!(self.lines, "# text = {}", self.text);
@@ -463,7 +476,14 @@ impl RawReader {
             kind,
         });
         sent.first_line = line;
+        sent.tokenization.words = token_margins;
+        sent.tokenization.sentence = sentence_margin;
         result
+    }
+
+    /// The margin of the decision after character `i` (infinite where there was none).
+    fn margin(&self, i: usize) -> f32 {
+        self.margins.get(i).copied().unwrap_or(f32::INFINITY)
     }
 
     /// The characters `start..=end`, which hold invalid UTF-8 (the first at byte `offset`), as a

@@ -15,11 +15,11 @@ fn main() -> anyhow::Result<()> {
     let [model, gold] = args.as_slice() else { anyhow::bail!("usage: confidence_rows MODEL GOLD.conllu") };
     let model = Arc::new(ModelFile::open(Path::new(model))?);
     let (rows, _) = collect_rows(&model, Path::new(gold))?;
-    println!("input\tsentence\tright\tparser\tdependent_tag\thead_tag\tdependent_unknown\tunknown_share\twords\tdistance\ttoken_margin\tsentence_margin");
+    println!("input\tsentence\tright\tparser\tdependent_tag\thead_tag\tdependent_unknown\tunknown_share\twords\tdistance\ttoken_margin\tsentence_margin\thead_parser\tsentence_parser\trelation\tupos");
     for r in rows {
         let s = r.signals;
         println!(
-            "{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}",
+            "{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}",
             r.input.name(),
             r.sentence,
             u8::from(r.right),
@@ -31,7 +31,11 @@ fn main() -> anyhow::Result<()> {
             s.words,
             s.distance,
             s.token_margin,
-            s.sentence_margin
+            s.sentence_margin,
+            s.head_parser,
+            s.sentence_parser,
+            s.relation.map_or(-1, i32::from),
+            s.upos.map_or(-1, i32::from)
         );
     }
     Ok(())

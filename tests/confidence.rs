@@ -129,3 +129,38 @@ fn calibrate_refits_a_model_s_confidence_into_a_new_file_and_never_over_one_sile
     assert!(String::from_utf8_lossy(&again.stderr).contains("exists; --overwrite replaces it"));
     assert!(run(&["--overwrite"]).status.success());
 }
+
+#[test]
+fn the_workbench_shows_the_confidences_parse_writes_and_a_constrained_word_is_sure() {
+    use spoolparse::parse::constrained::{Arc, Constraints};
+    use spoolparse::workbench::error_model::ErrorModel;
+    use spoolparse::workbench::task::Reparser;
+    let dir = tempfile::tempdir().unwrap();
+    let model = dir.path().join("t.model");
+    let fixture = common::fixture("special.conllu");
+    let args = ["--epochs", "2", "--tagger", "--jackknife", "0", "--tagger-epochs", "2", "--dev"];
+    let out = common::train(&fixture, &model, &[&args[..], &[fixture.to_str().unwrap()]].concat());
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let output = dir.path().join("parsed.conllu");
+    // Tags given, as the workbench reads them.
+    assert!(common::parse(&model, &fixture, &output, &["--threads", "1", "--retag=never"]).status.success());
+    let parsed: Vec<Sentence> = Reader::open(&output, Format::Conllu).unwrap().map(|s| s.unwrap()).collect();
+    let file = ModelFile::open(&model).unwrap();
+    assert!(file.confidence().is_some());
+    let mut reparser = Reparser::new(&file);
+    let mut compared = 0;
+    for sent in parsed.iter().filter(|s| s.len() > 1) {
+        let words = reparser.view(sent, &Constraints::none(sent.len()), &[], &ErrorModel::default());
+        for (view, word) in words.iter().zip(sent.words()) {
+            let misc = word.get(spoolparse::corpus::Column::Misc);
+            let written = misc.split('|').find_map(|e| e.strip_prefix("Conf=")).expect("parse writes Conf=");
+            assert_eq!(format!("{:.3}", view.conf), written, "word {} of {:?}", view.id, sent.comments);
+            compared += 1;
+        }
+        let arc = Arc { word: 1, head: words[0].head, label: None };
+        let constrained =
+            reparser.view(sent, &Constraints::new(sent.len(), [arc]).unwrap(), &[], &ErrorModel::default());
+        assert_eq!(constrained[0].conf, 1.0, "an annotated arc is sure");
+    }
+    assert!(compared >= 10, "{compared} words compared");
+}

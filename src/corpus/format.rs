@@ -157,4 +157,9 @@ impl Upos {
     pub fn name(self) -> &'static str {
         UPOS_TAGS[self.0 as usize]
     }
+
+    /// The tag's index in [`UPOS_TAGS`].
+    pub fn index(self) -> u8 {
+        self.0
+    }
 }

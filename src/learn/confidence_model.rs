@@ -8,10 +8,10 @@
 //! signals for one arc; [`ConfidenceModel`] weighs them. Its output is a smooth function of
 //! the parser's probability and the other signals, so arcs the model is unsure of get distinct
 //! confidences (an isotonic map pools them into a few values: from raw text, 158 of the 1,282
-//! arcs of half of en_ewt dev below 0.5 had exactly 0.250; with this model, at most 17 share a
-//! value).
+//! arcs of half of en_ewt dev below 0.5 had exactly 0.250; with this model, at most 16 of
+//! 1,600 share a value).
 //!
-//! This module knows numbers, not sentences: the caller ([`crate::parse::annotate`]) reads the
+//! This module knows numbers, not sentences: the caller ([`crate::parse::confidence`]) reads the
 //! signals off the stages, and training ([`crate::train::calibration`]) collects the rows it
 //! is fitted on.
 
@@ -36,6 +36,14 @@ pub struct ArcSignals {
     pub words: u32,
     /// Words between the dependent and its head (0 for the root).
     pub distance: u32,
+    /// The parser's probability of the transition that attached the head (1 for the root).
+    pub head_parser: f32,
+    /// The mean of the parser's probabilities over the sentence's arcs.
+    pub sentence_parser: f32,
+    /// The arc's universal relation (an index into `base::label::UD_RELATIONS`), and the
+    /// dependent's UPOS (into `corpus::UPOS_TAGS`), if they are UD's.
+    pub relation: Option<u8>,
+    pub upos: Option<u8>,
     /// The tokenizer's least score margin among the decisions that made the dependent's token,
     /// and among those where its sentence ends or does not (infinite for text that came
     /// tokenized, and for a sentence a paragraph ended).
@@ -44,7 +52,14 @@ pub struct ArcSignals {
 }
 
 /// Features per arc, the constant included.
-pub const FEATURES: usize = 16;
+pub const FEATURES: usize = DENSE + RELATIONS + UPOS;
+
+/// Features before the one-hot relation and UPOS.
+const DENSE: usize = 18;
+/// UD's universal relations and UPOS tags (`base::label::UD_RELATIONS`, `corpus::UPOS_TAGS`;
+/// this layer does not read them).
+const RELATIONS: usize = 37;
+const UPOS: usize = 17;
 
 /// The share of unknown forms past which a sentence counts as unlike the training data.
 const UNKNOWN_KNEE: f32 = 0.3;
@@ -63,10 +78,13 @@ fn sureness(margin: f32) -> f32 {
 }
 
 impl ArcSignals {
-    /// The feature vector the model weighs.
-    pub fn features(&self) -> [f32; FEATURES] {
-        let p = self.parser.clamp(1e-4, 1.0 - 1e-4);
-        let logit = (p / (1.0 - p)).ln();
+    /// The dense features: all but the one-hot relation and UPOS.
+    fn dense(&self) -> [f32; DENSE] {
+        let logit_of = |p: f32| {
+            let p = p.clamp(1e-4, 1.0 - 1e-4);
+            (p / (1.0 - p)).ln()
+        };
+        let logit = logit_of(self.parser);
         let hinge = |k: f32| (logit - k).max(0.0) / 4.0;
         // Unknown words matter past the share dev sentences commonly have: below it the
         // parser's probability already knows them (in-domain text with a name or two), above
@@ -92,7 +110,26 @@ impl ArcSignals {
             (self.distance as f32).ln_1p() / 4.0,
             sureness(self.token_margin),
             sureness(self.sentence_margin),
+            logit_of(self.head_parser) / 4.0,
+            logit_of(self.sentence_parser) / 4.0,
         ]
+    }
+
+    /// The positions of the one-hot features that are on: the relation's and the UPOS's.
+    fn one_hot(&self) -> impl Iterator<Item = usize> {
+        let relation = self.relation.map(usize::from).filter(|&r| r < RELATIONS).map(|r| DENSE + r);
+        let upos = self.upos.map(usize::from).filter(|&u| u < UPOS).map(|u| DENSE + RELATIONS + u);
+        relation.into_iter().chain(upos)
+    }
+
+    /// The feature vector the model weighs.
+    pub fn features(&self) -> [f32; FEATURES] {
+        let mut f = [0.0f32; FEATURES];
+        f[..DENSE].copy_from_slice(&self.dense());
+        for i in self.one_hot() {
+            f[i] = 1.0;
+        }
+        f
     }
 }
 
@@ -102,9 +139,12 @@ pub struct ConfidenceModel {
     weights: Vec<f32>,
 }
 
-/// The L2 penalty per row: enough to keep weights of signals dev never varies (no word of
-/// another script in en_ewt dev) at 0, too little to move the others.
+/// The L2 penalty: per row, enough to keep weights of signals dev never varies (no word of
+/// another script in en_ewt dev) at 0, too little to move the others; and at least a floor,
+/// so that a small file (a few held-out sentences, every arc of some relation right) cannot
+/// drive a weight to infinity.
 const L2_PER_ROW: f64 = 1e-4;
+const L2_MIN: f64 = 1.0;
 
 /// Newton iterations: the log-loss is convex and smooth, so a few reach the optimum.
 const NEWTON_STEPS: usize = 25;
@@ -122,7 +162,7 @@ impl ConfidenceModel {
             return None;
         }
         let xs: Vec<[f64; FEATURES]> = rows.iter().map(|(s, _)| s.features().map(f64::from)).collect();
-        let lambda = L2_PER_ROW * rows.len() as f64;
+        let lambda = (L2_PER_ROW * rows.len() as f64).max(L2_MIN);
         let mut w = [0.0f64; FEATURES];
         // Start from the share right, so the first step is small.
         let base = right as f64 / rows.len() as f64;
@@ -171,7 +211,9 @@ impl ConfidenceModel {
 
     /// The probability that an arc with these signals is right.
     pub fn apply(&self, signals: &ArcSignals) -> f32 {
-        let z: f32 = signals.features().iter().zip(&self.weights).map(|(x, w)| x * w).sum();
+        // The one-hot features add their weight: no need to multiply out the zeros.
+        let dense: f32 = signals.dense().iter().zip(&self.weights).map(|(x, w)| x * w).sum();
+        let z = dense + signals.one_hot().filter_map(|i| self.weights.get(i)).sum::<f32>();
         1.0 / (1.0 + (-z).exp())
     }
 
@@ -267,6 +309,17 @@ mod tests {
             let c = model.apply(&signals(i as f32 / 1000.0, 0.0));
             assert!(c > last, "confidence {c} at raw {} not above {last}", i as f32 / 1000.0);
             last = c;
+        }
+    }
+
+    #[test]
+    fn applying_adds_the_one_hot_weights_as_the_full_feature_vector_would() {
+        let weights: Vec<f32> = (0..FEATURES).map(|i| ((i * 37) % 11) as f32 * 0.1 - 0.5).collect();
+        let model = ConfidenceModel { weights: weights.clone() };
+        for (relation, upos) in [(None, None), (Some(3), Some(16)), (Some(36), None), (Some(200), Some(5))] {
+            let s = ArcSignals { relation, upos, head_parser: 0.7, sentence_parser: 0.8, ..signals(0.6, 0.4) };
+            let z: f32 = s.features().iter().zip(&weights).map(|(x, w)| x * w).sum();
+            assert!((model.apply(&s) - 1.0 / (1.0 + (-z).exp())).abs() < 1e-6, "{relation:?} {upos:?}");
         }
     }
 

@@ -3,10 +3,11 @@
 //! then parsing. One [`Annotator`] per thread; it owns the scratch buffers of both, so nothing
 //! is allocated per sentence.
 
-use crate::corpus::{Column, Sentence};
-use crate::learn::confidence_model::{ArcSignals, ConfidenceModel};
+use crate::corpus::Sentence;
+use crate::learn::confidence_model::ArcSignals;
 use crate::model::analysis::{Analyze, Analyzer};
 use crate::model::file::{ModelFile, TableView};
+use crate::parse::confidence::{ArcConfidence, Parsed};
 use crate::parse::parser::Parser;
 
 /// An analyzer (if the model has a tagger) and a parser over one model file.
@@ -16,13 +17,9 @@ pub struct Annotator<'m> {
     confidence: bool,
     /// The whole pipeline's arc confidence, when the model has one: it then replaces the
     /// parser's calibrated probability ([`crate::learn::confidence_model`]).
-    pipeline: Option<&'m ConfidenceModel>,
+    pipeline: ArcConfidence<'m>,
     /// Read every arc's signals even without a pipeline model (to fit one).
     collect: bool,
-    /// The last sentence's arcs: what each stage knew, and the confidence the pipeline's model
-    /// gives them (index 0 unused).
-    signals: Vec<ArcSignals>,
-    arc_confidence: Vec<f32>,
     /// Reused buffer for formatting.
     scratch: String,
 }
@@ -65,45 +62,38 @@ impl<'m> Annotator<'m> {
     /// the model's temperature) and [`Annotator::confidence`] is meaningful.
     pub fn new(model: &'m ModelFile, confidence: bool) -> Self {
         let analyzer = model.analyzer();
-        let pipeline = model.confidence().map(|c| &c.model).filter(|_| confidence);
+        let pipeline =
+            ArcConfidence::new(model.confidence().map(|c| &c.model).filter(|_| confidence), &model.meta().labels);
         let mut parser = Parser::new(model);
         if confidence {
             parser = parser.with_confidence(model.meta().temperature);
             // The pipeline's model reads the parser's own probability; without it, the
             // parser's calibrator maps that.
-            if pipeline.is_none() {
+            if !pipeline.has_model() {
                 parser = parser.with_calibration(model.meta().arc_calibration.as_ref());
             }
         }
-        Annotator {
-            parser,
-            analyzer,
-            confidence,
-            pipeline,
-            collect: false,
-            signals: Vec::new(),
-            arc_confidence: Vec::new(),
-            scratch: String::new(),
-        }
+        Annotator { parser, analyzer, confidence, pipeline, collect: false, scratch: String::new() }
     }
 
     /// The last sentence's confidence (the mean arc confidence: the share of its arcs expected
     /// to be right) and tree probability.
     pub fn confidence(&self) -> (f64, f64) {
         let (mean, tree) = self.parser.sentence_confidence();
-        if self.pipeline.is_none() {
+        if !self.pipeline.has_model() {
             return (mean, tree);
         }
-        let arcs = &self.arc_confidence[1.min(self.arc_confidence.len())..];
+        let confidence = self.pipeline.confidence();
+        let arcs = &confidence[1.min(confidence.len())..];
         (arcs.iter().map(|&c| f64::from(c)).sum::<f64>() / arcs.len().max(1) as f64, tree)
     }
 
     /// The last sentence's arc confidences, by word (index 0 unused); all 0 unless the
     /// annotator computes confidences.
     pub fn arc_confidence(&self) -> &[f32] {
-        match self.pipeline {
-            Some(_) => &self.arc_confidence,
-            None => self.parser.arc_confidence(),
+        match self.pipeline.has_model() {
+            true => self.pipeline.confidence(),
+            false => self.parser.arc_confidence(),
         }
     }
 
@@ -119,57 +109,7 @@ impl<'m> Annotator<'m> {
     /// What each stage knew of the last sentence's arcs (index 0 unused), when the model has a
     /// pipeline confidence or [`Annotator::collecting_signals`] asked for them.
     pub fn signals(&self) -> &[ArcSignals] {
-        &self.signals
-    }
-
-    /// Reads the signals of every arc of `sent` (just annotated, `analyzed` if the tagger ran
-    /// on it) off the stages into [`Annotator::signals`].
-    fn read_signals(&mut self, sent: &Sentence, analyzed: bool) {
-        let n = sent.len();
-        let (heads, raw) = (self.parser.heads(), self.parser.arc_confidence());
-        let tagger = self.analyzer.as_ref().map(|a| &a.tagger);
-        let sure = [f32::INFINITY];
-        let margins = match tagger {
-            Some(t) if analyzed => t.margins(),
-            _ => &sure[..0],
-        };
-        self.signals.clear();
-        self.signals.push(ArcSignals::default());
-        // Without a lexicon (a model without a tagger) every form counts as known.
-        let mut unknown = 0usize;
-        match tagger {
-            Some(t) if analyzed => {
-                for known in t.known() {
-                    unknown += usize::from(!known);
-                    self.signals.push(ArcSignals { dependent_unknown: !known, ..ArcSignals::default() });
-                }
-            }
-            Some(t) => {
-                for w in sent.words() {
-                    let known = t.knows(w.get(Column::Form));
-                    unknown += usize::from(!known);
-                    self.signals.push(ArcSignals { dependent_unknown: !known, ..ArcSignals::default() });
-                }
-            }
-            None => self.signals.resize(n + 1, ArcSignals::default()),
-        }
-        let share = unknown as f32 / n.max(1) as f32;
-        for w in 1..=n {
-            let h = heads[w] as usize;
-            let margin =
-                |i: usize| if i == 0 { f32::INFINITY } else { margins.get(i - 1).copied().unwrap_or(f32::INFINITY) };
-            let s = &mut self.signals[w];
-            s.parser = raw[w];
-            s.dependent_tag = margin(w);
-            s.head_tag = margin(h);
-            s.unknown_share = share;
-            s.words = n as u32;
-            s.distance = if h == 0 { 0 } else { w.abs_diff(h) as u32 };
-            // Text that came tokenized has no tokenizer's doubt.
-            let tokenized = &sent.tokenization;
-            s.token_margin = tokenized.words.get(w - 1).copied().unwrap_or(f32::INFINITY);
-            s.sentence_margin = if tokenized.words.is_empty() { f32::INFINITY } else { tokenized.sentence };
-        }
+        self.pipeline.signals()
     }
 
     /// Analyzes `sent` if asked (writing UPOS and XPOS, and FEATS and LEMMA where the model
@@ -183,14 +123,14 @@ impl<'m> Annotator<'m> {
             None => {}
         }
         self.parser.parse(sent);
-        if self.collect && self.pipeline.is_none() {
-            self.read_signals(sent, steps.analyze.tags);
-        }
-        if let Some(model) = self.pipeline {
-            self.read_signals(sent, steps.analyze.tags);
-            self.arc_confidence.clear();
-            self.arc_confidence.push(0.0);
-            self.arc_confidence.extend(self.signals[1..].iter().map(|s| model.apply(s)));
+        if self.collect || self.pipeline.has_model() {
+            let parsed = Parsed {
+                heads: self.parser.heads(),
+                labels: self.parser.labels(),
+                probabilities: self.parser.arc_confidence(),
+            };
+            let tagger = self.analyzer.as_ref().map(|a| &a.tagger);
+            self.pipeline.read(sent, parsed, tagger, steps.analyze.tags);
         }
         if steps.write_confidence && self.confidence {
             let mut buf = [0u8; 5];

@@ -4,6 +4,7 @@
 //!
 //! - [`parser`]: greedy parsing of sentences with a model;
 //! - [`annotate`]: tagging and parsing of one sentence, as a model file says;
+//! - [`confidence`]: the whole pipeline's arc confidence of a parsed sentence;
 //! - [`constrained`]: what arcs a parse must hold, for re-parsing around corrections;
 //! - [`fit`]: whether a file's tags and forms are what the model was trained on, and whether
 //!   to retag it;
@@ -15,6 +16,7 @@
 
 pub mod annotate;
 pub mod bench;
+pub mod confidence;
 pub mod constrained;
 pub mod files;
 pub mod fit;

@@ -1,6 +1,9 @@
 //! A task as the page shows it: a sentence re-parsed by the serving model around the arcs the
 //! annotator has set ([`crate::parse::constrained`]), each word with its arc, its calibrated
-//! confidence, whether to check it, and for those to check the next-best heads.
+//! confidence (the whole pipeline's, [`crate::parse::confidence`], for models that have one:
+//! what `parse` writes for the sentence with its tags given, with distinct values and no
+//! floor; a constrained word's is 1), whether to check it, and for those to check the
+//! next-best heads.
 //!
 //! Next-best heads ([`Reparser::view`]): for a word to check, every head within
 //! [`ALTERNATIVE_REACH`] words (and the root) is tried as one more constraint, and the tree the
@@ -19,8 +22,10 @@ use serde::Serialize;
 use super::error_model::{self, ErrorModel, Pattern};
 use crate::base::label::{Label, LabelSet};
 use crate::corpus::{Column, Sentence};
+use crate::model::analysis::Analyzer;
 use crate::model::features::{encode_sentence, Morphology, TokenAttrs};
 use crate::model::file::{ModelFile, TableView};
+use crate::parse::confidence::{ArcConfidence, Parsed};
 use crate::parse::constrained::{Arc, ConstraintError, Constraints};
 use crate::parse::parser::Parser;
 
@@ -62,6 +67,9 @@ pub struct Alternative {
 /// buffers).
 pub struct Reparser<'m> {
     parser: Parser<'m, TableView<'m>>,
+    /// The whole pipeline's confidence, and the tagger whose lexicon it reads.
+    confidence: ArcConfidence<'m>,
+    analyzer: Option<Analyzer<'m, TableView<'m>>>,
     labels: &'m LabelSet,
     morphology: Morphology,
     attrs: Vec<TokenAttrs>,
@@ -71,9 +79,14 @@ impl<'m> Reparser<'m> {
     /// A re-parser for `model`, with its calibrated confidences.
     pub fn new(model: &'m ModelFile) -> Reparser<'m> {
         let meta = model.meta();
-        let parser =
-            Parser::new(model).with_confidence(meta.temperature).with_calibration(meta.arc_calibration.as_ref());
-        Reparser { parser, labels: &meta.labels, morphology: meta.morphology, attrs: Vec::new() }
+        let confidence = ArcConfidence::new(model.confidence().map(|c| &c.model), &meta.labels);
+        let mut parser = Parser::new(model).with_confidence(meta.temperature);
+        // The pipeline's model reads the parser's own probability.
+        if !confidence.has_model() {
+            parser = parser.with_calibration(meta.arc_calibration.as_ref());
+        }
+        let analyzer = model.analyzer();
+        Reparser { parser, confidence, analyzer, labels: &meta.labels, morphology: meta.morphology, attrs: Vec::new() }
     }
 
     /// The model's label for `name`, if it has one (and it is a plain UD label, not one of
@@ -106,7 +119,15 @@ impl<'m> Reparser<'m> {
         self.parser.parse_constrained(&self.attrs, constraints);
         let heads = self.parser.heads().to_vec();
         let labels = self.parser.labels().to_vec();
-        let conf = self.parser.arc_confidence().to_vec();
+        let mut conf = self.parser.arc_confidence().to_vec();
+        if self.confidence.has_model() {
+            let parsed = Parsed { heads: &heads, labels: &labels, probabilities: &conf };
+            self.confidence.read(sent, parsed, self.analyzer.as_ref().map(|a| &a.tagger), false);
+            conf.copy_from_slice(self.confidence.confidence());
+            for arc in constraints.arcs() {
+                conf[arc.word as usize] = 1.0;
+            }
+        }
         let best_log = self.parser.log_tree_probability();
         let mut words: Vec<WordView> = sent
             .words()

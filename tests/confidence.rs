@@ -164,3 +164,23 @@ fn the_workbench_shows_the_confidences_parse_writes_and_a_constrained_word_is_su
     }
     assert!(compared >= 10, "{compared} words compared");
 }
+
+#[test]
+fn inspect_says_what_the_confidence_was_fitted_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = dir.path().join("t.model");
+    let fixture = common::fixture("special.conllu");
+    let args = ["--epochs", "1", "--tagger", "--jackknife", "0", "--tagger-epochs", "1"];
+    assert!(common::train(&fixture, &model, &args).status.success());
+    let line = |model: &Path| {
+        let out = common::spoolparse(&["inspect", model.to_str().unwrap()]);
+        let text = String::from_utf8_lossy(&out.stdout).to_string();
+        text.lines().find(|l| l.starts_with("confidence ")).map(str::to_string).unwrap_or_else(|| panic!("{text}"))
+    };
+    assert!(line(&model).contains("isotonic map"), "{}", line(&model));
+    let fitted = dir.path().join("c.model");
+    let args = ["calibrate", "--model", model.to_str().unwrap(), "--dev", fixture.to_str().unwrap()];
+    assert!(common::spoolparse(&[&args[..], &["--output", fitted.to_str().unwrap()]].concat()).status.success());
+    let said = line(&fitted);
+    assert!(said.contains("fitted on") && said.contains("special.conllu (gold tokens, unknown forms)"), "{said}");
+}

@@ -32,7 +32,7 @@ pub struct CalibrateArgs {
 /// What the fit printed and stored, in one line.
 pub fn describe(c: &PipelineConfidence) -> String {
     format!(
-        "confidence: fitted on {} arcs of {} ({}); arc ECE from {} {:.4} before, {:.4} after (2-fold cross-fitted)",
+        "fitted on {} arcs of {} ({}); arc ECE from {} {:.4} before, {:.4} after (2-fold cross-fitted)",
         c.arcs,
         c.fitted_on,
         c.inputs.join(", "),
@@ -57,7 +57,7 @@ pub fn exec(args: CalibrateArgs) -> Result<()> {
     let Some(confidence) = confidence else {
         bail!("{}: no arc to fit on (or every arc right, or every arc wrong)", dev.display());
     };
-    eprintln!("{}", describe(&confidence));
+    eprintln!("confidence: {}", describe(&confidence));
     model_file::write_with_confidence(&file, &confidence, &output)
         .with_context(|| format!("writing the model to {}", output.display()))?;
     eprintln!("wrote {}", output.display());

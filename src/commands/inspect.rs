@@ -77,6 +77,10 @@ pub fn exec(args: InspectArgs) -> Result<()> {
             t.feature_set
         );
     }
+    match model.confidence() {
+        Some(c) => println!("confidence      the whole pipeline's, {}", super::calibrate::describe(c)),
+        None => println!("confidence      the parser's probability, isotonic map (no pipeline confidence)"),
+    }
     for s in model.sections() {
         println!("section {:<8} offset {:>10} length {:>10} crc32 {:08x}", s.name(), s.offset, s.len, s.crc);
     }

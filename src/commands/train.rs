@@ -415,7 +415,7 @@ pub fn exec(args: TrainArgs) -> Result<()> {
         let fitted = fit_pipeline_confidence(&file, dev)
             .with_context(|| format!("fitting the confidence on {}", dev.display()))?;
         if let Some(confidence) = fitted {
-            eprintln!("{}", super::calibrate::describe(&confidence));
+            eprintln!("confidence: {}", super::calibrate::describe(&confidence));
             model_file::write_with_confidence(&file, &confidence, path)
                 .with_context(|| format!("writing the model to {}", path.display()))?;
         }

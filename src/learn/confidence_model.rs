@@ -12,8 +12,9 @@
 //! 1,600 share a value).
 //!
 //! This module knows numbers, not sentences: the caller ([`crate::parse::confidence`]) reads the
-//! signals off the stages, and training ([`crate::train::calibration`]) collects the rows it
-//! is fitted on.
+//! signals off the stages, and training ([`crate::train::pipeline_confidence`]) collects the
+//! rows it is fitted on. What each signal adds, measured on held-out dev halves, is in
+//! docs/commands.md ("The whole pipeline's confidence").
 
 use serde::{Deserialize, Serialize};
 

@@ -28,8 +28,7 @@ fn hungarian_model(dir: &Path) -> Option<(PathBuf, PathBuf)> {
 /// The raw text of a gold file (`# text`, paragraphs apart), written to `to`.
 fn raw_text(gold: &Path, to: &Path) -> PathBuf {
     let corpus = spoolparse::model::tokenizer::load_raw(&[gold.to_path_buf()]).unwrap();
-    let text: Vec<String> = corpus.paragraphs.iter().map(|p| p.chars.iter().collect()).collect();
-    std::fs::write(to, text.join("\n\n") + "\n").unwrap();
+    std::fs::write(to, corpus.text() + "\n").unwrap();
     to.to_path_buf()
 }
 

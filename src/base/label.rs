@@ -34,6 +34,11 @@ pub struct LabelSet {
     lookup: HashMap<String, Label>,
 }
 
+/// The universal part of a dependency relation: `nmod:poss` → `nmod`.
+pub fn universal(deprel: &str) -> &str {
+    deprel.split_once(':').map_or(deprel, |(u, _)| u)
+}
+
 /// The 37 universal dependency relations of UD v2.
 pub const UD_RELATIONS: [&str; 37] = [
     "acl",

@@ -402,7 +402,7 @@ pub fn exec(args: TrainArgs) -> Result<()> {
         rollin_alpha: Some(opts.rollin_alpha),
         min_feature_count: Some(opts.min_feature_count),
     };
-    let extras = model_file::Extras { recipe: Some(&recipe), tagger_from: None, confidence: None };
+    let extras = model_file::Extras { recipe: Some(&recipe), tagger_from: None };
     // Again: the output may have appeared while training.
     output.check(train, dev)?;
     let path = output.path.as_path();

@@ -332,6 +332,12 @@ fn space_after_no(misc: &str) -> bool {
 }
 
 impl RawCorpus {
+    /// The text, a blank line between paragraphs: what a raw file of it reads.
+    pub fn text(&self) -> String {
+        let paragraphs: Vec<String> = self.paragraphs.iter().map(|p| p.chars.iter().collect()).collect();
+        paragraphs.join("\n\n")
+    }
+
     /// Adds the next sentence of the treebank.
     pub fn add(&mut self, sent: &Sentence) {
         let new_par = sent.comments.iter().any(|c| {

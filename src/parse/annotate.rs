@@ -8,7 +8,7 @@ use crate::learn::confidence_model::ArcSignals;
 use crate::model::analysis::{Analyze, Analyzer};
 use crate::model::file::{ModelFile, TableView};
 use crate::parse::confidence::{ArcConfidence, Parsed};
-use crate::parse::parser::Parser;
+use crate::parse::parser::{mean_confidence, Parser};
 
 /// An analyzer (if the model has a tagger) and a parser over one model file.
 pub struct Annotator<'m> {
@@ -64,15 +64,7 @@ impl<'m> Annotator<'m> {
         let analyzer = model.analyzer();
         let pipeline =
             ArcConfidence::new(model.confidence().map(|c| &c.model).filter(|_| confidence), &model.meta().labels);
-        let mut parser = Parser::new(model);
-        if confidence {
-            parser = parser.with_confidence(model.meta().temperature);
-            // The pipeline's model reads the parser's own probability; without it, the
-            // parser's calibrator maps that.
-            if !pipeline.has_model() {
-                parser = parser.with_calibration(model.meta().arc_calibration.as_ref());
-            }
-        }
+        let parser = if confidence { pipeline.parser(model) } else { Parser::new(model) };
         Annotator { parser, analyzer, confidence, pipeline, collect: false, scratch: String::new() }
     }
 
@@ -80,12 +72,10 @@ impl<'m> Annotator<'m> {
     /// to be right) and tree probability.
     pub fn confidence(&self) -> (f64, f64) {
         let (mean, tree) = self.parser.sentence_confidence();
-        if !self.pipeline.has_model() {
-            return (mean, tree);
+        match self.pipeline.has_model() {
+            true => (mean_confidence(self.pipeline.confidence()), tree),
+            false => (mean, tree),
         }
-        let confidence = self.pipeline.confidence();
-        let arcs = &confidence[1.min(confidence.len())..];
-        (arcs.iter().map(|&c| f64::from(c)).sum::<f64>() / arcs.len().max(1) as f64, tree)
     }
 
     /// The last sentence's arc confidences, by word (index 0 unused); all 0 unless the

@@ -4,21 +4,23 @@
 //! annotator ([`super::annotate`]) and the workbench's constrained re-parses use it, so that
 //! both show the same numbers; it decides nothing.
 
-use crate::base::label::{Label, LabelSet, UD_RELATIONS};
+use crate::base::label::{universal, Label, LabelSet, UD_RELATIONS};
 use crate::corpus::{Column, Sentence, Upos};
 use crate::learn::confidence_model::{ArcSignals, ConfidenceModel};
 use crate::learn::scorer::Scorer;
+use crate::model::file::{ModelFile, TableView};
 use crate::model::tagger::Tagger;
+use crate::parse::parser::Parser;
+use crate::transition::projective::parse_mark;
 
-/// The universal relation of each label of `labels` (its part before `:` and before a
-/// pseudo-projective mark), as an index into [`UD_RELATIONS`].
+/// The universal relation of each label of `labels` (of its base, without pseudo-projective
+/// marks), as an index into [`UD_RELATIONS`].
 fn universal_relations(labels: &LabelSet) -> Vec<Option<u8>> {
     labels
         .names()
         .map(|name| {
-            let plain = name.split(['↑', '↓']).next().unwrap_or(name);
-            let universal = plain.split(':').next().unwrap_or(plain);
-            UD_RELATIONS.iter().position(|&r| r == universal).map(|i| i as u8)
+            let relation = universal(parse_mark(name).base);
+            UD_RELATIONS.iter().position(|&r| r == relation).map(|i| i as u8)
         })
         .collect()
 }
@@ -52,6 +54,17 @@ impl<'m> ArcConfidence<'m> {
     /// Whether there is a model to give confidences.
     pub fn has_model(&self) -> bool {
         self.model.is_some()
+    }
+
+    /// A parser of `model` computing the probabilities this confidence reads: the parser's own
+    /// where there is a pipeline model (it weighs them itself), mapped by the model file's
+    /// isotonic calibrator otherwise.
+    pub fn parser(&self, model: &'m ModelFile) -> Parser<'m, TableView<'m>> {
+        let parser = Parser::new(model).with_confidence(model.meta().temperature);
+        match self.has_model() {
+            true => parser,
+            false => parser.with_calibration(model.meta().arc_calibration.as_ref()),
+        }
     }
 
     /// The signals of the last sentence read (index 0 unused).

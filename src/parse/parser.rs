@@ -212,6 +212,12 @@ fn marks(labels: &LabelSet, fallback: Label) -> Vec<Mark<Label>> {
         .collect()
 }
 
+/// A sentence's confidence: the mean of its arc confidences (by word, index 0 unused).
+pub fn mean_confidence(arcs: &[f32]) -> f64 {
+    let arcs = &arcs[1.min(arcs.len())..];
+    arcs.iter().map(|&c| f64::from(c)).sum::<f64>() / arcs.len().max(1) as f64
+}
+
 /// A greedy parser over borrowed weights, with its reusable scratch space.
 pub struct Parser<'m, S: Scorer> {
     system: System,
@@ -407,9 +413,7 @@ impl<'m, S: Scorer> Parser<'m, S> {
     /// The last parse's sentence confidence (mean arc confidence) and tree probability (the
     /// product of its transitions' probabilities).
     pub fn sentence_confidence(&self) -> (f64, f64) {
-        let arcs = &self.arc_confidence[1.min(self.arc_confidence.len())..];
-        let mean = arcs.iter().map(|&c| f64::from(c)).sum::<f64>() / arcs.len().max(1) as f64;
-        (mean, self.log_tree_prob.exp())
+        (mean_confidence(&self.arc_confidence), self.log_tree_prob.exp())
     }
 
     /// The natural logarithm of the last parse's tree probability (which underflows to 0 for

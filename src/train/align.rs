@@ -360,15 +360,12 @@ fn same_text(gold: &Document, system: &Document) -> Result<(), EvalError> {
     })
 }
 
-/// The system's words aligned to gold's, with which of them are right.
-struct Judged {
-    alignment: Alignment,
-}
-
-impl Judged {
-    fn new(gold: &Document, system: &Document) -> Result<Judged, EvalError> {
+impl Alignment {
+    /// The words of `system` aligned to `gold`'s (the script's `align_words`), once their
+    /// texts are found the same ([`same_text`]).
+    fn of(gold: &Document, system: &Document) -> Result<Alignment, EvalError> {
         same_text(gold, system)?;
-        Ok(Judged { alignment: align_words(&gold.words, &system.words) })
+        Ok(align_words(&gold.words, &system.words))
     }
 
     /// The system head, mapped to the gold word it is aligned with, is the gold head (or both
@@ -376,7 +373,7 @@ impl Judged {
     fn head(&self, gw: &Word, sw: &Word) -> bool {
         match (gw.parent, sw.parent) {
             (None, None) => true,
-            (Some(gp), Some(sp)) => self.alignment.gold_of_system[sp] == Some(gp),
+            (Some(gp), Some(sp)) => self.gold_of_system[sp] == Some(gp),
             _ => false,
         }
     }
@@ -385,7 +382,7 @@ impl Judged {
     /// relation.
     fn labeled(&self, gold: &Document, system: &Document, s: usize) -> bool {
         let sw = &system.words[s];
-        self.alignment.gold_of_system[s].is_some_and(|g| {
+        self.gold_of_system[s].is_some_and(|g| {
             let gw = &gold.words[g];
             self.head(gw, sw) && gw.deprel == sw.deprel
         })
@@ -395,8 +392,7 @@ impl Judged {
 /// Evaluates `system` against `gold` as the script's `evaluate()` does (the metrics above).
 /// Their character sequences must be equal ([`same_text`]).
 pub fn evaluate(gold: &Document, system: &Document) -> Result<Aligned, EvalError> {
-    let judged = Judged::new(gold, system)?;
-    let a = &judged.alignment;
+    let a = Alignment::of(gold, system)?;
     let (g, s) = (gold.words.len(), system.words.len());
     let count = |right: &dyn Fn(&Word, &Word) -> bool| {
         a.pairs.iter().filter(|&&(gi, si)| right(&gold.words[gi], &system.words[si])).count()
@@ -406,8 +402,8 @@ pub fn evaluate(gold: &Document, system: &Document) -> Result<Aligned, EvalError
         sentences: spans_score(&gold.sentences, &system.sentences),
         words: Prf::new(g, s, a.pairs.len()),
         upos: Prf::new(g, s, count(&|gw, sw| gw.upos == sw.upos)),
-        uas: Prf::new(g, s, count(&|gw, sw| judged.head(gw, sw))),
-        las: Prf::new(g, s, count(&|gw, sw| judged.head(gw, sw) && gw.deprel == sw.deprel)),
+        uas: Prf::new(g, s, count(&|gw, sw| a.head(gw, sw))),
+        las: Prf::new(g, s, count(&|gw, sw| a.head(gw, sw) && gw.deprel == sw.deprel)),
     })
 }
 
@@ -418,11 +414,11 @@ pub fn evaluate(gold: &Document, system: &Document) -> Result<Aligned, EvalError
 /// the tokenizer made up, or a sentence cut elsewhere than gold, thus counts against the
 /// confidence it was given.
 pub fn calibration(gold: &Document, system: &Document) -> Result<Calibration, EvalError> {
-    let judged = Judged::new(gold, system)?;
+    let alignment = Alignment::of(gold, system)?;
     let mut cal = Calibration::default();
     let mut per_sentence = vec![(0u64, 0u64); system.sentences.len()];
     for (s, word) in system.words.iter().enumerate() {
-        let right = judged.labeled(gold, system, s);
+        let right = alignment.labeled(gold, system, s);
         if let Some(c) = word.confidence {
             cal.arcs.add(c, f64::from(u8::from(right)));
         }
@@ -441,8 +437,8 @@ pub fn calibration(gold: &Document, system: &Document) -> Result<Calibration, Ev
 /// Whether each word of `system` counts for LAS against `gold` ([`calibration`]'s outcome), in
 /// document order.
 pub fn labeled_words(gold: &Document, system: &Document) -> Result<Vec<bool>, EvalError> {
-    let judged = Judged::new(gold, system)?;
-    Ok((0..system.words.len()).map(|s| judged.labeled(gold, system, s)).collect())
+    let alignment = Alignment::of(gold, system)?;
+    Ok((0..system.words.len()).map(|s| alignment.labeled(gold, system, s)).collect())
 }
 
 /// Reads both files and evaluates them ([`evaluate`]).

@@ -18,10 +18,7 @@ use serde::Serialize;
 use crate::corpus::{self, Column, CorpusError, Format, Reader, Sentence};
 use crate::learn::confidence::Reliability;
 
-/// The universal part of a dependency relation: `nmod:poss` → `nmod`.
-pub fn universal(deprel: &str) -> &str {
-    deprel.split_once(':').map_or(deprel, |(u, _)| u)
-}
+pub use crate::base::label::universal;
 
 /// Whether an attachment is right unlabeled (HEAD) and labeled (HEAD and universal DEPREL).
 #[inline]

@@ -109,9 +109,7 @@ fn gold_token_rows(
 /// Parses the raw text of `path` as `parse --format raw` does and judges each system word as
 /// the official evaluator would.
 fn raw_text_rows(model: &Arc<ModelFile>, path: &Path, gold: &Document, rows: &mut Vec<Row>) -> Result<(), FitError> {
-    let corpus = tokenizer::load_raw(&[path.to_path_buf()])?;
-    let text: String =
-        corpus.paragraphs.iter().map(|p| p.chars.iter().collect::<String>()).collect::<Vec<_>>().join("\n\n");
+    let text = tokenizer::load_raw(&[path.to_path_buf()])?.text();
     let Ok(mut reader) = RawReader::new(
         Box::new(std::io::Cursor::new(text.into_bytes())),
         path,

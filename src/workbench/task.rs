@@ -80,11 +80,7 @@ impl<'m> Reparser<'m> {
     pub fn new(model: &'m ModelFile) -> Reparser<'m> {
         let meta = model.meta();
         let confidence = ArcConfidence::new(model.confidence().map(|c| &c.model), &meta.labels);
-        let mut parser = Parser::new(model).with_confidence(meta.temperature);
-        // The pipeline's model reads the parser's own probability.
-        if !confidence.has_model() {
-            parser = parser.with_calibration(meta.arc_calibration.as_ref());
-        }
+        let parser = confidence.parser(model);
         let analyzer = model.analyzer();
         Reparser { parser, confidence, analyzer, labels: &meta.labels, morphology: meta.morphology, attrs: Vec::new() }
     }

@@ -143,8 +143,6 @@ pub struct Extras<'a> {
     /// model has none of its own: copy this file's sections as they are (a retrained parser
     /// keeps the analysis and tokenizer it was served with).
     pub tagger_from: Option<&'a ModelFile>,
-    /// Written as the `CONFMETA` section.
-    pub confidence: Option<&'a PipelineConfidence>,
 }
 
 /// The whole pipeline's arc confidence ([`ConfidenceModel`]), with what it was fitted on and how
@@ -152,8 +150,9 @@ pub struct Extras<'a> {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PipelineConfidence {
     pub model: ConfidenceModel,
-    /// The file it was fitted on, and how: `raw text`, `gold tokens`, `unknown forms`.
+    /// The file it was fitted on.
     pub fitted_on: String,
+    /// How that file was given to the model: `raw text`, `gold tokens`, `unknown forms`.
     pub inputs: Vec<String>,
     /// Arcs it was fitted on.
     pub arcs: u64,

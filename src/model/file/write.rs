@@ -143,11 +143,6 @@ pub fn write_with(model: &Model, path: &Path, opts: WriteOptions, extras: Extras
             .map_err(|e| ModelError::Io { path: path.to_path_buf(), error: io::Error::other(e) })?;
         payloads.push((&RECIPE, json));
     }
-    if let Some(confidence) = extras.confidence {
-        let json = serde_json::to_vec(confidence)
-            .map_err(|e| ModelError::Io { path: path.to_path_buf(), error: io::Error::other(e) })?;
-        payloads.push((&CONFMETA, json));
-    }
     write_sections(path, &payloads)?;
     Ok(meta)
 }

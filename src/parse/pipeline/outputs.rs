@@ -1,0 +1,155 @@
+//! The sink of `parse`: sentences into one output stream, or two split by confidence, with
+//! what a run parsed ([`ParseStats`]) and why it stopped ([`PipelineError`]).
+
+use std::io;
+use std::path::PathBuf;
+use std::sync::atomic::Ordering;
+
+use crate::corpus::{CorpusError, Sentence};
+use crate::parse::annotate::NoTagger;
+use crate::parse::fit::FitReport;
+use crate::parse::raw::NoTokenizer;
+
+use super::{Job, JobError, Outcome, Outputs, PipelineOptions, Sink, Unreadable};
+
+/// What a run parsed.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ParseStats {
+    pub sentences: usize,
+    pub words: usize,
+    /// Sentences sent to the rejected output (malformed ones written there included).
+    pub rejected: usize,
+    /// Malformed sentences written as unparsed placeholders (with
+    /// [`PipelineOptions::keep_malformed`]; counted in `sentences` too, with no words).
+    pub malformed: usize,
+    /// The inputs that were retagged or that the model does not fit ([`FitReport::is_notable`]),
+    /// each once, in input order.
+    pub notes: Vec<InputNote>,
+}
+
+/// What was found about one input's columns ([`Sink::fit`]), when there is something to say.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InputNote {
+    pub path: PathBuf,
+    pub report: FitReport,
+}
+
+impl ParseStats {
+    /// Adds a later part's figures (of the same file or another) to these.
+    pub(super) fn add(&mut self, more: ParseStats) {
+        self.sentences += more.sentences;
+        self.words += more.words;
+        self.rejected += more.rejected;
+        self.malformed += more.malformed;
+        for note in more.notes {
+            self.note(note);
+        }
+    }
+
+    /// Keeps `note` unless its input has one (a file parsed in shards is reported once).
+    fn note(&mut self, note: InputNote) {
+        if !self.notes.iter().any(|n| n.path == note.path) {
+            self.notes.push(note);
+        }
+    }
+}
+
+/// Why a run of [`super::parse_files`] stopped.
+#[derive(Debug, thiserror::Error)]
+pub enum PipelineError {
+    #[error(transparent)]
+    Corpus(#[from] CorpusError),
+    #[error("writing the output: {0}")]
+    Write(io::Error),
+    #[error("could not start the thread pool: {0}")]
+    Pool(String),
+    #[error(transparent)]
+    NoTagger(#[from] NoTagger),
+    #[error(transparent)]
+    NoTokenizer(#[from] NoTokenizer),
+    /// [`Outputs::cancel`] was set.
+    #[error("interrupted")]
+    Cancelled,
+}
+
+impl From<io::Error> for PipelineError {
+    // Not `#[from]`, which would also make it the `source` and print it twice in error chains.
+    fn from(e: io::Error) -> Self {
+        PipelineError::Write(e)
+    }
+}
+
+/// The sink of [`super::parse_files_split`]: one output stream (or two); a malformed sentence is an
+/// error, or with [`PipelineOptions::keep_malformed`] an unparsed placeholder.
+pub(super) struct OutputsSink<'a> {
+    out: Outputs<'a>,
+    min_confidence: Option<f64>,
+    keep_malformed: bool,
+    pub(super) stats: ParseStats,
+}
+
+impl<'a> OutputsSink<'a> {
+    pub(super) fn new(out: Outputs<'a>, opts: &PipelineOptions) -> Self {
+        OutputsSink {
+            out,
+            min_confidence: opts.min_confidence,
+            keep_malformed: opts.keep_malformed,
+            stats: ParseStats::default(),
+        }
+    }
+}
+
+impl Sink for OutputsSink<'_> {
+    type Error = PipelineError;
+
+    fn sentence(&mut self, _: &Job, sent: &Sentence, confidence: f64) -> Result<(), PipelineError> {
+        if self.out.cancel.is_some_and(|c| c.load(Ordering::Relaxed)) {
+            return Err(PipelineError::Cancelled);
+        }
+        self.stats.sentences += 1;
+        self.stats.words += sent.len();
+        match (self.min_confidence, self.out.rejected.as_deref_mut()) {
+            (Some(min), Some(rejected)) if confidence < min => {
+                self.stats.rejected += 1;
+                sent.write_to(rejected)?;
+            }
+            _ => sent.write_to(self.out.accepted)?,
+        }
+        Ok(())
+    }
+
+    fn malformed(&mut self, _: &Job, bad: Unreadable<'_>) -> Result<(), PipelineError> {
+        if !self.keep_malformed {
+            return Err(bad.error.into());
+        }
+        self.stats.sentences += 1;
+        self.stats.malformed += 1;
+        let out = match self.out.rejected.as_deref_mut() {
+            Some(rejected) => {
+                self.stats.rejected += 1;
+                rejected
+            }
+            None => &mut *self.out.accepted,
+        };
+        let enhanced = crate::corpus::unparsed::has_enhanced_deps(bad.text);
+        let placeholder = crate::corpus::unparsed::Placeholder { sent_id: bad.sent_id, enhanced };
+        placeholder.write(out, &bad.error.to_string(), bad.text, bad.truncated)?;
+        Ok(())
+    }
+
+    fn fit(&mut self, job: &Job, report: &FitReport) -> Result<(), PipelineError> {
+        if report.is_notable() {
+            self.stats.note(InputNote { path: job.path.clone(), report: *report });
+        }
+        Ok(())
+    }
+
+    fn end(&mut self, _: &Job, outcome: Outcome) -> Result<(), PipelineError> {
+        match outcome {
+            Outcome::Complete | Outcome::Abandoned => Ok(()),
+            Outcome::Failed(JobError::Corpus(e)) => Err(e.into()),
+            Outcome::Failed(JobError::NoTagger { error, .. }) => Err(error.into()),
+            Outcome::Failed(JobError::NoTokenizer { error, .. }) => Err(error.into()),
+        }
+    }
+}

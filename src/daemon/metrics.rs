@@ -9,6 +9,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 use std::time::Instant;
 
+use crate::parse::pipeline::BusyTime;
+
 /// Counters since the daemon started. Work done (`parsed_*`) counts every sentence parsed,
 /// also in files that later fail or are parsed again; what is in `out/` is counted only once
 /// published, so that accepted + lowconf equals what the outputs hold.
@@ -45,6 +47,8 @@ pub struct Metrics {
     pub retrain_rejected: AtomicU64,
     pub retrain_skipped: AtomicU64,
     pub retrain_failed: AtomicU64,
+    /// The parsing pipeline's busy time by stage (see [`crate::parse::pipeline::Busy`]).
+    pub busy: BusyTime,
     /// Model file name and fingerprint, for the `spoolparse_model_info` gauge.
     model: Mutex<(String, String)>,
     started: Instant,
@@ -77,6 +81,7 @@ impl Default for Metrics {
             retrain_skipped: AtomicU64::new(0),
             retrain_failed: AtomicU64::new(0),
             model: Mutex::new(Default::default()),
+            busy: BusyTime::default(),
             started: now,
             last_rate: Mutex::new((0, now, 0.0)),
         }
@@ -203,6 +208,23 @@ impl Metrics {
             }
             let _ = writeln!(out, "spoolparse_{name}{labels} {}", get(value));
         }
+        let busy = self.busy.snapshot();
+        let _ = writeln!(
+            out,
+            "# HELP spoolparse_busy_seconds_total Busy time of the parsing pipeline's stages, summed over \
+             threads (reading and writing run one thread at a time, parsing on every thread at once).\n\
+             # TYPE spoolparse_busy_seconds_total counter"
+        );
+        for (stage, time) in [("reading", busy.reading), ("parsing", busy.parsing), ("writing", busy.writing)] {
+            let _ = writeln!(out, "spoolparse_busy_seconds_total{{stage=\"{stage}\"}} {:.3}", time.as_secs_f64());
+        }
+        let _ = writeln!(
+            out,
+            "# HELP spoolparse_serial_fraction Share of the busy time spent reading and writing, one \
+             thread at a time: Amdahl's law allows 1 / (s + (1 - s) / N) times one thread on N cores.\n\
+             # TYPE spoolparse_serial_fraction gauge\nspoolparse_serial_fraction {:.4}",
+            busy.serial_fraction()
+        );
         let (file, fingerprint) = self.model.lock().map(|m| m.clone()).unwrap_or_default();
         let escape = |v: &str| v.replace('\\', "\\\\").replace('"', "\\\"").replace('\n', "\\n");
         let _ = writeln!(
@@ -241,5 +263,20 @@ mod tests {
         assert!(text.contains("spoolparse_model_info{file=\"en\\\"x.model\",fingerprint=\"0123abcd\"} 1"), "{text}");
         assert_eq!(text.matches("# TYPE spoolparse_files_total").count(), 1);
         assert!(text.contains("spoolparse_files_total{outcome=\"failed\"} 0"));
+    }
+
+    #[test]
+    fn the_pipeline_s_busy_time_and_serial_fraction_are_exported() {
+        use crate::parse::pipeline::Stage;
+        use std::time::Duration;
+        let m = Metrics::default();
+        m.busy.add(Stage::Reading, Duration::from_millis(250));
+        m.busy.add(Stage::Parsing, Duration::from_millis(1500));
+        m.busy.add(Stage::Writing, Duration::from_millis(250));
+        let text = m.render();
+        assert!(text.contains("spoolparse_busy_seconds_total{stage=\"reading\"} 0.250\n"), "{text}");
+        assert!(text.contains("spoolparse_busy_seconds_total{stage=\"parsing\"} 1.500\n"), "{text}");
+        assert!(text.contains("spoolparse_serial_fraction 0.2500\n"), "{text}");
+        assert_eq!(text.matches("# TYPE spoolparse_busy_seconds_total").count(), 1);
     }
 }

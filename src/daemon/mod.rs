@@ -507,11 +507,11 @@ fn serve(setup: &Setup, requests: &Receiver<Request>, metrics: &Arc<Metrics>) ->
             finished_tx,
         )
         .map_err(io_error("starting the publishing thread"))?;
-        let (opts, abandon) = (setup.pipeline_options(), abandon.clone());
+        let (opts, abandon, metrics) = (setup.pipeline_options(), abandon.clone(), metrics.clone());
         std::thread::Builder::new()
             .name("spoolparse-pipeline".into())
             .spawn(move || {
-                let result = pipeline::run(&jobs_rx, &mut sink, &opts, &abandon).map_err(|e| match e {
+                let result = pipeline::run(&jobs_rx, &mut sink, &opts, &abandon, &metrics.busy).map_err(|e| match e {
                     RunError::Pool(e) => e,
                     RunError::Sink(e) => e.to_string(),
                 });

@@ -17,6 +17,7 @@
 //! CoNLL-U output sentence has a `# sent_id`, the input's or else `NAME-N` ([`Numbering`]).
 //! Parsing is [`crate::parse::annotate`]'s, and where sentences go is the sink's.
 //!
+//! - `busy`: where the time goes, stage by stage;
 //! - `numbering`: the `# sent_id` of sentences without one;
 //! - `batch`: batches of sentences, filled from a reader, parsed, delivered;
 //! - `pool`: running jobs, in the calling thread or by a pool of threads;
@@ -24,6 +25,7 @@
 //! - `ranges`: one big file as shards parsed at once.
 
 mod batch;
+mod busy;
 mod numbering;
 mod outputs;
 mod pool;
@@ -43,6 +45,7 @@ use crate::parse::fit::{FitReport, Retag};
 use crate::parse::raw::{NoTokenizer, RawReader, RawSentences};
 
 use batch::Malformed;
+pub use busy::{Busy, BusyTime, Stage};
 pub use numbering::Numbering;
 use outputs::OutputsSink;
 pub use outputs::{InputNote, ParseStats, PipelineError};
@@ -394,8 +397,9 @@ pub fn parse_inputs_split(
         })
     });
     let mut sink = OutputsSink::new(out, &opts);
+    let busy = BusyTime::default();
     if opts.threads <= 1 {
-        run_sequential(jobs, &mut sink, &opts)?;
+        run_sequential(jobs, &mut sink, &opts, &busy)?;
     } else {
         let (tx, rx) = crossbeam_channel::unbounded();
         for job in jobs {
@@ -403,11 +407,12 @@ pub fn parse_inputs_split(
         }
         drop(tx);
         let opts = PipelineOptions { readers: 1, ..opts };
-        run(&rx, &mut sink, &opts, &AtomicBool::new(false)).map_err(|e| match e {
+        run(&rx, &mut sink, &opts, &AtomicBool::new(false), &busy).map_err(|e| match e {
             RunError::Pool(e) => PipelineError::Pool(e),
             RunError::Sink(e) => e,
         })?;
     }
+    sink.stats.busy = busy.snapshot();
     Ok(sink.stats)
 }
 
@@ -434,8 +439,10 @@ pub fn parse_reader(
         Source::Corpus(Box::new(opts.configure(Reader::new(input, name, format))))
     };
     let numbering = Numbering::new(name, 1, opts.writes_conllu(format));
-    let outcome = run_reader(&job, reader, numbering, &mut sink, &opts)?;
+    let busy = BusyTime::default();
+    let outcome = run_reader(&job, reader, numbering, &mut sink, &opts, &busy)?;
     sink.end(&job, outcome)?;
+    sink.stats.busy = busy.snapshot();
     Ok(sink.stats)
 }
 

@@ -10,6 +10,7 @@ use crate::parse::annotate::NoTagger;
 use crate::parse::fit::FitReport;
 use crate::parse::raw::NoTokenizer;
 
+use super::busy::Busy;
 use super::{Job, JobError, Outcome, Outputs, PipelineOptions, Sink, Unreadable};
 
 /// What a run parsed.
@@ -25,6 +26,12 @@ pub struct ParseStats {
     /// The inputs that were retagged or that the model does not fit ([`FitReport::is_notable`]),
     /// each once, in input order.
     pub notes: Vec<InputNote>,
+    /// Where the time went ([`Busy`]); summed over the shards of a file parsed in shards at
+    /// once ([`ParseStats::shards`]).
+    pub busy: Busy,
+    /// The file was parsed as this many shards at once, each by its own one-thread pipeline
+    /// (their reading and writing were not shared); 0 for the shared pipeline.
+    pub shards: usize,
 }
 
 /// What was found about one input's columns ([`Sink::fit`]), when there is something to say.
@@ -41,6 +48,7 @@ impl ParseStats {
         self.words += more.words;
         self.rejected += more.rejected;
         self.malformed += more.malformed;
+        self.busy.add(more.busy);
         for note in more.notes {
             self.note(note);
         }

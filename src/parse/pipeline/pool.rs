@@ -4,12 +4,14 @@
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::Instant;
 
 use crossbeam_channel::{bounded, select, Receiver, Sender};
 
 use crate::corpus::Sentence;
 
 use super::batch::{annotate_batch, fill_batch, Batch};
+use super::busy::{BusyTime, Stage};
 use super::numbering::Numbering;
 use super::{Job, JobError, Outcome, PipelineOptions, Read, Sink, Source, Steps};
 
@@ -18,13 +20,19 @@ pub fn run_sequential<S: Sink>(
     jobs: impl IntoIterator<Item = Arc<Job>>,
     sink: &mut S,
     opts: &PipelineOptions,
+    busy: &BusyTime,
 ) -> Result<(), S::Error> {
     for job in jobs {
-        let outcome = match opts.open(&job) {
+        let start = Instant::now();
+        let opened = opts.open(&job);
+        busy.add_since(Stage::Reading, start);
+        let outcome = match opened {
             Err(e) => Outcome::Failed(e),
-            Ok((reader, numbering)) => run_reader(&job, reader, numbering, sink, opts)?,
+            Ok((reader, numbering)) => run_reader(&job, reader, numbering, sink, opts, busy)?,
         };
+        let start = Instant::now();
         sink.end(&job, outcome)?;
+        busy.add_since(Stage::Writing, start);
     }
     Ok(())
 }
@@ -37,6 +45,7 @@ pub(super) fn run_reader<S: Sink>(
     mut numbering: Numbering,
     sink: &mut S,
     opts: &PipelineOptions,
+    busy: &BusyTime,
 ) -> Result<Outcome, S::Error> {
     let mut annotator = opts.annotator(&job.model);
     let mut steps = opts.steps(job.format);
@@ -44,24 +53,35 @@ pub(super) fn run_reader<S: Sink>(
     // and handed on as a batch, the rest one at a time.
     let mut first = Batch::default();
     first.reset(job, 0, steps);
+    let start = Instant::now();
     let end = fill_batch(opts, &AtomicBool::new(false), &mut reader, &mut numbering, job, &mut first, Some(&mut steps));
+    let start = busy.lap(Stage::Reading, start);
     annotate_batch(&mut annotator, &mut first);
+    let start = busy.lap(Stage::Parsing, start);
     first.deliver(sink)?;
+    busy.add_since(Stage::Writing, start);
     if let Some(outcome) = end {
         return Ok(outcome);
     }
     let mut sent = Sentence::default();
     loop {
-        match opts.read(&mut reader, &mut sent, job.format, &mut numbering) {
+        let start = Instant::now();
+        let read = opts.read(&mut reader, &mut sent, job.format, &mut numbering);
+        let start = busy.lap(Stage::Reading, start);
+        match read {
             Read::End => return Ok(Outcome::Complete),
             Read::Unreadable(e) => return Ok(Outcome::Failed(e.into())),
             Read::Malformed(m) => m.deliver(job, sink)?,
             Read::Sentence => {
                 // Checked when the job was opened: the model can tag if the job needs it.
                 let _ = annotator.annotate(&mut sent, steps);
+                let start = busy.lap(Stage::Parsing, start);
                 sink.sentence(job, &sent, annotator.confidence().0)?;
+                busy.add_since(Stage::Writing, start);
+                continue;
             }
         }
+        busy.add_since(Stage::Writing, start);
     }
 }
 
@@ -79,6 +99,7 @@ pub fn run<S: Sink + Send>(
     sink: &mut S,
     opts: &PipelineOptions,
     abandon: &AtomicBool,
+    busy: &BusyTime,
 ) -> Result<(), RunError<S::Error>>
 where
     S::Error: Send,
@@ -94,6 +115,7 @@ where
     let shared = Shared {
         opts,
         abandon,
+        busy,
         jobs,
         stop: stop_rx,
         stop_tx: Mutex::new(Some(stop_tx)),
@@ -167,6 +189,7 @@ struct Delivery<'s, S: Sink> {
 struct Shared<'a, 's, S: Sink> {
     opts: &'a PipelineOptions,
     abandon: &'a AtomicBool,
+    busy: &'a BusyTime,
     jobs: &'a Receiver<Arc<Job>>,
     stop: Receiver<()>,
     /// Dropped on a delivery error, to close `stop`.
@@ -188,7 +211,9 @@ impl<S: Sink> Shared<'_, '_, S> {
             let Some(model) = batch.job.as_ref().map(|j| Arc::clone(&j.model)) else { return };
             let mut annotator = self.opts.annotator(&model);
             loop {
+                let start = Instant::now();
                 annotate_batch(&mut annotator, &mut batch);
+                self.busy.add_since(Stage::Parsing, start);
                 self.deliver(batch);
                 match self.next_batch(free) {
                     Some(b) if b.job.as_ref().is_some_and(|j| Arc::ptr_eq(&j.model, &model)) => batch = b,
@@ -230,7 +255,10 @@ impl<S: Sink> Shared<'_, '_, S> {
             };
             match next {
                 Some(job) => {
-                    let (reader, error) = match self.opts.open(&job) {
+                    let start = Instant::now();
+                    let opened = self.opts.open(&job);
+                    self.busy.add_since(Stage::Reading, start);
+                    let (reader, error) = match opened {
                         Ok(r) => (Some(r), None),
                         Err(e) => (None, Some(e)),
                     };
@@ -245,6 +273,7 @@ impl<S: Sink> Shared<'_, '_, S> {
             }
         }
         let Some(mut open) = input.open.pop_front() else { return false };
+        let start = Instant::now();
         batch.reset(&open.job, open.seq, open.steps);
         let first = open.seq == 0;
         open.seq += 1;
@@ -260,6 +289,7 @@ impl<S: Sink> Shared<'_, '_, S> {
             Some(outcome) => batch.end = Some(outcome),
             None => input.open.push_back(open),
         }
+        self.busy.add_since(Stage::Reading, start);
         true
     }
 
@@ -278,7 +308,9 @@ impl<S: Sink> Shared<'_, '_, S> {
                     continue;
                 }
                 let ordered = self.opts.readers <= 1;
+                let start = Instant::now();
                 out.result = out.accept(batch, &self.free, ordered);
+                self.busy.add_since(Stage::Writing, start);
                 if out.result.is_err() {
                     self.fail();
                     // Threads waiting for a free batch must get one to see the failure.

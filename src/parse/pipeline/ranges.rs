@@ -84,6 +84,7 @@ pub(super) fn parse_ranges_in_parallel(
     for result in results {
         stats.add(result?);
     }
+    stats.shards = ranges.len();
     for (accepted, rejected) in spills {
         append(accepted, out.accepted)?;
         if let (Some(spill), Some(out)) = (rejected, out.rejected.as_deref_mut()) {

@@ -294,3 +294,133 @@ fn raw_sentences_carry_the_tokenizer_s_margin_for_each_word_and_tokenized_ones_n
         assert!(s.unwrap().tokenization.words.is_empty(), "text that came tokenized has no tokenizer's margins");
     }
 }
+
+/// Input handed out at most `step` bytes a read, as a pipe or a decompressor may hand it.
+struct Trickle {
+    data: Vec<u8>,
+    pos: usize,
+    step: usize,
+}
+
+impl std::io::Read for Trickle {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = std::io::BufRead::fill_buf(self)?.len().min(buf.len());
+        buf[..n].copy_from_slice(&self.data[self.pos..self.pos + n]);
+        self.pos += n;
+        Ok(n)
+    }
+}
+
+impl std::io::BufRead for Trickle {
+    fn fill_buf(&mut self) -> std::io::Result<&[u8]> {
+        Ok(&self.data[self.pos..(self.pos + self.step).min(self.data.len())])
+    }
+    fn consume(&mut self, n: usize) {
+        self.pos += n;
+    }
+}
+
+/// What the raw reader makes of `text` read `step` bytes at a time, pieces cut as `sizes`
+/// says: each sentence as written, with its line and the tokenizer's margins, and each error.
+fn sentences_in_pieces(
+    model: &Arc<ModelFile>,
+    text: &[u8],
+    step: usize,
+    sizes: (usize, usize),
+    sentences: RawSentences,
+) -> Vec<String> {
+    let input = Box::new(Trickle { data: text.to_vec(), pos: 0, step });
+    let mut reader = RawReader::new(input, Path::new("in.raw"), Arc::clone(model), sentences, true)
+        .unwrap()
+        .with_sizes(sizes.0, sizes.1);
+    let mut out = Vec::new();
+    loop {
+        let mut s = Sentence::default();
+        match reader.read_next(&mut s) {
+            None => return out,
+            Some(Ok(())) => {
+                let mut conllu = Vec::new();
+                s.write_to(&mut conllu).unwrap();
+                let conllu = String::from_utf8(conllu).unwrap();
+                out.push(format!("line {}: {:?}\n{conllu}", s.first_line, s.tokenization.words));
+            }
+            Some(Err(e)) => out.push(format!("{e}: {:?}", reader.sentence_text())),
+        }
+    }
+}
+
+/// Random text with what cuts must respect: sentence ends and their absence, line and
+/// paragraph breaks, long tokens and long runs of whitespace, other scripts, glued marks,
+/// invalid UTF-8.
+fn random_text(seed: u64) -> Vec<u8> {
+    let mut state = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
+    let mut next = move |n: u64| {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        (state % n) as usize
+    };
+    const WORDS: [&str; 12] =
+        ["Sue", "likes", "coffee", "al", "mar", "Vámonos", "cafe\u{301}", "👍🏽", "שלום", "A.B.", "x", "yes"];
+    let mut text = Vec::new();
+    let len = 2000 + next(40_000);
+    while text.len() < len {
+        match next(100) {
+            0..=59 => text.extend_from_slice(WORDS[next(WORDS.len() as u64)].as_bytes()),
+            60..=69 => text.extend_from_slice([".", "!", "?", ",", ":"][next(5)].as_bytes()),
+            70..=79 => text.push(b' '),
+            80..=84 => text.push(b'\n'),
+            85..=86 => text.extend_from_slice(b"\n\n"),
+            87 => text.extend_from_slice(b" \t \r\n"),
+            88 => text.push([0xff, 0xc3, 0x80][next(3)]),
+            89 => text.extend_from_slice("ab".repeat(next(6000) + 1).as_bytes()),
+            90 => text.extend_from_slice(b" ".repeat(next(20_000) + 1).as_slice()),
+            91 => text.extend_from_slice("yes ".repeat(next(3000) + 1).as_bytes()),
+            _ => text.extend_from_slice("Sue likes coffee. ".as_bytes()),
+        }
+    }
+    text
+}
+
+#[test]
+fn pieces_cut_anywhere_and_read_in_any_chunks_give_the_sentences_of_the_whole_text() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = Arc::new(ModelFile::open(&model(dir.path())).unwrap());
+    let whole = (usize::MAX / 4, usize::MAX / 4);
+    for seed in 0..24 {
+        let text = random_text(seed);
+        for sentences in [RawSentences::Model, RawSentences::Lines] {
+            let expected = sentences_in_pieces(&model, &text, text.len() + 1, whole, sentences);
+            assert!(!expected.is_empty(), "seed {seed}: no sentences");
+            // Cut at every sure end, at some, at the fewest; read a byte, a few, 4 KiB at a time.
+            for (step, target) in [(1, 1), (7, 300), (4096, 4096), (65536, 20_000)] {
+                let got = sentences_in_pieces(&model, &text, step, (target, 0), sentences);
+                let differs =
+                    got.iter().zip(&expected).position(|(a, b)| a != b).unwrap_or(got.len().min(expected.len()));
+                assert!(
+                    got == expected,
+                    "seed {seed}, {sentences:?}, reads of {step}, pieces of {target}: sentence {differs} differs:\n{}\nexpected\n{}",
+                    got.get(differs).map_or("(none)", |s| s.as_str()),
+                    expected.get(differs).map_or("(none)", |s| s.as_str()),
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn line_numbers_count_the_line_feeds_of_whitespace_too_long_to_keep() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = model(dir.path());
+    let text = format!("Sue likes coffee.{}Yes \u{1}\u{2}\n\nyes.", "\n \t".repeat(30_000));
+    let input = Box::new(Trickle { data: text.clone().into_bytes(), pos: 0, step: 5000 });
+    let model = Arc::new(ModelFile::open(&model).unwrap());
+    let mut reader = RawReader::new(input, Path::new("in.raw"), model, RawSentences::Model, true).unwrap();
+    let mut lines = Vec::new();
+    let mut s = Sentence::default();
+    while let Some(r) = reader.read_next(&mut s) {
+        r.unwrap();
+        lines.push(s.first_line);
+    }
+    assert_eq!(lines, [1, 30_001, 30_003]);
+}

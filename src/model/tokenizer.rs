@@ -535,6 +535,21 @@ impl Workspace {
         }
     }
 
+    /// The decision after character `i` of `chars` alone, as [`Workspace::classify`] makes it
+    /// over any text that holds `chars`, provided `chars` holds the whole context of `i`: from
+    /// three characters before the chunk of `i` to three after the end of the chunk after it
+    /// (the features read no further). For finding sentence ends without classifying a whole
+    /// text.
+    pub fn decide<S: Scorer>(&mut self, weights: &S, chars: &[char], i: usize) -> u8 {
+        if chars.get(i).is_none_or(|&c| is_space(c)) {
+            return NONE;
+        }
+        self.attrs.fill(chars);
+        self.attrs.extract(i, &mut self.feats);
+        weights.score(&self.feats, &mut self.scores);
+        best(&self.scores, chars, i) as u8
+    }
+
     /// The words of `token` if `mwt` splits it ([`MwtDict::expand`]).
     pub fn expand(&mut self, mwt: &MwtDict, token: &str, out: &mut Vec<String>) -> bool {
         mwt.expand(token, &mut self.scratch, out)

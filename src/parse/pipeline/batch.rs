@@ -1,13 +1,17 @@
 //! Batches: the unit a parsing thread takes, a run of sentences of one job with their
 //! confidences and malformed ones at their places; filling one from a reader, parsing one, and
-//! handing one to the sink. Nothing here knows about threads.
+//! handing one to the sink, numbered. A batch of raw text is filled with pieces of text
+//! ([`crate::parse::raw::Piece`]) that the thread which parses it reads into sentences
+//! ([`read_pieces`]), so that tokenizing runs on every thread at once. Nothing here knows about
+//! threads.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use crate::corpus::{CorpusError, Sentence};
 use crate::parse::annotate::{Annotator, Steps};
-use crate::parse::fit::{FitCheck, FitReport, Stages};
+use crate::parse::fit::{FitCheck, FitCounts, FitReport, Stages, CHECK_WORDS};
+use crate::parse::raw::{Piece, PieceReader, RawReader};
 
 use super::numbering::Numbering;
 use super::{Job, Outcome, PipelineOptions, Read, Sink, Source, Unreadable};
@@ -56,6 +60,13 @@ pub(super) struct Batch {
     pub(super) end: Option<Outcome>,
     /// Set on the job's first batch (if the job has any words): for [`Sink::fit`].
     pub(super) fit: Option<FitReport>,
+    /// Raw text not read into sentences yet: `pieces[..pieces_used]` ([`read_pieces`]).
+    pub(super) pieces: Vec<Piece>,
+    pub(super) pieces_used: usize,
+    /// The first batch of a raw-text job: its sentences, once read, decide [`Batch::fit`].
+    pub(super) check_fit: bool,
+    /// The job's numbering, which the reader hands to the delivery with the first batch.
+    pub(super) numbering: Option<Numbering>,
 }
 
 impl Batch {
@@ -74,10 +85,18 @@ impl Batch {
                 *s = Sentence::default();
             }
         }
+        for p in &mut self.pieces {
+            if p.len() > SLOT_BYTES {
+                *p = Piece::default();
+            }
+        }
         self.confidence.clear();
         self.malformed.clear();
         self.end = None;
         self.fit = None;
+        self.pieces_used = 0;
+        self.check_fit = false;
+        self.numbering = None;
     }
 
     /// The next free sentence slot.
@@ -92,17 +111,30 @@ impl Batch {
         self.malformed.binary_search_by_key(&index, |m| m.index).is_ok()
     }
 
-    /// Hands every sentence and finally the outcome to `sink`; true if that ended the job.
-    pub(super) fn deliver<S: Sink>(&mut self, sink: &mut S) -> Result<bool, S::Error> {
+    /// Hands every sentence, numbered by `numbering` (the job's, if it has one), and finally the
+    /// outcome to `sink`; true if that ended the job.
+    pub(super) fn deliver<S: Sink>(
+        &mut self,
+        sink: &mut S,
+        mut numbering: Option<&mut Numbering>,
+    ) -> Result<bool, S::Error> {
         let Some(job) = self.job.as_deref() else { return Ok(false) };
         if let Some(report) = self.fit.take() {
             sink.fit(job, &report)?;
         }
         let mut malformed = self.malformed.drain(..).peekable();
-        for (i, s) in self.sentences[..self.used].iter().enumerate() {
+        for (i, s) in self.sentences[..self.used].iter_mut().enumerate() {
             match malformed.next_if(|m| m.index == i) {
-                Some(m) => m.deliver(job, sink)?,
-                None => sink.sentence(job, s, self.confidence.get(i).copied().unwrap_or(1.0))?,
+                Some(mut m) => {
+                    m.sent_id = numbering.as_deref_mut().and_then(|n| n.take().map(str::to_string));
+                    m.deliver(job, sink)?
+                }
+                None => {
+                    if let Some(n) = numbering.as_deref_mut() {
+                        n.apply(s);
+                    }
+                    sink.sentence(job, s, self.confidence.get(i).copied().unwrap_or(1.0))?
+                }
             }
         }
         match self.end.take() {
@@ -112,26 +144,29 @@ impl Batch {
     }
 }
 
-/// Reads sentences of `job` into `batch` until it is full; `Some` with how the job ended if
-/// it did. With `first` (the job's steps, on its first batch), the batch is not full before
-/// [`crate::parse::fit::CHECK_WORDS`] words (unless it holds [`BATCH_BYTES`]); they decide the job's steps,
-/// this batch's included, and the decision goes with the batch to the sink.
+/// Reads sentences of `job` into `batch` until it is full (raw text: pieces of text, see
+/// [`fill_pieces`]); `Some` with how the job ended if it did. With `first` (the job's steps, on
+/// its first batch), the batch is not full before [`CHECK_WORDS`] words (unless it holds
+/// [`BATCH_BYTES`]); they decide the job's steps, this batch's included, and the decision goes
+/// with the batch to the sink.
 pub(super) fn fill_batch(
     opts: &PipelineOptions,
     abandon: &AtomicBool,
     reader: &mut Source,
-    numbering: &mut Numbering,
     job: &Job,
     batch: &mut Batch,
     first: Option<&mut Steps>,
 ) -> Option<Outcome> {
+    if let Source::Raw(raw) = reader {
+        return fill_pieces(opts, abandon, raw, job, batch, first);
+    }
     let mut check = first.is_some().then(|| FitCheck::new(&job.model));
     let outcome = loop {
         if abandon.load(Ordering::Relaxed) {
             break Some(Outcome::Abandoned);
         }
         let index = batch.used;
-        match opts.read(reader, batch.slot(), job.format, numbering) {
+        match opts.read(reader, batch.slot(), job.format) {
             Read::End => break Some(Outcome::Complete),
             Read::Unreadable(e) => break Some(Outcome::Failed(e.into())),
             Read::Malformed(m) => {
@@ -164,6 +199,88 @@ pub(super) fn fill_batch(
         }
     }
     outcome
+}
+
+/// Fills `batch` with pieces of raw text until they hold a batch's words (counted as
+/// whitespace-separated chunks, which make at least as many words) or [`BATCH_BYTES`]
+/// characters. A raw-text job's steps do not depend on its first words (it is analyzed
+/// whatever they are): they are set at once, and the fit report, which the sink still hears,
+/// is made where the first batch's pieces are read ([`read_pieces`]).
+fn fill_pieces(
+    opts: &PipelineOptions,
+    abandon: &AtomicBool,
+    reader: &mut RawReader,
+    job: &Job,
+    batch: &mut Batch,
+    first: Option<&mut Steps>,
+) -> Option<Outcome> {
+    let mut want = opts.batch_words;
+    if let Some(steps) = first {
+        let report = FitReport::decide(FitCounts::default(), job.format, opts.retag, Stages::of(&job.model));
+        steps.analyze = report.analyze();
+        batch.steps = *steps;
+        batch.check_fit = true;
+        want = want.max(CHECK_WORDS);
+    }
+    loop {
+        if abandon.load(Ordering::Relaxed) {
+            return Some(Outcome::Abandoned);
+        }
+        if batch.pieces_used == batch.pieces.len() {
+            batch.pieces.push(Piece::default());
+        }
+        let piece = &mut batch.pieces[batch.pieces_used];
+        match reader.next_piece(piece) {
+            None => return Some(Outcome::Complete),
+            Some(Err(e)) => return Some(Outcome::Failed(e.into())),
+            Some(Ok(())) => {}
+        }
+        batch.words += piece.chunks();
+        batch.bytes += piece.len();
+        batch.pieces_used += 1;
+        if batch.words >= want || batch.bytes >= BATCH_BYTES {
+            return None;
+        }
+    }
+}
+
+/// Reads the sentences of `batch`'s pieces into it with `reader` (made, or made again, for the
+/// batch's model), and on a job's first batch makes the fit report of its first words.
+pub(super) fn read_pieces(opts: &PipelineOptions, reader: &mut Option<PieceReader>, batch: &mut Batch) {
+    let Some(job) = batch.job.clone().filter(|_| batch.pieces_used > 0) else { return };
+    if reader.as_ref().is_none_or(|r| !Arc::ptr_eq(r.model(), &job.model)) {
+        // The job was opened with a tokenizer: this cannot fail.
+        *reader = PieceReader::new(&job.path, Arc::clone(&job.model), opts.raw_sentences).ok();
+    }
+    let Some(reader) = reader.as_mut() else { return };
+    reader.set_path(&job.path);
+    let mut check = batch.check_fit.then(|| FitCheck::new(&job.model));
+    batch.words = 0;
+    for p in 0..batch.pieces_used {
+        reader.load(&mut batch.pieces[p]);
+        loop {
+            let index = batch.used;
+            match reader.read_next(batch.slot()) {
+                None => break,
+                Some(Ok(())) => {
+                    let s = &batch.sentences[index];
+                    batch.words += s.len();
+                    if let Some(check) = check.as_mut() {
+                        check.add(s);
+                    }
+                }
+                Some(Err(error)) => {
+                    let text = reader.sentence_text().to_string();
+                    batch.malformed.push(Malformed { index, error, text, truncated: false, sent_id: None });
+                }
+            }
+            batch.used += 1;
+        }
+    }
+    batch.pieces_used = 0;
+    if let Some(counts) = check.map(|c| c.counts()).filter(|c| c.words > 0) {
+        batch.fit = Some(FitReport::decide(counts, job.format, opts.retag, Stages::of(&job.model)));
+    }
 }
 
 /// Parses every well-formed sentence of `batch` and records its confidence.

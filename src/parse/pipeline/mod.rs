@@ -3,10 +3,15 @@
 //!
 //! ```text
 //! jobs ─▶ input (one thread at a time) ─▶ parse (N threads at once) ─▶ sink (one at a time,
-//!            ▲                                                           reordering)
+//!            ▲                                                           reordering, numbering)
 //!            └──────────────────────── free batches ◀────────────────────────┘
 //! ```
 //!
+//! Raw text's batches hold pieces of text, not sentences: the input only decodes and cuts it
+//! ([`crate::parse::raw::Splitter`]), and the thread that parses a batch first tokenizes it, so
+//! that tokenizing, a fifth of a raw-text parse, runs on every thread at once. Sentences are
+//! numbered where they are delivered, in order, since a piece's sentences are only counted
+//! once it is read.
 //! A fixed pool of batches circulates, so memory is bounded by the pool size times the batch
 //! size, whatever the input size, and sentences are reused without allocating. Several files
 //! can be open at once ([`PipelineOptions::readers`]), read in turns; each file's sentences
@@ -289,10 +294,10 @@ impl PipelineOptions {
     /// as the job reads them.
     fn count(&self, job: &Job, range: Range<u64>) -> Result<u64, JobError> {
         let mut reader = self.source(job, Some(range))?;
-        let (mut sent, mut numbering) = (Sentence::default(), Numbering::new(&job.path, 1, false));
+        let mut sent = Sentence::default();
         let mut n = 0;
         loop {
-            match self.read(&mut reader, &mut sent, job.format, &mut numbering) {
+            match self.read(&mut reader, &mut sent, job.format) {
                 Read::Sentence | Read::Malformed(_) => n += 1,
                 Read::End => return Ok(n),
                 Read::Unreadable(e) => return Err(e.into()),
@@ -310,9 +315,9 @@ impl PipelineOptions {
         }
     }
 
-    /// Reads the next sentence of `reader` into `sent`, converting CoNLL-X if asked, and
-    /// numbers it.
-    fn read(&self, reader: &mut Source, sent: &mut Sentence, format: Format, numbering: &mut Numbering) -> Read {
+    /// Reads the next sentence of `reader` into `sent`, converting CoNLL-X if asked (numbering
+    /// is the delivery's, in order).
+    fn read(&self, reader: &mut Source, sent: &mut Sentence, format: Format) -> Read {
         match reader.read_next(sent) {
             None => Read::End,
             Some(Ok(())) => {
@@ -324,7 +329,6 @@ impl PipelineOptions {
                     let text = sent.words().map(|w| w.get(Column::Form)).collect::<Vec<_>>().join(" ");
                     sent.set_comment("text", &text);
                 }
-                numbering.apply(sent);
                 Read::Sentence
             }
             Some(Err(e)) if e.kind.is_unreadable() => Read::Unreadable(e),
@@ -333,7 +337,7 @@ impl PipelineOptions {
                 error: e,
                 text: reader.sentence_text().to_string(),
                 truncated: reader.sentence_text_truncated(),
-                sent_id: numbering.take().map(str::to_string),
+                sent_id: None,
             }),
         }
     }

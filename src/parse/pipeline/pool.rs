@@ -10,7 +10,7 @@ use crossbeam_channel::{bounded, select, Receiver, Sender};
 
 use crate::corpus::Sentence;
 
-use super::batch::{annotate_batch, fill_batch, Batch};
+use super::batch::{annotate_batch, fill_batch, read_pieces, Batch};
 use super::busy::{BusyTime, Stage};
 use super::numbering::Numbering;
 use super::{Job, JobError, Outcome, PipelineOptions, Read, Sink, Source, Steps};
@@ -37,8 +37,13 @@ pub fn run_sequential<S: Sink>(
     Ok(())
 }
 
-/// Reads, parses and hands to `sink` every sentence of `job` from `reader`, one at a time;
-/// returns how the job ended (for [`Sink::end`], which is left to the caller).
+/// Reads, parses and hands to `sink` every sentence of `job` from `reader`; returns how the job
+/// ended (for [`Sink::end`], which is left to the caller).
+///
+/// The first sentences decide the steps of the file (see [`fill_batch`]): they are read,
+/// parsed and handed on as a batch, and so is raw text throughout, a batch of pieces at a time
+/// as the pool reads it (so that its busy time counts its tokenizing as the pool's, as it is
+/// there); the sentences of other formats then come one at a time.
 pub(super) fn run_reader<S: Sink>(
     job: &Arc<Job>,
     mut reader: Source,
@@ -48,34 +53,44 @@ pub(super) fn run_reader<S: Sink>(
     busy: &BusyTime,
 ) -> Result<Outcome, S::Error> {
     let mut annotator = opts.annotator(&job.model);
+    let mut pieces = None;
     let mut steps = opts.steps(job.format);
-    // The first sentences decide the steps of the file (see `fill_batch`): they are read, parsed
-    // and handed on as a batch, the rest one at a time.
-    let mut first = Batch::default();
-    first.reset(job, 0, steps);
-    let start = Instant::now();
-    let end = fill_batch(opts, &AtomicBool::new(false), &mut reader, &mut numbering, job, &mut first, Some(&mut steps));
-    let start = busy.lap(Stage::Reading, start);
-    annotate_batch(&mut annotator, &mut first);
-    let start = busy.lap(Stage::Parsing, start);
-    first.deliver(sink)?;
-    busy.add_since(Stage::Writing, start);
-    if let Some(outcome) = end {
-        return Ok(outcome);
+    let mut batch = Batch::default();
+    for seq in 0.. {
+        batch.reset(job, seq, steps);
+        let start = Instant::now();
+        let first = (seq == 0).then_some(&mut steps);
+        let end = fill_batch(opts, &AtomicBool::new(false), &mut reader, job, &mut batch, first);
+        let start = busy.lap(Stage::Reading, start);
+        read_pieces(opts, &mut pieces, &mut batch);
+        annotate_batch(&mut annotator, &mut batch);
+        let start = busy.lap(Stage::Parsing, start);
+        batch.deliver(sink, Some(&mut numbering))?;
+        busy.add_since(Stage::Writing, start);
+        if let Some(outcome) = end {
+            return Ok(outcome);
+        }
+        if !matches!(reader, Source::Raw(_)) {
+            break;
+        }
     }
     let mut sent = Sentence::default();
     loop {
         let start = Instant::now();
-        let read = opts.read(&mut reader, &mut sent, job.format, &mut numbering);
+        let read = opts.read(&mut reader, &mut sent, job.format);
         let start = busy.lap(Stage::Reading, start);
         match read {
             Read::End => return Ok(Outcome::Complete),
             Read::Unreadable(e) => return Ok(Outcome::Failed(e.into())),
-            Read::Malformed(m) => m.deliver(job, sink)?,
+            Read::Malformed(mut m) => {
+                m.sent_id = numbering.take().map(str::to_string);
+                m.deliver(job, sink)?
+            }
             Read::Sentence => {
                 // Checked when the job was opened: the model can tag if the job needs it.
                 let _ = annotator.annotate(&mut sent, steps);
                 let start = busy.lap(Stage::Parsing, start);
+                numbering.apply(&mut sent);
                 sink.sentence(job, &sent, annotator.confidence().0)?;
                 busy.add_since(Stage::Writing, start);
                 continue;
@@ -169,7 +184,9 @@ struct OpenFiles {
 /// A file being read.
 struct Open {
     job: Arc<Job>,
-    reader: Option<(Source, Numbering)>,
+    reader: Option<Source>,
+    /// Its sentences' numbering, handed to the delivery with its first batch.
+    numbering: Option<Numbering>,
     /// Why it cannot be read at all, when opening failed.
     error: Option<JobError>,
     seq: u64,
@@ -210,8 +227,10 @@ impl<S: Sink> Shared<'_, '_, S> {
         while let Some(mut batch) = next.take() {
             let Some(model) = batch.job.as_ref().map(|j| Arc::clone(&j.model)) else { return };
             let mut annotator = self.opts.annotator(&model);
+            let mut pieces = None;
             loop {
                 let start = Instant::now();
+                read_pieces(self.opts, &mut pieces, &mut batch);
                 annotate_batch(&mut annotator, &mut batch);
                 self.busy.add_since(Stage::Parsing, start);
                 self.deliver(batch);
@@ -258,12 +277,12 @@ impl<S: Sink> Shared<'_, '_, S> {
                     let start = Instant::now();
                     let opened = self.opts.open(&job);
                     self.busy.add_since(Stage::Reading, start);
-                    let (reader, error) = match opened {
-                        Ok(r) => (Some(r), None),
-                        Err(e) => (None, Some(e)),
+                    let (reader, numbering, error) = match opened {
+                        Ok((reader, numbering)) => (Some(reader), Some(numbering), None),
+                        Err(e) => (None, None, Some(e)),
                     };
                     let steps = self.opts.steps(job.format);
-                    input.open.push_back(Open { job, reader, error, seq: 0, steps });
+                    input.open.push_back(Open { job, reader, numbering, error, seq: 0, steps });
                 }
                 None if input.open.is_empty() => {
                     input.exhausted = true;
@@ -277,11 +296,12 @@ impl<S: Sink> Shared<'_, '_, S> {
         batch.reset(&open.job, open.seq, open.steps);
         let first = open.seq == 0;
         open.seq += 1;
+        batch.numbering = open.numbering.take();
         let outcome = match (open.error.take(), open.reader.as_mut()) {
             (Some(e), _) => Some(Outcome::Failed(e)),
-            (None, Some((reader, numbering))) => {
+            (None, Some(reader)) => {
                 let steps = first.then_some(&mut open.steps);
-                fill_batch(self.opts, self.abandon, reader, numbering, &open.job, batch, steps)
+                fill_batch(self.opts, self.abandon, reader, &open.job, batch, steps)
             }
             (None, None) => Some(Outcome::Complete),
         };
@@ -347,7 +367,10 @@ impl<S: Sink> Delivery<'_, S> {
         while let Some(p) = self.pending.get_mut(&ready) {
             let Some(mut batch) = p.batches.remove(&p.next) else { break };
             p.next += 1;
-            let ended = batch.deliver(self.sink);
+            if let Some(numbering) = batch.numbering.take() {
+                p.numbering = Some(numbering);
+            }
+            let ended = batch.deliver(self.sink, p.numbering.as_mut());
             let _ = free.send(batch);
             if ended? {
                 self.pending.remove(&ready);
@@ -367,4 +390,6 @@ impl<S: Sink> Delivery<'_, S> {
 struct Pending {
     next: u64,
     batches: BTreeMap<u64, Batch>,
+    /// The job's numbering, from its first batch on.
+    numbering: Option<Numbering>,
 }

@@ -18,8 +18,8 @@ const MIN_PARALLEL_BYTES: u64 = 1 << 20;
 /// file's sentence-aligned byte ranges, one per thread.
 pub(super) fn parallel_ranges(inputs: &[Input], opts: &PipelineOptions) -> Option<Vec<Range<u64>>> {
     let [input] = inputs else { return None };
-    // Raw text is never split (`shard_ranges` says why): its tokenizing, on the reading thread,
-    // is a fifth of the time, so the parsing threads still share the rest.
+    // Raw text is never split (`shard_ranges` says why): the shared pipeline tokenizes its
+    // pieces on every thread (`crate::parse::raw::split`).
     if opts.threads <= 1 || input.range.is_some() {
         return None;
     }

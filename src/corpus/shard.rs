@@ -4,7 +4,7 @@
 //! the bytes of a file; it reads nothing else of them, and never the whole file.
 
 use std::fs::File;
-use std::io::{self, BufReader, Read, Seek, SeekFrom};
+use std::io::{self, BufRead, BufReader, Read, Seek, SeekFrom};
 use std::ops::Range;
 use std::path::Path;
 
@@ -53,6 +53,40 @@ pub fn shard_ranges(path: &Path, format: Format, max_bytes: u64) -> io::Result<O
     let mut ranges: Vec<Range<u64>> = starts.windows(2).map(|w| w[0]..w[1]).collect();
     ranges.push(starts[starts.len() - 1]..len);
     Ok(Some(ranges))
+}
+
+/// How many sentences bytes `range` of the plain file `path` hold, malformed ones included, as
+/// the reader counts them, from their lines alone: in CoNLL a sentence is a run of lines that
+/// are not blank (a blank line is empty or a lone CR), in tokenized text a line that is not
+/// blank (whitespace only). For numbering a shard's sentences as the whole file does without
+/// reading every shard before it, which cost the last of 16 shards as much as parsing its own
+/// (the reader counts the same unless the bytes hold what makes reading them fail anyway:
+/// binary data, a line over the limit, text not in the format at all).
+pub fn count_sentences(path: &Path, format: Format, range: Range<u64>) -> io::Result<u64> {
+    let mut file = File::open(path)?;
+    file.seek(SeekFrom::Start(range.start))?;
+    let mut input = BufReader::with_capacity(1 << 16, file.take(range.end.saturating_sub(range.start)));
+    let (mut count, mut in_sentence, mut line) = (0, false, Vec::new());
+    let mut first = range.start == 0;
+    loop {
+        line.clear();
+        if input.read_until(b'\n', &mut line)? == 0 {
+            return Ok(count);
+        }
+        let mut text = line.strip_suffix(b"\n").unwrap_or(&line);
+        if std::mem::take(&mut first) {
+            // A byte order mark is no part of the file's first line.
+            text = text.strip_prefix(b"\xef\xbb\xbf").unwrap_or(text);
+        }
+        let text = text.strip_suffix(b"\r").unwrap_or(text);
+        let blank = match format {
+            Format::Text if text.is_ascii() => text.iter().all(|&b| char::from(b).is_whitespace()),
+            Format::Text => String::from_utf8_lossy(text).trim().is_empty(),
+            _ => text.is_empty(),
+        };
+        count += u64::from(!blank && (format == Format::Text || !in_sentence));
+        in_sentence = !blank;
+    }
 }
 
 /// The first offset at or after `from` where a sentence may start, if any before the end.
@@ -142,5 +176,68 @@ mod tests {
         let raw = tempfile::NamedTempFile::new().unwrap();
         std::fs::write(raw.path(), "One paragraph.\n\nAnother one.\n".repeat(100)).unwrap();
         assert!(shard_ranges(raw.path(), Format::Raw, 10).unwrap().is_none(), "raw text is never split");
+    }
+
+    /// A file of sentences good and bad, with the separators and bytes a reader must take
+    /// (CR LF, lone CRs, runs of blank lines, lines of spaces, comment-only blocks, invalid
+    /// UTF-8, a byte order mark), its first sentence good.
+    fn random_file(seed: u64, format: Format) -> Vec<u8> {
+        let mut state = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
+        let mut next = move |n: u64| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state % n) as usize
+        };
+        let good =
+            if format == Format::Text { "Sue likes coffee .\n" } else { "# a\n1\tx\t_\t_\t_\t_\t0\troot\t_\t_\n" };
+        let mut out: Vec<u8> = if next(2) == 0 { b"\xef\xbb\xbf".to_vec() } else { Vec::new() };
+        out.extend_from_slice(good.as_bytes());
+        for _ in 0..next(40) {
+            let piece: &[u8] = match next(14) {
+                0..=3 => good.as_bytes(),
+                4 => b"\n",
+                5 => b"\r\n",
+                6 => b"\r",
+                7 => b"   \n",
+                8 => b"# only a comment\n",
+                9 => b"2\tbad\t_\t_\t_\t_\t0\troot\t_\t_\n",
+                10 => b"1\tx\xff\t_\t_\t_\t_\t0\troot\t_\t_\n",
+                11 => b"\t \xe3\x80\x80\n",
+                12 => b"1\tx\t_\t_\t_\t_\t0\troot\t_\t_\r\n",
+                _ => b"\n\n",
+            };
+            out.extend_from_slice(piece);
+        }
+        out
+    }
+
+    #[test]
+    fn sentences_counted_from_lines_are_the_sentences_the_reader_reads() {
+        use crate::corpus::{Reader, Sentence};
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("x");
+        let mut sent = Sentence::default();
+        for format in [Format::Conllu, Format::Conllx, Format::Text] {
+            for seed in 0..300 {
+                let bytes = random_file(seed, format);
+                std::fs::write(&path, &bytes).unwrap();
+                let len = bytes.len() as u64;
+                let read = |range: Range<u64>, sent: &mut Sentence| {
+                    let mut reader = Reader::open_range(&path, format, range).unwrap();
+                    std::iter::from_fn(|| reader.read_next(sent)).count() as u64
+                };
+                assert_eq!(
+                    count_sentences(&path, format, 0..len).unwrap(),
+                    read(0..len, &mut sent),
+                    "{format:?} seed {seed}"
+                );
+                // Before every place a shard may start, as numbering shards needs.
+                for r in shard_ranges(&path, format, 1).unwrap().unwrap() {
+                    let before = count_sentences(&path, format, 0..r.start).unwrap();
+                    assert_eq!(before, read(0..r.start, &mut sent), "{format:?} seed {seed}, before {}", r.start);
+                }
+            }
+        }
     }
 }

@@ -290,9 +290,14 @@ impl PipelineOptions {
         Ok(Source::Corpus(Box::new(self.configure(reader))))
     }
 
-    /// How many sentences (malformed ones included) bytes `range` of `job`'s file hold, read
-    /// as the job reads them.
+    /// How many sentences (malformed ones included) bytes `range` of `job`'s file hold: counted
+    /// from their lines ([`crate::corpus::shard::count_sentences`]), but for raw text, which is
+    /// read as the job reads it.
     fn count(&self, job: &Job, range: Range<u64>) -> Result<u64, JobError> {
+        if job.format != Format::Raw {
+            return crate::corpus::shard::count_sentences(&job.path, job.format, range)
+                .map_err(|e| CorpusError { path: job.path.clone(), line: 0, kind: e.into() }.into());
+        }
         let mut reader = self.source(job, Some(range))?;
         let mut sent = Sentence::default();
         let mut n = 0;

@@ -423,3 +423,131 @@ fn an_empty_form_makes_its_sentence_malformed() {
         assert_eq!(got[1], Ok("a".to_string()));
     }
 }
+
+/// A file of sentences good and bad, with the separators and bytes a reader must take (CR LF,
+/// lone CRs, runs of blank lines, lines of spaces, comment-only blocks, invalid UTF-8, a byte
+/// order mark), its first sentence good.
+fn random_file(seed: u64, format: Format) -> Vec<u8> {
+    let mut state = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
+    let mut next = move |n: u64| {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        (state % n) as usize
+    };
+    let good = if format == Format::Text { "Sue likes coffee .\n" } else { "# a\n1\tx\t_\t_\t_\t_\t0\troot\t_\t_\n" };
+    let mut out: Vec<u8> = if next(2) == 0 { b"\xef\xbb\xbf".to_vec() } else { Vec::new() };
+    out.extend_from_slice(good.as_bytes());
+    for _ in 0..next(60) {
+        let piece: &[u8] = match next(15) {
+            0..=3 => good.as_bytes(),
+            4 => b"\n",
+            5 => b"\r\n",
+            6 => b"\r",
+            7 => b"   \n",
+            8 => b"# only a comment\n",
+            9 => b"2\tbad\t_\t_\t_\t_\t0\troot\t_\t_\n",
+            10 => b"1\tx\xff\t_\t_\t_\t_\t0\troot\t_\t_\n",
+            11 => b"\t \xe3\x80\x80\n",
+            12 => b"1\tx\t_\t_\t_\t_\t0\troot\t_\t_\r\n",
+            13 => b"1\tlong\t_\t_\t_\t_\t0\troot\t_\tSpaceAfter=No|xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\n",
+            _ => b"\n\n",
+        };
+        out.extend_from_slice(piece);
+    }
+    if next(10) == 0 {
+        out.extend_from_slice(b"1\tx\x00\n\n");
+        out.extend_from_slice(good.as_bytes());
+    }
+    out
+}
+
+/// Each sentence as written with its first line, and each error with its line and the text
+/// kept of it: all that a reader gives.
+fn outcome(result: Result<(), spoolparse::corpus::CorpusError>, sent: &Sentence, text: &str) -> String {
+    match result {
+        Ok(()) => {
+            let mut out = Vec::new();
+            sent.write_to(&mut out).unwrap();
+            format!("line {} ({} bytes): {}", sent.first_line, sent.bytes_read(), String::from_utf8_lossy(&out))
+        }
+        Err(e) => format!("{e} [{text}]"),
+    }
+}
+
+#[test]
+fn sentences_counted_from_lines_are_the_sentences_the_reader_reads() {
+    use spoolparse::corpus::shard::{count_sentences, shard_ranges};
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("x");
+    let mut sent = Sentence::default();
+    for format in [Format::Conllu, Format::Conllx, Format::Text] {
+        for seed in 0..300 {
+            let bytes = random_file(seed, format);
+            if bytes.contains(&0) {
+                continue; // unreadable from there: reading fails, whatever the count
+            }
+            std::fs::write(&path, &bytes).unwrap();
+            let len = bytes.len() as u64;
+            let mut read = |range: std::ops::Range<u64>| {
+                let mut reader = Reader::open_range(&path, format, range).unwrap();
+                std::iter::from_fn(|| reader.read_next(&mut sent)).count() as u64
+            };
+            assert_eq!(count_sentences(&path, format, 0..len).unwrap(), read(0..len), "{format:?} seed {seed}");
+            // Before every place a shard may start, as numbering shards needs.
+            for r in shard_ranges(&path, format, 1).unwrap().unwrap() {
+                let before = count_sentences(&path, format, 0..r.start).unwrap();
+                assert_eq!(before, read(0..r.start), "{format:?} seed {seed}, before {}", r.start);
+            }
+        }
+    }
+}
+
+#[test]
+fn blocks_read_apart_give_the_sentences_lines_and_errors_of_the_whole_file() {
+    use spoolparse::corpus::BlockRead;
+    let limits = Limits { max_words: 5, max_bytes: 300 };
+    for format in [Format::Conllu, Format::Conllx, Format::Text] {
+        for seed in 0..300 {
+            let bytes = random_file(seed, format);
+            let open = |bytes: &[u8]| {
+                Reader::new(Cursor::new(bytes.to_vec()), Path::new("x"), format).with_limits(limits).keep_text()
+            };
+            let mut sent = Sentence::default();
+            let mut whole = open(&bytes);
+            let expected: Vec<String> = std::iter::from_fn(|| {
+                let r = whole.read_next(&mut sent)?;
+                Some(outcome(r, &sent, whole.sentence_text()))
+            })
+            .collect();
+            // Sentence by sentence until a block can be cut, then blocks of 1 to 7 lines read
+            // by readers of their own, as the pipeline's threads read them.
+            let mut reader = open(&bytes);
+            let (mut got, mut block, mut size) = (Vec::new(), Vec::new(), 0);
+            loop {
+                size = size % 7 + 1;
+                if reader.between_sentences() {
+                    match reader.read_block(&mut block, size, usize::MAX) {
+                        BlockRead::End => break,
+                        BlockRead::Block { lines_before } => {
+                            let mut part =
+                                Reader::resume(Cursor::new(block.clone()), Path::new("x"), format, lines_before, 0)
+                                    .with_limits(limits)
+                                    .keep_text();
+                            while let Some(r) = part.read_next(&mut sent) {
+                                got.push(outcome(r, &sent, part.sentence_text()));
+                            }
+                            continue;
+                        }
+                        BlockRead::Uncut => {}
+                    }
+                }
+                match reader.read_next(&mut sent) {
+                    Some(r) => got.push(outcome(r, &sent, reader.sentence_text())),
+                    None => break,
+                }
+            }
+            assert_eq!(got, expected, "{format:?} seed {seed}");
+        }
+    }
+}

@@ -229,3 +229,39 @@ fn atomic_outputs_never_overwrite_and_leave_nothing_on_failure() {
     left.sort();
     assert_eq!(left, ["acc.conllu.zst", "rej.conllu.zst"], "a failed run left files");
 }
+
+#[test]
+fn malformed_sentences_are_kept_in_place_and_numbered_alike_in_every_mode() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = model(dir.path());
+    let good = std::fs::read_to_string(common::fixture("special.conllu")).unwrap();
+    // Without ids, so that numbering shows; bad ones of each kind between good ones, read in
+    // blocks by the pool's threads (batches of 37 words) and one at a time by one thread.
+    let good: String = good.lines().filter(|l| !l.starts_with("# sent_id")).map(|l| format!("{l}\n")).collect();
+    let mut text = Vec::new();
+    for i in 0..30 {
+        text.extend_from_slice(good.as_bytes());
+        match i % 5 {
+            0 => text.extend_from_slice(b"1\tx\t_\n\n"),
+            1 => text.extend_from_slice(b"1\tbad\xff\t_\t_\t_\t_\t0\troot\t_\t_\n\n"),
+            2 => text.extend_from_slice(b"# only a comment\n\n\n\n"),
+            3 => text.extend_from_slice(good.replace('\n', "\r\n").as_bytes()),
+            _ => {}
+        }
+    }
+    let input = dir.path().join("mixed.conllu");
+    std::fs::write(&input, &text).unwrap();
+    let run = |threads| {
+        let mut out = Vec::new();
+        let opts = PipelineOptions { threads, batch_words: 37, keep_malformed: true, ..PipelineOptions::default() };
+        let stats = parse_files(&model, std::slice::from_ref(&input), &mut out, opts).unwrap();
+        (out, stats.sentences, stats.malformed)
+    };
+    let one = run(1);
+    assert_eq!(one.2, 18, "malformed sentences kept");
+    let out = String::from_utf8_lossy(&one.0);
+    assert!(out.contains("# sent_id = mixed.conllu-2\n") && out.contains("# sent_id = mixed.conllu-5\n"), "{out}");
+    for threads in [2, 3] {
+        assert!(run(threads) == one, "{threads} threads changed the output");
+    }
+}

@@ -27,5 +27,5 @@ pub mod unparsed;
 
 pub use error::{BadToken, CorpusError, ErrorKind};
 pub use format::{check_value, parse_head, Column, Format, TokenKind, Upos, COLUMNS, UPOS_TAGS};
-pub use reader::{Limits, Reader, NOT_THIS_FORMAT_AFTER};
+pub use reader::{BlockRead, Limits, Reader, NOT_THIS_FORMAT_AFTER};
 pub use sentence::{is_space_separator, Sentence, TokenLine};

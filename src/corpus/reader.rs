@@ -59,6 +59,24 @@ fn compressed(head: &[u8]) -> Option<&'static str> {
     }
 }
 
+/// Whether a line of tokenized text is blank (no sentence), as the reader decides it.
+pub fn is_blank_text(line: &[u8]) -> bool {
+    if line.is_ascii() {
+        line.iter().all(|&b| char::from(b).is_whitespace())
+    } else {
+        String::from_utf8_lossy(line).trim().is_empty()
+    }
+}
+
+/// What to read next: the bytes given back to read again (`replay`), else the input's buffer.
+fn fill<'a, R: BufRead>(replay: &'a [u8], input: &'a mut R) -> io::Result<&'a [u8]> {
+    if replay.is_empty() {
+        input.fill_buf()
+    } else {
+        Ok(replay)
+    }
+}
+
 /// Streams [`Sentence`]s out of a ten-column file.
 ///
 /// After an error inside a sentence the reader skips to the next blank line, so the caller may
@@ -96,6 +114,22 @@ pub struct Reader<R> {
     start: u64,
     /// Lines of `path` before `start`, counted the first time an error needs them.
     lines_before: std::cell::OnceCell<u64>,
+    /// Bytes that [`Reader::read_block`] took but could not cut into a block, read again before
+    /// the input (from `replay_at`).
+    replay: Vec<u8>,
+    replay_at: usize,
+}
+
+/// What [`Reader::read_block`] read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BlockRead {
+    /// A block of whole sentences, after this many lines of the input.
+    Block { lines_before: u64 },
+    /// The end of the input.
+    End,
+    /// The next sentences cannot be cut into a block (a NUL byte, or a sentence near the size
+    /// limit): read them with [`Reader::read_next`], which reports them as the whole file would.
+    Uncut,
 }
 
 impl Reader<Box<dyn BufRead + Send>> {
@@ -145,6 +179,126 @@ impl<R: BufRead> Reader<R> {
             looks_right: false,
             start: 0,
             lines_before: std::cell::OnceCell::new(),
+            replay: Vec::new(),
+            replay_at: 0,
+        }
+    }
+
+    /// A reader of `input`, the part of the file `path` after its first `lines_before` lines
+    /// (which started at byte `start` of it, for a shard), taken from a reader that had read a
+    /// sentence well and stood between sentences ([`Reader::read_block`]): its sentences,
+    /// numbers of lines and errors are those the first reader would have given.
+    pub fn resume(input: R, path: &Path, format: Format, lines_before: u64, start: u64) -> Self {
+        let mut reader = Reader::new(input, path, format);
+        reader.line_no = lines_before;
+        reader.start = start;
+        // The file's format was confirmed: it cannot turn out not to be this format.
+        reader.good = 1;
+        reader.looks_right = true;
+        reader
+    }
+
+    /// Whether the reader stands between sentences, having read one well: what follows can be
+    /// cut into blocks of whole sentences ([`Reader::read_block`]).
+    pub fn between_sentences(&self) -> bool {
+        self.good > 0 && !self.in_sentence && !self.done && self.deferred.is_none()
+    }
+
+    /// Takes whole sentences, as bytes, into `out` (emptied first), for a [`Reader::resume`]
+    /// elsewhere (another thread): at least `min_lines` lines or `max_bytes` bytes, ending
+    /// where a sentence ends, or the rest of the input. In CoNLL a sentence ends at a blank
+    /// line, and the line feeds right after it go with it (the reader counts them into its
+    /// blank lines); in tokenized text every line is a sentence. Only when
+    /// [`Reader::between_sentences`].
+    ///
+    /// What a block must not hold is left to [`Reader::read_next`] ([`BlockRead::Uncut`], its
+    /// bytes kept to read again): a NUL byte, which ends the file there (a block's reader would
+    /// end only the block), and a sentence over the size limit, which the reader skips without
+    /// holding it.
+    pub fn read_block(&mut self, out: &mut Vec<u8>, min_lines: u64, max_bytes: usize) -> BlockRead {
+        out.clear();
+        let conll = self.format != Format::Text;
+        let (mut lines, mut sentence_bytes) = (0u64, 0usize);
+        let uncut = |reader: &mut Self, out: &mut Vec<u8>| {
+            out.extend_from_slice(&reader.replay[reader.replay_at..]);
+            reader.replay = std::mem::take(out);
+            reader.replay_at = 0;
+            BlockRead::Uncut
+        };
+        loop {
+            let line_start = out.len();
+            loop {
+                let available = match fill(&self.replay[self.replay_at..], &mut self.input) {
+                    Ok(b) => b,
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                    // Left for the reader to report where it meets it.
+                    Err(_) => return uncut(self, out),
+                };
+                if available.is_empty() {
+                    break;
+                }
+                let (take, ends) = match memchr::memchr(b'\n', available) {
+                    Some(i) => (i + 1, true),
+                    None => (available.len(), false),
+                };
+                out.extend_from_slice(&available[..take]);
+                self.consume(take);
+                if ends {
+                    break;
+                }
+                if out.len() - line_start > self.limits.max_bytes {
+                    return uncut(self, out);
+                }
+            }
+            let line = &out[line_start..];
+            if line.is_empty() {
+                break;
+            }
+            lines += 1;
+            if memchr::memchr(0, line).is_some() {
+                return uncut(self, out);
+            }
+            let text = line.strip_suffix(b"\n").unwrap_or(line);
+            let text = text.strip_suffix(b"\r").unwrap_or(text);
+            // The reader counts a sentence's bytes from the end of the one before: in CoNLL its
+            // lines, in tokenized text also the lines of whitespace before it.
+            sentence_bytes += line.len();
+            if sentence_bytes > self.limits.max_bytes {
+                return uncut(self, out);
+            }
+            let ends_sentence = if conll { text.is_empty() } else { !is_blank_text(text) };
+            if ends_sentence {
+                sentence_bytes = 0;
+            }
+            if conll && ends_sentence {
+                while fill(&self.replay[self.replay_at..], &mut self.input).is_ok_and(|b| b.first() == Some(&b'\n')) {
+                    out.push(b'\n');
+                    self.consume(1);
+                    lines += 1;
+                }
+            }
+            if ends_sentence && (lines >= min_lines || out.len() >= max_bytes) {
+                break;
+            }
+        }
+        if out.is_empty() {
+            return BlockRead::End;
+        }
+        let lines_before = self.line_no;
+        self.line_no += lines;
+        BlockRead::Block { lines_before }
+    }
+
+    /// Consumes `n` bytes of what [`fill`] gave.
+    fn consume(&mut self, n: usize) {
+        if self.replay_at < self.replay.len() {
+            self.replay_at += n;
+            if self.replay_at == self.replay.len() {
+                self.replay.clear();
+                self.replay_at = 0;
+            }
+        } else {
+            self.input.consume(n);
         }
     }
 
@@ -203,7 +357,7 @@ impl<R: BufRead> Reader<R> {
         let (mut any, mut overlong) = (false, false);
         let (at_start, format) = (self.line_no == 0 && self.start == 0, self.format);
         loop {
-            let available = match self.input.fill_buf() {
+            let available = match fill(&self.replay[self.replay_at..], &mut self.input) {
                 Ok(b) => b,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                 // The whole file is unreadable from here: no line to point at (a line number
@@ -230,13 +384,13 @@ impl<R: BufRead> Reader<R> {
                         Some(what) => ErrorKind::Compressed { format, what },
                         None => ErrorKind::Binary(format),
                     };
-                    self.input.consume(take);
+                    self.consume(take);
                     self.line_no += 1;
                     self.in_sentence = false;
                     return Err(self.error(self.line_no, kind));
                 }
             }
-            self.input.consume(take);
+            self.consume(take);
             if ends {
                 break;
             }
@@ -414,8 +568,8 @@ impl<R: BufRead> Reader<R> {
             return Err(self.error(sent.first_line, ErrorKind::NoWords));
         }
         // Count further blank lines, so that writing reproduces the input.
-        while self.input.fill_buf().map(|b| b.first() == Some(&b'\n')).unwrap_or(false) {
-            self.input.consume(1);
+        while fill(&self.replay[self.replay_at..], &mut self.input).is_ok_and(|b| b.first() == Some(&b'\n')) {
+            self.consume(1);
             self.line_no += 1;
             sent.blank_lines += 1;
         }

@@ -80,8 +80,7 @@ pub fn count_sentences(path: &Path, format: Format, range: Range<u64>) -> io::Re
         }
         let text = text.strip_suffix(b"\r").unwrap_or(text);
         let blank = match format {
-            Format::Text if text.is_ascii() => text.iter().all(|&b| char::from(b).is_whitespace()),
-            Format::Text => String::from_utf8_lossy(text).trim().is_empty(),
+            Format::Text => super::reader::is_blank_text(text),
             _ => text.is_empty(),
         };
         count += u64::from(!blank && (format == Format::Text || !in_sentence));
@@ -176,68 +175,5 @@ mod tests {
         let raw = tempfile::NamedTempFile::new().unwrap();
         std::fs::write(raw.path(), "One paragraph.\n\nAnother one.\n".repeat(100)).unwrap();
         assert!(shard_ranges(raw.path(), Format::Raw, 10).unwrap().is_none(), "raw text is never split");
-    }
-
-    /// A file of sentences good and bad, with the separators and bytes a reader must take
-    /// (CR LF, lone CRs, runs of blank lines, lines of spaces, comment-only blocks, invalid
-    /// UTF-8, a byte order mark), its first sentence good.
-    fn random_file(seed: u64, format: Format) -> Vec<u8> {
-        let mut state = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
-        let mut next = move |n: u64| {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            (state % n) as usize
-        };
-        let good =
-            if format == Format::Text { "Sue likes coffee .\n" } else { "# a\n1\tx\t_\t_\t_\t_\t0\troot\t_\t_\n" };
-        let mut out: Vec<u8> = if next(2) == 0 { b"\xef\xbb\xbf".to_vec() } else { Vec::new() };
-        out.extend_from_slice(good.as_bytes());
-        for _ in 0..next(40) {
-            let piece: &[u8] = match next(14) {
-                0..=3 => good.as_bytes(),
-                4 => b"\n",
-                5 => b"\r\n",
-                6 => b"\r",
-                7 => b"   \n",
-                8 => b"# only a comment\n",
-                9 => b"2\tbad\t_\t_\t_\t_\t0\troot\t_\t_\n",
-                10 => b"1\tx\xff\t_\t_\t_\t_\t0\troot\t_\t_\n",
-                11 => b"\t \xe3\x80\x80\n",
-                12 => b"1\tx\t_\t_\t_\t_\t0\troot\t_\t_\r\n",
-                _ => b"\n\n",
-            };
-            out.extend_from_slice(piece);
-        }
-        out
-    }
-
-    #[test]
-    fn sentences_counted_from_lines_are_the_sentences_the_reader_reads() {
-        use crate::corpus::{Reader, Sentence};
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("x");
-        let mut sent = Sentence::default();
-        for format in [Format::Conllu, Format::Conllx, Format::Text] {
-            for seed in 0..300 {
-                let bytes = random_file(seed, format);
-                std::fs::write(&path, &bytes).unwrap();
-                let len = bytes.len() as u64;
-                let read = |range: Range<u64>, sent: &mut Sentence| {
-                    let mut reader = Reader::open_range(&path, format, range).unwrap();
-                    std::iter::from_fn(|| reader.read_next(sent)).count() as u64
-                };
-                assert_eq!(
-                    count_sentences(&path, format, 0..len).unwrap(),
-                    read(0..len, &mut sent),
-                    "{format:?} seed {seed}"
-                );
-                // Before every place a shard may start, as numbering shards needs.
-                for r in shard_ranges(&path, format, 1).unwrap().unwrap() {
-                    let before = count_sentences(&path, format, 0..r.start).unwrap();
-                    assert_eq!(before, read(0..r.start, &mut sent), "{format:?} seed {seed}, before {}", r.start);
-                }
-            }
-        }
     }
 }

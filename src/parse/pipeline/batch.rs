@@ -1,14 +1,15 @@
 //! Batches: the unit a parsing thread takes, a run of sentences of one job with their
 //! confidences and malformed ones at their places; filling one from a reader, parsing one, and
-//! handing one to the sink, numbered. A batch of raw text is filled with pieces of text
-//! ([`crate::parse::raw::Piece`]) that the thread which parses it reads into sentences
-//! ([`read_pieces`]), so that tokenizing runs on every thread at once. Nothing here knows about
-//! threads.
+//! handing one to the sink, numbered. Past a job's first batch, a batch is filled with text
+//! the thread which parses it reads into sentences ([`read_text`]), so that reading runs on
+//! every thread at once: raw text as pieces ([`crate::parse::raw::Piece`]), which are
+//! tokenized there, and other formats as blocks of whole sentences' lines
+//! ([`Reader::read_block`]). Nothing here knows about threads.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-use crate::corpus::{CorpusError, Sentence};
+use crate::corpus::{BlockRead, CorpusError, Reader, Sentence};
 use crate::parse::annotate::{Annotator, Steps};
 use crate::parse::fit::{FitCheck, FitCounts, FitReport, Stages, CHECK_WORDS};
 use crate::parse::raw::{Piece, PieceReader, RawReader};
@@ -67,6 +68,10 @@ pub(super) struct Batch {
     pub(super) check_fit: bool,
     /// The job's numbering, which the reader hands to the delivery with the first batch.
     pub(super) numbering: Option<Numbering>,
+    /// Whole sentences' lines not read into sentences yet, after this many lines of the input
+    /// ([`read_text`]).
+    pub(super) block: Vec<u8>,
+    pub(super) block_after: Option<u64>,
 }
 
 impl Batch {
@@ -97,6 +102,10 @@ impl Batch {
         self.pieces_used = 0;
         self.check_fit = false;
         self.numbering = None;
+        self.block_after = None;
+        if self.block.capacity() > 2 * BATCH_BYTES {
+            self.block = Vec::new();
+        }
     }
 
     /// The next free sentence slot.
@@ -157,9 +166,22 @@ pub(super) fn fill_batch(
     batch: &mut Batch,
     first: Option<&mut Steps>,
 ) -> Option<Outcome> {
-    if let Source::Raw(raw) = reader {
-        return fill_pieces(opts, abandon, raw, job, batch, first);
-    }
+    let reader = match reader {
+        Source::Raw(raw) => return fill_pieces(opts, abandon, raw, job, batch, first),
+        Source::Corpus(corpus) if first.is_none() && corpus.between_sentences() => {
+            match corpus.read_block(&mut batch.block, opts.batch_words as u64, BATCH_BYTES) {
+                BlockRead::End => return Some(Outcome::Complete),
+                BlockRead::Block { lines_before } => {
+                    batch.block_after = Some(lines_before);
+                    batch.bytes = batch.block.len();
+                    return None;
+                }
+                // Read sentence by sentence, as the whole file is read.
+                BlockRead::Uncut => reader,
+            }
+        }
+        Source::Corpus(_) => reader,
+    };
     let mut check = first.is_some().then(|| FitCheck::new(&job.model));
     let outcome = loop {
         if abandon.load(Ordering::Relaxed) {
@@ -244,9 +266,47 @@ fn fill_pieces(
     }
 }
 
+/// Reads the text that `batch` holds unread into its sentences: its block of lines, or its
+/// pieces of raw text with `pieces` (see [`read_pieces`]).
+pub(super) fn read_text(opts: &PipelineOptions, pieces: &mut Option<PieceReader>, batch: &mut Batch) {
+    match batch.block_after.take() {
+        Some(lines_before) => read_block(opts, batch, lines_before),
+        None => read_pieces(opts, pieces, batch),
+    }
+}
+
+/// Reads the sentences of `batch`'s block, which follows `lines_before` lines of its input, as
+/// the job's reader would have read them ([`Reader::resume`]).
+fn read_block(opts: &PipelineOptions, batch: &mut Batch, lines_before: u64) {
+    let Some(job) = batch.job.clone() else { return };
+    let block = std::mem::take(&mut batch.block);
+    let start = job.range.as_ref().map_or(0, |r| r.start);
+    let mut reader = Reader::resume(&block[..], &job.path, job.format, lines_before, start).with_limits(opts.limits);
+    if opts.keep_malformed {
+        reader = reader.keep_text();
+    }
+    loop {
+        let index = batch.used;
+        let result = reader.read_next(batch.slot());
+        let text = || (reader.sentence_text().to_string(), reader.sentence_text_truncated());
+        match opts.judge(result, &mut batch.sentences[index], job.format, text) {
+            Read::End => break,
+            Read::Sentence => batch.words += batch.sentences[index].len(),
+            Read::Malformed(m) => batch.malformed.push(Malformed { index, ..m }),
+            // A block holds nothing that makes a file unreadable (see `Reader::read_block`).
+            Read::Unreadable(error) => {
+                let text = reader.sentence_text().to_string();
+                batch.malformed.push(Malformed { index, error, text, truncated: false, sent_id: None });
+            }
+        }
+        batch.used += 1;
+    }
+    batch.block = block;
+}
+
 /// Reads the sentences of `batch`'s pieces into it with `reader` (made, or made again, for the
 /// batch's model), and on a job's first batch makes the fit report of its first words.
-pub(super) fn read_pieces(opts: &PipelineOptions, reader: &mut Option<PieceReader>, batch: &mut Batch) {
+fn read_pieces(opts: &PipelineOptions, reader: &mut Option<PieceReader>, batch: &mut Batch) {
     let Some(job) = batch.job.clone().filter(|_| batch.pieces_used > 0) else { return };
     if reader.as_ref().is_none_or(|r| !Arc::ptr_eq(r.model(), &job.model)) {
         // The job was opened with a tokenizer: this cannot fail.

@@ -323,7 +323,20 @@ impl PipelineOptions {
     /// Reads the next sentence of `reader` into `sent`, converting CoNLL-X if asked (numbering
     /// is the delivery's, in order).
     fn read(&self, reader: &mut Source, sent: &mut Sentence, format: Format) -> Read {
-        match reader.read_next(sent) {
+        let result = reader.read_next(sent);
+        self.judge(result, sent, format, || (reader.sentence_text().to_string(), reader.sentence_text_truncated()))
+    }
+
+    /// What a reader's `result` for `sent` is to the pipeline, `sent` converted from CoNLL-X if
+    /// asked; `text` gives a malformed sentence's text as read, and whether it was truncated.
+    fn judge(
+        &self,
+        result: Option<Result<(), CorpusError>>,
+        sent: &mut Sentence,
+        format: Format,
+        text: impl FnOnce() -> (String, bool),
+    ) -> Read {
+        match result {
             None => Read::End,
             Some(Ok(())) => {
                 if format == Format::Conllx && self.conllx_as_conllu {
@@ -337,13 +350,10 @@ impl PipelineOptions {
                 Read::Sentence
             }
             Some(Err(e)) if e.kind.is_unreadable() => Read::Unreadable(e),
-            Some(Err(e)) => Read::Malformed(Malformed {
-                index: 0,
-                error: e,
-                text: reader.sentence_text().to_string(),
-                truncated: reader.sentence_text_truncated(),
-                sent_id: None,
-            }),
+            Some(Err(error)) => {
+                let (text, truncated) = text();
+                Read::Malformed(Malformed { index: 0, error, text, truncated, sent_id: None })
+            }
         }
     }
 }

@@ -12,14 +12,8 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 model=$1
 bin=${2:-$root/target/release/spoolparse}
 rounds=${ROUNDS:-3}
-dev="$root/../shared/data/ud/en_ewt/dev.conllu.zst"
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
-for _ in 1 2 3 4 5 6 7 8; do zstd -dc "$dev"; done > "$tmp/dev8.conllu"
-awk '/^# newdoc/ || /^# newpar/ { if (n) print ""; } /^# text = / { sub(/^# text = /, ""); print; n = 1 }' \
-  "$tmp/dev8.conllu" > "$tmp/dev8.raw"
-awk -F'\t' '$1 ~ /^[0-9]+$/ { line = line (line == "" ? "" : " ") $2 } /^$/ { if (line != "") print line; line = "" }' \
-  "$tmp/dev8.conllu" > "$tmp/dev8.txt"
-words=$(awk -F'\t' '$1 ~ /^[0-9]+$/' "$tmp/dev8.conllu" | wc -l)
+words=$("$root/scripts/benchmarks/dev8-inputs.sh" "$tmp")
 lscpu | grep -E "^Model name" || true
 threads=${THREADS:-1}
 echo "$words words, threads: $threads, $rounds rounds"

@@ -428,13 +428,7 @@ fn an_empty_form_makes_its_sentence_malformed() {
 /// lone CRs, runs of blank lines, lines of spaces, comment-only blocks, invalid UTF-8, a byte
 /// order mark), its first sentence good.
 fn random_file(seed: u64, format: Format) -> Vec<u8> {
-    let mut state = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
-    let mut next = move |n: u64| {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        (state % n) as usize
-    };
+    let mut next = common::random(seed);
     let good = if format == Format::Text { "Sue likes coffee .\n" } else { "# a\n1\tx\t_\t_\t_\t_\t0\troot\t_\t_\n" };
     let mut out: Vec<u8> = if next(2) == 0 { b"\xef\xbb\xbf".to_vec() } else { Vec::new() };
     out.extend_from_slice(good.as_bytes());

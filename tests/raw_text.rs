@@ -353,13 +353,7 @@ fn sentences_in_pieces(
 /// paragraph breaks, long tokens and long runs of whitespace, other scripts, glued marks,
 /// invalid UTF-8.
 fn random_text(seed: u64) -> Vec<u8> {
-    let mut state = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
-    let mut next = move |n: u64| {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        (state % n) as usize
-    };
+    let mut next = common::random(seed);
     const WORDS: [&str; 12] =
         ["Sue", "likes", "coffee", "al", "mar", "Vámonos", "cafe\u{301}", "👍🏽", "שלום", "A.B.", "x", "yes"];
     let mut text = Vec::new();

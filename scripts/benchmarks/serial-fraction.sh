@@ -20,12 +20,7 @@ bins=("$@"); [ ${#bins[@]} -gt 0 ] || bins=("$root/target/release/spoolparse")
 dev="$root/../shared/data/ud/en_ewt/dev.conllu.zst"
 [ -f "$dev" ] || { echo "skipped: $dev is absent" >&2; exit 0; }
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
-for _ in 1 2 3 4 5 6 7 8; do zstd -dc "$dev"; done > "$tmp/dev8.conllu"
-awk '/^# newdoc/ || /^# newpar/ { if (n) print ""; } /^# text = / { sub(/^# text = /, ""); print; n = 1 }' \
-  "$tmp/dev8.conllu" > "$tmp/dev8.raw"
-awk -F'\t' '$1 ~ /^[0-9]+$/ { line = line (line == "" ? "" : " ") $2 } /^$/ { if (line != "") print line; line = "" }' \
-  "$tmp/dev8.conllu" > "$tmp/dev8.txt"
-words=$(awk -F'\t' '$1 ~ /^[0-9]+$/' "$tmp/dev8.conllu" | wc -l)
+words=$("$root/scripts/benchmarks/dev8-inputs.sh" "$tmp")
 for f in conllu raw txt; do zstd -q --rm "$tmp/dev8.$f"; done
 lscpu | grep -E "^Model name" || true
 echo "$words words (of the CoNLL-U input), threads: ${THREADS:-1 2}, ${ROUNDS:-3} rounds"

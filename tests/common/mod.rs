@@ -38,6 +38,17 @@ pub fn all_treebank_files() -> Vec<PathBuf> {
         .collect()
 }
 
+/// A seeded source of random numbers below its argument (xorshift), for inputs made up by tests.
+pub fn random(seed: u64) -> impl FnMut(u64) -> usize {
+    let mut state = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
+    move |n: u64| {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        (state % n) as usize
+    }
+}
+
 /// A fixture file of `tests/fixtures`.
 pub fn fixture(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(name)

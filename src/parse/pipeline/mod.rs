@@ -7,11 +7,13 @@
 //!            └──────────────────────── free batches ◀────────────────────────┘
 //! ```
 //!
-//! Raw text's batches hold pieces of text, not sentences: the input only decodes and cuts it
-//! ([`crate::parse::raw::Splitter`]), and the thread that parses a batch first tokenizes it, so
-//! that tokenizing, a fifth of a raw-text parse, runs on every thread at once. Sentences are
-//! numbered where they are delivered, in order, since a piece's sentences are only counted
-//! once it is read.
+//! Past a job's first batch, batches hold text, not sentences: the input only cuts it, raw
+//! text into pieces where a sentence surely ends ([`crate::parse::raw::Splitter`]) and other
+//! formats into blocks of whole sentences' lines ([`Reader::read_block`]), and the thread
+//! that parses a batch first reads it, tokenizing raw text, so that reading, a fifth of a
+//! raw-text parse and a twentieth of a CoNLL-U one, runs on every thread at once. Sentences
+//! are numbered where they are delivered, in order, since a batch's sentences are only
+//! counted once it is read. How busy each stage was is counted ([`BusyTime`]).
 //! A fixed pool of batches circulates, so memory is bounded by the pool size times the batch
 //! size, whatever the input size, and sentences are reused without allocating. Several files
 //! can be open at once ([`PipelineOptions::readers`]), read in turns; each file's sentences

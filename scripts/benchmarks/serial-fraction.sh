@@ -11,10 +11,11 @@
 # and writing: one thread at a time) and the speed-up Amdahl's law allows on 16 and 64 cores.
 # With --threads 1, CoNLL-U and tokenized text are read in the calling thread as they come
 # (their reading is serial there); with more, the pool's serial stages are what is measured.
-#   usage: [ROUNDS=3] [THREADS="1 2"] scripts/benchmarks/serial-fraction.sh MODEL [BINARY...]
+# The output is plain CoNLL-U, or with OUTPUT=conllu.zst compressed (as the daemon writes it).
+#   usage: [ROUNDS=3] [THREADS="1 2"] [OUTPUT=conllu] scripts/benchmarks/serial-fraction.sh MODEL [BINARY...]
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
-[ $# -ge 1 ] || { sed -n 2,13p "$0" >&2; exit 2; }
+[ $# -ge 1 ] || { sed -n 2,14p "$0" >&2; exit 2; }
 model=$1; shift
 bins=("$@"); [ ${#bins[@]} -gt 0 ] || bins=("$root/target/release/spoolparse")
 dev="$root/../shared/data/ud/en_ewt/dev.conllu.zst"
@@ -32,7 +33,7 @@ for _ in $(seq "${ROUNDS:-3}"); do
         [ "$input" = retag ] && { file="$tmp/dev8.conllu.zst"; extra=(--retag); }
         start=$(date +%s.%N)
         busy=$("${bins[$i]}" parse --model "$model" --threads "$t" "${extra[@]}" "$file" \
-          --output "$tmp/out.conllu" --overwrite 2>&1 | grep '^busy:')
+          --output "$tmp/out.${OUTPUT:-conllu}" --overwrite 2>&1 | grep '^busy:')
         end=$(date +%s.%N)
         echo "$i $input $t $(awk "BEGIN { print $words / ($end - $start) }") $busy" >> "$tmp/runs"
       done

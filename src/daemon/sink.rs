@@ -15,7 +15,7 @@ use crate::base::io::Output;
 use crate::corpus::{unparsed, Column, Sentence};
 use crate::model::file::ModelFile;
 use crate::parse::fit::FitReport;
-use crate::parse::pipeline::{Job, JobError, Outcome, Sink, Unreadable};
+use crate::parse::pipeline::{Job, JobError, Outcome, Sink, Unreadable, Written};
 
 /// Claims of the files handed to the pipeline, by job id: the scheduler puts them in, the sink
 /// takes them out when a file is over.
@@ -259,10 +259,10 @@ impl SpoolSink {
 impl Sink for SpoolSink {
     type Error = io::Error;
 
-    fn sentence(&mut self, job: &Job, sent: &Sentence, confidence: f64) -> io::Result<()> {
+    fn sentence(&mut self, job: &Job, sent: &Sentence, written: Written<'_>, confidence: f64) -> io::Result<()> {
         let lowconf = confidence < self.min_confidence;
         let out = self.outputs(job);
-        out.write(lowconf, job, |w| sent.write_to(w));
+        out.write(lowconf, job, |w| written.write_to(w));
         out.enhanced = Some(sent.words().any(|w| w.get(Column::Deps) != "_"));
         out.sentences += 1;
         out.words += sent.len() as u64;

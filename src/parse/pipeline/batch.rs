@@ -15,6 +15,7 @@ use crate::parse::fit::{FitCheck, FitCounts, FitReport, Stages, CHECK_WORDS};
 use crate::parse::raw::{Piece, PieceReader, RawReader};
 
 use super::numbering::Numbering;
+use super::render::Rendered;
 use super::{Job, Outcome, PipelineOptions, Read, Sink, Source, Unreadable};
 
 /// A sentence that could not be read, at its place in a batch.
@@ -72,6 +73,8 @@ pub(super) struct Batch {
     /// ([`read_text`]).
     pub(super) block: Vec<u8>,
     pub(super) block_after: Option<u64>,
+    /// The sentences as written, rendered where they were parsed.
+    pub(super) rendered: Rendered,
 }
 
 impl Batch {
@@ -96,6 +99,7 @@ impl Batch {
             }
         }
         self.confidence.clear();
+        self.rendered.clear();
         self.malformed.clear();
         self.end = None;
         self.fit = None;
@@ -132,17 +136,16 @@ impl Batch {
             sink.fit(job, &report)?;
         }
         let mut malformed = self.malformed.drain(..).peekable();
-        for (i, s) in self.sentences[..self.used].iter_mut().enumerate() {
+        for (i, s) in self.sentences[..self.used].iter().enumerate() {
+            let id = numbering.as_deref_mut().and_then(|n| n.take());
             match malformed.next_if(|m| m.index == i) {
                 Some(mut m) => {
-                    m.sent_id = numbering.as_deref_mut().and_then(|n| n.take().map(str::to_string));
+                    m.sent_id = id.map(str::to_string);
                     m.deliver(job, sink)?
                 }
                 None => {
-                    if let Some(n) = numbering.as_deref_mut() {
-                        n.apply(s);
-                    }
-                    sink.sentence(job, s, self.confidence.get(i).copied().unwrap_or(1.0))?
+                    let written = self.rendered.get(i, id);
+                    sink.sentence(job, s, written, self.confidence.get(i).copied().unwrap_or(1.0))?
                 }
             }
         }
@@ -343,16 +346,19 @@ fn read_pieces(opts: &PipelineOptions, reader: &mut Option<PieceReader>, batch: 
     }
 }
 
-/// Parses every well-formed sentence of `batch` and records its confidence.
+/// Parses every well-formed sentence of `batch`, records its confidence and renders it.
 pub(super) fn annotate_batch(annotator: &mut Annotator<'_>, batch: &mut Batch) {
     batch.confidence.clear();
+    batch.rendered.clear();
     for i in 0..batch.used {
         if batch.is_malformed(i) {
             batch.confidence.push(0.0);
+            batch.rendered.push(None);
             continue;
         }
         // Checked when the job was opened: the model can tag whenever a job needs it.
         let _ = annotator.annotate(&mut batch.sentences[i], batch.steps);
         batch.confidence.push(annotator.confidence().0);
+        batch.rendered.push(Some(&batch.sentences[i]));
     }
 }

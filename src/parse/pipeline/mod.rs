@@ -29,7 +29,8 @@
 //! - `batch`: batches of sentences, filled from a reader, parsed, delivered;
 //! - `pool`: running jobs, in the calling thread or by a pool of threads;
 //! - `outputs`: the sink of `parse` and what a run parsed;
-//! - `ranges`: one big file as shards parsed at once.
+//! - `ranges`: one big file as shards parsed at once;
+//! - `render`: sentences rendered as text where they are parsed.
 
 mod batch;
 mod busy;
@@ -37,6 +38,7 @@ mod numbering;
 mod outputs;
 mod pool;
 mod ranges;
+mod render;
 
 use std::io::{BufRead, Write};
 use std::ops::Range;
@@ -59,6 +61,7 @@ pub use outputs::{InputNote, ParseStats, PipelineError};
 use pool::run_reader;
 pub use pool::{run, run_sequential, RunError};
 use ranges::{parallel_ranges, parse_ranges_in_parallel, spills};
+pub use render::Written;
 
 /// One input file to parse.
 #[derive(Clone)]
@@ -142,8 +145,15 @@ impl Source {
 /// order: any number of `sentence`/`malformed`, then `end` once.
 pub trait Sink {
     type Error;
-    /// A parsed sentence and its confidence (mean arc confidence; 1 when not computed).
-    fn sentence(&mut self, job: &Job, sent: &Sentence, confidence: f64) -> Result<(), Self::Error>;
+    /// A parsed sentence, as it is to be written (rendered by the thread that parsed it, its
+    /// `# sent_id` given), and its confidence (mean arc confidence; 1 when not computed).
+    fn sentence(
+        &mut self,
+        job: &Job,
+        sent: &Sentence,
+        written: Written<'_>,
+        confidence: f64,
+    ) -> Result<(), Self::Error>;
     /// A sentence that could not be read, with the text of its lines as read (empty unless
     /// [`PipelineOptions::keep_malformed`]; `truncated` if lines were left out of it because
     /// the sentence is beyond the limits), and the `sent_id` its place in the input gives it

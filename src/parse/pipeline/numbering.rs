@@ -3,8 +3,6 @@
 
 use std::path::Path;
 
-use crate::corpus::{conllu, Sentence};
-
 /// Numbers the sentences of one input, malformed ones included, so that every CoNLL-U output
 /// sentence has a `# sent_id`: one without gets `NAME-N`, NAME the input's file name (its
 /// whitespace and slashes, which the UD validator refuses in an id, as `_`) and N its place in
@@ -40,17 +38,5 @@ impl Numbering {
         self.id.clear();
         let _ = write!(self.id, "{prefix}-{n}");
         Some(&self.id)
-    }
-
-    /// Numbers `sent`, the next sentence: a `# sent_id` comment, unless it has one, first
-    /// after any `# newdoc` and `# newpar`, where UD puts it.
-    pub(super) fn apply(&mut self, sent: &mut Sentence) {
-        let Some(id) = self.take() else { return };
-        if sent.comments.iter().any(|c| conllu::is_sent_id(c)) {
-            return;
-        }
-        let marks = sent.comments.iter().take_while(|c| c.starts_with("# newdoc") || c.starts_with("# newpar")).count();
-        sent.set_comment("sent_id", id);
-        sent.comments[marks..].rotate_right(1);
     }
 }

@@ -11,7 +11,7 @@ use crate::parse::fit::FitReport;
 use crate::parse::raw::NoTokenizer;
 
 use super::busy::Busy;
-use super::{Job, JobError, Outcome, Outputs, PipelineOptions, Sink, Unreadable};
+use super::{Job, JobError, Outcome, Outputs, PipelineOptions, Sink, Unreadable, Written};
 
 /// What a run parsed.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -110,7 +110,13 @@ impl<'a> OutputsSink<'a> {
 impl Sink for OutputsSink<'_> {
     type Error = PipelineError;
 
-    fn sentence(&mut self, _: &Job, sent: &Sentence, confidence: f64) -> Result<(), PipelineError> {
+    fn sentence(
+        &mut self,
+        _: &Job,
+        sent: &Sentence,
+        written: Written<'_>,
+        confidence: f64,
+    ) -> Result<(), PipelineError> {
         if self.out.cancel.is_some_and(|c| c.load(Ordering::Relaxed)) {
             return Err(PipelineError::Cancelled);
         }
@@ -119,9 +125,9 @@ impl Sink for OutputsSink<'_> {
         match (self.min_confidence, self.out.rejected.as_deref_mut()) {
             (Some(min), Some(rejected)) if confidence < min => {
                 self.stats.rejected += 1;
-                sent.write_to(rejected)?;
+                written.write_to(rejected)?;
             }
-            _ => sent.write_to(self.out.accepted)?,
+            _ => written.write_to(self.out.accepted)?,
         }
         Ok(())
     }

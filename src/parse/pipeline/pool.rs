@@ -13,6 +13,7 @@ use crate::corpus::Sentence;
 use super::batch::{annotate_batch, fill_batch, read_text, Batch};
 use super::busy::{BusyTime, Stage};
 use super::numbering::Numbering;
+use super::render::Rendered;
 use super::{Job, JobError, Outcome, PipelineOptions, Read, Sink, Source, Steps};
 
 /// [`run`] in the calling thread, one sentence at a time: no threads to start or feed.
@@ -75,7 +76,7 @@ pub(super) fn run_reader<S: Sink>(
         }
         seq += 1;
     }
-    let mut sent = Sentence::default();
+    let (mut sent, mut rendered) = (Sentence::default(), Rendered::default());
     loop {
         let start = Instant::now();
         let read = opts.read(&mut reader, &mut sent, job.format);
@@ -90,9 +91,10 @@ pub(super) fn run_reader<S: Sink>(
             Read::Sentence => {
                 // Checked when the job was opened: the model can tag if the job needs it.
                 let _ = annotator.annotate(&mut sent, steps);
+                rendered.clear();
+                rendered.push(Some(&sent));
                 let start = busy.lap(Stage::Parsing, start);
-                numbering.apply(&mut sent);
-                sink.sentence(job, &sent, annotator.confidence().0)?;
+                sink.sentence(job, &sent, rendered.get(0, numbering.take()), annotator.confidence().0)?;
                 busy.add_since(Stage::Writing, start);
                 continue;
             }

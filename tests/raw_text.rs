@@ -418,3 +418,40 @@ fn line_numbers_count_the_line_feeds_of_whitespace_too_long_to_keep() {
     }
     assert_eq!(lines, [1, 30_001, 30_003]);
 }
+
+#[test]
+fn a_file_ending_without_a_space_before_another_file_stays_valid_ud() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = model(dir.path());
+    let (first, second) = (dir.path().join("a.raw"), dir.path().join("b.raw"));
+    std::fs::write(&first, "Sue likes coffee. Yes").unwrap();
+    std::fs::write(&second, "Vámonos al mar.\n").unwrap();
+    let last_misc = |text: &str, of: &str| {
+        let line =
+            text.lines().filter(|l| l.starts_with(|c: char| c.is_ascii_digit())).take_while(|l| !l.contains(of)).last();
+        line.unwrap().rsplit('\t').next().unwrap().to_string()
+    };
+    // Alone, the file's last token says that nothing followed it.
+    let alone = dir.path().join("alone.conllu");
+    assert!(common::parse(&model, &first, &alone, &["--threads", "1"]).status.success());
+    let alone = std::fs::read_to_string(&alone).unwrap();
+    assert!(last_misc(&alone, "\u{0}").split('|').any(|e| e == "SpaceAfter=No"), "{alone}");
+    // Before the next file's `# newdoc` UD forbids it (the validator's spaceafter-newdocpar).
+    let both = dir.path().join("both.conllu");
+    let out = common::spoolparse(&[
+        "parse",
+        "--model",
+        model.to_str().unwrap(),
+        "--threads",
+        "1",
+        first.to_str().unwrap(),
+        second.to_str().unwrap(),
+        "--output",
+        both.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = std::fs::read_to_string(&both).unwrap();
+    assert!(!last_misc(&text, "Vámonos").split('|').any(|e| e == "SpaceAfter=No"), "{text}");
+    assert_eq!(text.matches("# newdoc").count(), 2);
+    common::validate(&both, "en");
+}

@@ -109,6 +109,33 @@ def test_parse_outputs_pass_the_validator(data: Data, inputs: dict[str, Path], t
             assert "FEATS and LEMMA `_` in all of the first" in stderr, stderr
             words = [line.split("\t") for line in decompress(accepted).decode().splitlines() if line[:1].isdigit()]
             assert all(w[2] != "_" for w in words if w[0].isdigit()), "every word lemmatized"
+    # Raw text as it was written: sentences of a paragraph run on, joined as their last token's
+    # SpaceAfter says, paragraphs at `# newpar`/`# newdoc`; split by confidence, a sentence that
+    # its successor followed without a space can come to stand before a new paragraph in one
+    # output, and two files joined in one output (the first not ending in a line feed) put a
+    # `# newdoc` after such a sentence: neither may keep its SpaceAfter=No there.
+    paragraphs, sentence_text, glued = [], "", False
+    for line in inputs["conllu"].read_text().splitlines():
+        if line.startswith(("# newdoc", "# newpar")) and paragraphs and paragraphs[-1]:
+            paragraphs.append("")
+        elif line.startswith("# text = "):
+            sentence_text = line[len("# text = ") :]
+        elif line[:1].isdigit() and "\t" in line:
+            glued = "SpaceAfter=No" in line.split("\t")[-1]
+        elif not line and sentence_text:
+            if not paragraphs:
+                paragraphs.append("")
+            paragraphs[-1] += sentence_text + ("" if glued else " ")
+            sentence_text = ""
+    running = tmp_path / "running.raw"
+    running.write_text("\n\n".join(p.rstrip(" ") for p in paragraphs if p))
+    accepted, lowconf, _ = data.cli(running, tmp_path / "running", data.threshold)
+    assert lowconf is not None
+    for output in [accepted, lowconf]:
+        assert_ours_valid(output, None)
+    joined = tmp_path / "joined.conllu"
+    spoolparse.Model(data.model).parse_file([running, raw], joined)
+    assert_ours_valid(joined, None)
     # Model.parse_file of two files into one output: ids unique across them. (Of one kind: the
     # validator wants enhanced dependencies in all sentences of a file or in none.)
     other = tmp_path / "e.txt"

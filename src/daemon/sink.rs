@@ -15,7 +15,7 @@ use crate::base::io::Output;
 use crate::corpus::{unparsed, Column, Sentence};
 use crate::model::file::ModelFile;
 use crate::parse::fit::FitReport;
-use crate::parse::pipeline::{Job, JobError, Outcome, Sink, Unreadable, Written};
+use crate::parse::pipeline::{HeldBack, Job, JobError, Outcome, Sink, Unreadable, Written};
 
 /// Claims of the files handed to the pipeline, by job id: the scheduler puts them in, the sink
 /// takes them out when a file is over.
@@ -50,6 +50,8 @@ struct FileOutputs {
     paths: OutputPaths,
     /// `None` once writing failed: the rest of the file is read and dropped.
     streams: Option<(Output, Output)>,
+    /// Each stream's last sentence, written once the next comes or the file ends.
+    held: (HeldBack, HeldBack),
     /// The first write error.
     error: Option<io::Error>,
     /// Whether anything has been written to each (the model line comes first, then the
@@ -97,7 +99,10 @@ fn publish(
         if let Some(e) = out.error {
             return Err(e);
         }
-        let (accepted, lowconf) = out.streams.ok_or_else(|| io::Error::other("outputs closed"))?;
+        let (mut accepted, mut lowconf) = out.streams.ok_or_else(|| io::Error::other("outputs closed"))?;
+        let (mut held_accepted, mut held_lowconf) = out.held;
+        held_accepted.release(&mut accepted)?;
+        held_lowconf.release(&mut lowconf)?;
         accepted.finish_durably()?;
         lowconf.finish_durably()?;
         // What was written to the input since it was claimed may be missing from the outputs.
@@ -158,6 +163,7 @@ impl FileOutputs {
         FileOutputs {
             paths,
             streams,
+            held: Default::default(),
             error,
             accepted_started: false,
             lowconf_started: false,
@@ -170,11 +176,15 @@ impl FileOutputs {
         }
     }
 
-    /// Writes to one output, the model line first; after a failure, nothing.
-    fn write(&mut self, lowconf: bool, job: &Job, what: impl FnOnce(&mut Output) -> io::Result<()>) {
+    /// Writes to one output (with the sentence it holds back), the model line first; after a
+    /// failure, nothing.
+    fn write(&mut self, lowconf: bool, job: &Job, what: impl FnOnce(&mut Output, &mut HeldBack) -> io::Result<()>) {
         let Some((accepted, low)) = &mut self.streams else { return };
-        let (w, started) =
-            if lowconf { (low, &mut self.lowconf_started) } else { (accepted, &mut self.accepted_started) };
+        let (w, held, started) = if lowconf {
+            (low, &mut self.held.1, &mut self.lowconf_started)
+        } else {
+            (accepted, &mut self.held.0, &mut self.accepted_started)
+        };
         let first = !*started;
         *started = true;
         let result = (|| {
@@ -184,7 +194,7 @@ impl FileOutputs {
                     writeln!(w, "# input_check = {check}")?;
                 }
             }
-            what(w)
+            what(w, held)
         })();
         if let Err(e) = result {
             // Close the streams now (and free the space they took); the file is retried later.
@@ -262,7 +272,7 @@ impl Sink for SpoolSink {
     fn sentence(&mut self, job: &Job, sent: &Sentence, written: Written<'_>, confidence: f64) -> io::Result<()> {
         let lowconf = confidence < self.min_confidence;
         let out = self.outputs(job);
-        out.write(lowconf, job, |w| written.write_to(w));
+        out.write(lowconf, job, |w, held| held.sentence(w, &written));
         out.enhanced = Some(sent.words().any(|w| w.get(Column::Deps) != "_"));
         out.sentences += 1;
         out.words += sent.len() as u64;
@@ -277,7 +287,10 @@ impl Sink for SpoolSink {
         let out = self.outputs(job);
         let enhanced = out.enhanced.unwrap_or_else(|| unparsed::has_enhanced_deps(bad.text));
         let placeholder = unparsed::Placeholder { sent_id: bad.sent_id, enhanced };
-        out.write(true, job, |w| placeholder.write(w, &why, bad.text, bad.truncated));
+        out.write(true, job, |w, held| {
+            held.release(w)?;
+            placeholder.write(w, &why, bad.text, bad.truncated)
+        });
         out.sentences += 1;
         out.lowconf_count += 1;
         out.malformed += 1;

@@ -61,7 +61,7 @@ pub use outputs::{InputNote, ParseStats, PipelineError};
 use pool::run_reader;
 pub use pool::{run, run_sequential, RunError};
 use ranges::{parallel_ranges, parse_ranges_in_parallel, spills};
-pub use render::Written;
+pub use render::{HeldBack, Written};
 
 /// One input file to parse.
 #[derive(Clone)]
@@ -429,8 +429,8 @@ pub fn parse_inputs_split(
     });
     let mut sink = OutputsSink::new(out, &opts);
     let busy = BusyTime::default();
-    if opts.threads <= 1 {
-        run_sequential(jobs, &mut sink, &opts, &busy)?;
+    let result = if opts.threads <= 1 {
+        run_sequential(jobs, &mut sink, &opts, &busy)
     } else {
         let (tx, rx) = crossbeam_channel::unbounded();
         for job in jobs {
@@ -441,10 +441,10 @@ pub fn parse_inputs_split(
         run(&rx, &mut sink, &opts, &AtomicBool::new(false), &busy).map_err(|e| match e {
             RunError::Pool(e) => PipelineError::Pool(e),
             RunError::Sink(e) => e,
-        })?;
-    }
+        })
+    };
     sink.stats.busy = busy.snapshot();
-    Ok(sink.stats)
+    sink.finish(result)
 }
 
 /// Parses the sentences read from `input` (called `name` in errors, in `format` unless
@@ -471,10 +471,10 @@ pub fn parse_reader(
     };
     let numbering = Numbering::new(name, 1, opts.writes_conllu(format));
     let busy = BusyTime::default();
-    let outcome = run_reader(&job, reader, numbering, &mut sink, &opts, &busy)?;
-    sink.end(&job, outcome)?;
+    let result =
+        run_reader(&job, reader, numbering, &mut sink, &opts, &busy).and_then(|outcome| sink.end(&job, outcome));
     sink.stats.busy = busy.snapshot();
-    Ok(sink.stats)
+    sink.finish(result)
 }
 
 /// Where sentences go: all to `accepted`, or, with a threshold, those below it to `rejected`.

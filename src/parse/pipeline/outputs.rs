@@ -11,6 +11,7 @@ use crate::parse::fit::FitReport;
 use crate::parse::raw::NoTokenizer;
 
 use super::busy::Busy;
+use super::render::HeldBack;
 use super::{Job, JobError, Outcome, Outputs, PipelineOptions, Sink, Unreadable, Written};
 
 /// What a run parsed.
@@ -88,9 +89,11 @@ impl From<io::Error> for PipelineError {
 }
 
 /// The sink of [`super::parse_files_split`]: one output stream (or two); a malformed sentence is an
-/// error, or with [`PipelineOptions::keep_malformed`] an unparsed placeholder.
+/// error, or with [`PipelineOptions::keep_malformed`] an unparsed placeholder. Each stream
+/// writes a sentence late ([`HeldBack`]): [`OutputsSink::finish`] writes the last ones.
 pub(super) struct OutputsSink<'a> {
     out: Outputs<'a>,
+    held: [HeldBack; 2],
     min_confidence: Option<f64>,
     keep_malformed: bool,
     pub(super) stats: ParseStats,
@@ -100,10 +103,25 @@ impl<'a> OutputsSink<'a> {
     pub(super) fn new(out: Outputs<'a>, opts: &PipelineOptions) -> Self {
         OutputsSink {
             out,
+            held: Default::default(),
             min_confidence: opts.min_confidence,
             keep_malformed: opts.keep_malformed,
             stats: ParseStats::default(),
         }
+    }
+
+    /// Writes the sentences held back, whether the run ended well or not (what was parsed
+    /// before an error is written, as it always was); returns what the run gave, or the
+    /// first write error.
+    pub(super) fn finish<E: From<io::Error>>(mut self, run: Result<(), E>) -> Result<ParseStats, E> {
+        let [accepted, rejected] = &mut self.held;
+        let released = accepted.release(self.out.accepted).and_then(|()| match self.out.rejected.as_deref_mut() {
+            Some(out) => rejected.release(out),
+            None => Ok(()),
+        });
+        run?;
+        released?;
+        Ok(self.stats)
     }
 }
 
@@ -122,12 +140,13 @@ impl Sink for OutputsSink<'_> {
         }
         self.stats.sentences += 1;
         self.stats.words += sent.len();
+        let [accepted, held_rejected] = &mut self.held;
         match (self.min_confidence, self.out.rejected.as_deref_mut()) {
             (Some(min), Some(rejected)) if confidence < min => {
                 self.stats.rejected += 1;
-                written.write_to(rejected)?;
+                held_rejected.sentence(rejected, &written)?;
             }
-            _ => written.write_to(self.out.accepted)?,
+            _ => accepted.sentence(self.out.accepted, &written)?,
         }
         Ok(())
     }
@@ -138,12 +157,17 @@ impl Sink for OutputsSink<'_> {
         }
         self.stats.sentences += 1;
         self.stats.malformed += 1;
+        let [accepted, held_rejected] = &mut self.held;
         let out = match self.out.rejected.as_deref_mut() {
             Some(rejected) => {
                 self.stats.rejected += 1;
+                held_rejected.release(rejected)?;
                 rejected
             }
-            None => &mut *self.out.accepted,
+            None => {
+                accepted.release(self.out.accepted)?;
+                &mut *self.out.accepted
+            }
         };
         let enhanced = crate::corpus::unparsed::has_enhanced_deps(bad.text);
         let placeholder = crate::corpus::unparsed::Placeholder { sent_id: bad.sent_id, enhanced };

@@ -2,7 +2,8 @@
 //! thread at a time, only copies bytes: formatting was about 2–3% of a CoNLL-U parse in that
 //! turn. The one thing only the delivery knows is a sentence's number: a sentence without a
 //! `# sent_id` is rendered in two parts, and its id line (see [`super::Numbering`]) goes
-//! between them when it is delivered ([`Written`]).
+//! between them when it is delivered ([`Written`]). And an output that gets only some of the
+//! sentences writes each one late ([`HeldBack`]), so that what it holds stays valid UD.
 
 use std::io::{self, Write};
 
@@ -60,6 +61,14 @@ pub struct Written<'a> {
 }
 
 impl Written<'_> {
+    /// Whether the sentence starts a document or a paragraph (`# newdoc`, `# newpar`).
+    pub fn starts_paragraph(&self) -> bool {
+        self.head
+            .split(|&b| b == b'\n')
+            .take_while(|line| line.starts_with(b"#"))
+            .any(|line| line.starts_with(b"# newdoc") || line.starts_with(b"# newpar"))
+    }
+
     /// Writes the sentence (with its blank line).
     pub fn write_to<W: Write + ?Sized>(&self, out: &mut W) -> io::Result<()> {
         out.write_all(self.head)?;
@@ -68,6 +77,66 @@ impl Written<'_> {
         }
         out.write_all(self.rest)
     }
+}
+
+/// One output's sentences, each written once the next one for the same output comes (or
+/// [`HeldBack::release`] is called). In an output that holds only some of the sentences
+/// (accepted or low-confidence), or one that joins files, a sentence whose last token says
+/// `SpaceAfter=No` (the next sentence of its text followed it without a space) can come to
+/// stand before one that starts a paragraph or a document, which UD forbids (the validator's
+/// `spaceafter-newdocpar`); the `SpaceAfter=No` is then left out, as the text between them is
+/// not in this output anyway.
+#[derive(Debug, Default)]
+pub struct HeldBack {
+    held: Vec<u8>,
+}
+
+impl HeldBack {
+    /// Writes to `out` the sentence held back, and holds `next` back.
+    pub fn sentence<W: Write + ?Sized>(&mut self, out: &mut W, next: &Written<'_>) -> io::Result<()> {
+        if next.starts_paragraph() {
+            drop_final_space_after_no(&mut self.held);
+        }
+        self.release(out)?;
+        next.write_to(&mut self.held)
+    }
+
+    /// Writes to `out` the sentence held back, if any: before anything else is written to
+    /// `out`, and at its end.
+    pub fn release<W: Write + ?Sized>(&mut self, out: &mut W) -> io::Result<()> {
+        out.write_all(&self.held)?;
+        self.held.clear();
+        Ok(())
+    }
+}
+
+/// Leaves `SpaceAfter=No` out of the MISC of the last token of the sentence `text` (written
+/// CoNLL-U): the range line of a multiword token, else the last word line (not an empty node).
+fn drop_final_space_after_no(text: &mut Vec<u8>) {
+    let Ok(sentence) = std::str::from_utf8(text) else { return };
+    let mut last = None;
+    let mut range_end = 0usize;
+    let mut at = 0;
+    for line in sentence.split_inclusive('\n') {
+        let id = line.split('\t').next().unwrap_or_default();
+        if let Some((_, end)) = id.split_once('-') {
+            range_end = end.parse().unwrap_or(0);
+            last = Some((at, line.len()));
+        } else if id.parse::<usize>().is_ok_and(|n| n > range_end) {
+            last = Some((at, line.len()));
+        }
+        at += line.len();
+    }
+    let Some((start, len)) = last else { return };
+    let line = sentence[start..start + len].trim_end_matches('\n');
+    let Some((columns, misc)) = line.rsplit_once('\t') else { return };
+    if !misc.split('|').any(|e| e == "SpaceAfter=No") {
+        return;
+    }
+    let kept: Vec<&str> = misc.split('|').filter(|&e| e != "SpaceAfter=No").collect();
+    let misc = if kept.is_empty() { "_".to_string() } else { kept.join("|") };
+    let new_line = format!("{columns}\t{misc}");
+    text.splice(start..start + line.len(), new_line.into_bytes());
 }
 
 #[cfg(test)]
@@ -100,5 +169,35 @@ mod tests {
         assert_eq!(written(0, None), format!("{text}\n"));
         assert_eq!(written(1, Some("f-2")), "");
         assert!(written(2, Some("f-3")).contains("# sent_id = own\n") && !written(2, Some("f-3")).contains("f-3"));
+    }
+
+    #[test]
+    fn a_sentence_ending_without_a_space_loses_it_only_before_a_paragraph_in_its_output() {
+        let sentence = |comments: &str, last: &str| {
+            let lines = format!("{comments}# text = A b\n1\tA\t_\t_\t_\t_\t0\troot\t_\t_\n{last}");
+            let mut s = Sentence::default();
+            s.fill_from_conllu_lines(&lines).unwrap();
+            s
+        };
+        let no_space = "2-3\tbc\t_\t_\t_\t_\t_\t_\t_\tSpaceAfter=No|X=1\n2\tb\t_\t_\t_\t_\t1\tdep\t_\t_\n3\tc\t_\t_\t_\t_\t1\tdep\t_\tSpaceAfter=No\n";
+        let sents = [
+            sentence("", no_space),
+            sentence("", "2\tb\t_\t_\t_\t_\t1\tdep\t_\tSpaceAfter=No\n"),
+            sentence("# newpar\n", "2\tb\t_\t_\t_\t_\t1\tdep\t_\t_\n"),
+        ];
+        let mut rendered = Rendered::default();
+        sents.iter().for_each(|s| rendered.push(Some(s)));
+        let (mut out, mut held) = (Vec::new(), HeldBack::default());
+        for i in 0..3 {
+            held.sentence(&mut out, &rendered.get(i, None)).unwrap();
+        }
+        held.release(&mut out).unwrap();
+        let out = String::from_utf8(out).unwrap();
+        // Before a sentence of the same paragraph, kept; before a new paragraph, left out (on
+        // the multiword token, the last token; its last word's own MISC is another matter).
+        assert!(out.contains("2-3\tbc\t_\t_\t_\t_\t_\t_\t_\tSpaceAfter=No|X=1\n"), "{out}");
+        assert!(!out.contains("1\tdep\t_\tSpaceAfter=No\n\n# newpar"), "{out}");
+        assert_eq!(out.matches("# text").count(), 3);
+        assert!(out.ends_with("1\tdep\t_\t_\n\n"));
     }
 }

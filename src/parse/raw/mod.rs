@@ -57,7 +57,7 @@
 //! - `piece`: a piece's sentences, built as CoNLL-U;
 //! - `text`: whitespace and raw forms in MISC, and the raw text recovered from sentences.
 //!
-//! Speed (`scripts/raw-speed.sh /tmp/tok-en.model`, whole process, one thread, en_ewt dev ×8,
+//! Speed (`scripts/benchmarks/raw-speed.sh /tmp/tok-en.model`, whole process, one thread, en_ewt dev ×8,
 //! a model trained with `--tagger --tokenizer --jackknife 0 --epochs 8 --quantize i8`, three
 //! rounds on a 2-core machine shared with other builds, so noisy): raw text 57.3k words/s,
 //! tokenized text 71.7k, CoNLL-U with `--retag` 70.6k: raw text at 0.80× tokenized text (a
@@ -65,6 +65,11 @@
 //! Tokenizing costs about 0.6 µs per character, nearly all of it scoring the ~20 features of
 //! each character. 200 MB of letters without a space or a line break (`parse --threads 1`):
 //! 24,415 sentences of 8,192 characters, 35 MB of peak RSS (`/usr/bin/time -v`), 175 s.
+//! Since tokenizing moved to the pieces' threads (`scripts/benchmarks/serial-fraction.sh`,
+//! median of 3 rounds on a quiet 2-CPU machine, compressed input): raw text's share of the work
+//! that runs one thread at a time fell from 18.7% to 1.3% with 2 threads, at 193k → 196k
+//! words/s; one thread 105k → 102k (the splitter's scan and the pieces' copies); en_ewt dev's
+//! text on one line repeated to 1 GB parses with 2 threads in 68 MB of peak RSS.
 
 mod piece;
 mod split;

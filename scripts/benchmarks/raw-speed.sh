@@ -5,9 +5,9 @@
 # and every format is tagged (CoNLL-U with --retag), so that the difference is tokenizing.
 # ROUNDS rounds, the formats interleaved; prints the median words/s (words: of the CoNLL-U
 # input; raw text yields about as many) and the ratio to tokenized text with as many threads.
-#   usage: [ROUNDS=3] [THREADS="1 2"] scripts/raw-speed.sh MODEL [BINARY]
+#   usage: [ROUNDS=3] [THREADS="1 2"] scripts/benchmarks/raw-speed.sh MODEL [BINARY]
 set -euo pipefail
-root=$(cd "$(dirname "$0")/.." && pwd)
+root=$(cd "$(dirname "$0")/../.." && pwd)
 [ $# -ge 1 ] || { sed -n 2,8p "$0" >&2; exit 2; }
 model=$1
 bin=${2:-$root/target/release/spoolparse}

@@ -13,9 +13,26 @@ wraps it, so that parsing here gives byte for byte what the ``spoolparse`` comma
   it pickles as its path.
 - :meth:`Model.parse`, :meth:`Model.parse_conllu`, :meth:`Model.parse_file`.
 - :func:`shard_ranges`: sentence-aligned shards of a large file.
+- :func:`parse_document`, :func:`pipe` (:mod:`spoolparse.document`): raw text as
+  :class:`Document` objects (sentences, tokens, words, character offsets in the text).
 - :mod:`spoolparse.spark`: the Spark job (``python -m spoolparse.spark --help``; needs pyspark).
 """
 
 from ._spoolparse import InputError, Model, ModelError, Parse, __version__, shard_ranges
+from .document import Document, Sentence, Token, Word, document_from_conllu, parse_document, pipe
 
-__all__ = ["InputError", "Model", "ModelError", "Parse", "__version__", "shard_ranges"]
+__all__ = [
+    "Document",
+    "InputError",
+    "Model",
+    "ModelError",
+    "Parse",
+    "Sentence",
+    "Token",
+    "Word",
+    "__version__",
+    "document_from_conllu",
+    "parse_document",
+    "pipe",
+    "shard_ranges",
+]

@@ -6,11 +6,12 @@ from __future__ import annotations
 import itertools
 import re
 import unicodedata
+from pathlib import Path
 from typing import Iterator
 
 import pytest
 import spoolparse
-from conftest import Data, note, sentences
+from conftest import Data, decompress, note, sentences
 
 # Awkward raw text: three paragraphs (the blank line after "\r\n" too), a tab, two spaces, a
 # contraction, and "Café" written with a combining accent (its form is NFC, RawForm= keeps it).
@@ -200,3 +201,43 @@ def test_document_from_hand_written_conllu() -> None:
     assert bare.sentences[0].confidence is None and bare.sentences[0].words[1].confidence is None
     with pytest.raises(ValueError, match="no confidence"):
         bare.sentences[0].accepted(0.5)
+
+
+def test_documents_agree_with_spoolparse_parse_on_every_column_and_confidence(data: Data, tmp_path: Path) -> None:
+    """The raw text of a dev slice (en_ewt's, where the shared data is), its paragraphs as the
+    treebank marks them: the objects hold what `spoolparse parse` writes, word for word."""
+    model = model_with_tokenizer(data)
+    paragraphs: list[list[str]] = [[]]
+    for line in decompress(data.inputs / "b.conllu.zst").decode().splitlines():
+        if line.startswith(("# newdoc", "# newpar")) and paragraphs[-1]:
+            paragraphs.append([])
+        elif line.startswith("# text = "):
+            paragraphs[-1].append(line[len("# text = ") :])
+    text = "\n\n".join(" ".join(p) for p in paragraphs if p) + "\n"
+    raw = tmp_path / "dev.raw"
+    raw.write_text(text)
+    cli = data.run("parse", "--model", data.model, raw, "--threads", "2").stdout.decode()
+    cli_doc = spoolparse.document_from_conllu(cli, text)
+    doc = spoolparse.parse_document(model, text)
+    assert len(doc) == len(cli_doc) > 20
+    words = 0
+    for ours, theirs in zip(doc, cli_doc):
+        assert (ours.text, ours.confidence, ours.new_par, ours.new_doc) == (
+            theirs.text, theirs.confidence, theirs.new_par, theirs.new_doc,
+        )  # fmt: skip
+        # The same words, tags, lemmas, features, heads, labels, confidences and offsets; the
+        # ids differ only by the input's name (`<string>-N` against `dev.raw-N`).
+        assert ours.words == theirs.words
+        assert (ours.sent_id or "").rsplit("-", 1)[1] == (theirs.sent_id or "").rsplit("-", 1)[1]
+        words += len(ours.words)
+    print(f"documents and `spoolparse parse` agree on {len(doc)} sentences, {words} words")
+
+
+def test_bad_input_raises_a_clear_python_exception(data: Data) -> None:
+    model = model_with_tokenizer(data)
+    with pytest.raises(TypeError, match="text must be a str, not bytes"):
+        spoolparse.parse_document(model, b"bytes are not text")  # type: ignore[arg-type]
+    # A lone surrogate is no UTF-8 at all: refused where the text enters the extension.
+    with pytest.raises(UnicodeEncodeError):
+        spoolparse.parse_document(model, "half a pair \ud800 of surrogates.")
+    assert len(spoolparse.parse_document(model, "")) == 0

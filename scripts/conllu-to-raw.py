@@ -12,7 +12,7 @@ line. Within a paragraph the sentences' `# text` follow each other with one spac
 none where the sentence's last token has SpaceAfter=No. A sentence without `# text` gets its
 text from its tokens (multiword tokens, not their words; SpaceAfter=No respected).
 
---exact follows the tokens' MISC instead (src/parse/raw.rs says how spoolparse writes it): per
+--exact follows the tokens' MISC instead (src/parse/raw/mod.rs says how spoolparse writes it): per
 token, SpacesBefore=, then RawForm= or else the form, then SpacesAfter=, or nothing after
 SpaceAfter=No, or else one space; values escaped as \s \t \n \r \p \\ and \u{X}. It is
 written apart from the Rust side's recover_text, so that a round trip checks one against the

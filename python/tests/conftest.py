@@ -40,6 +40,13 @@ def sentences(text: str) -> list[str]:
     return [s + "\n\n" for s in text.split("\n\n") if s.strip()]
 
 
+def raw_text(conllu: str) -> str:
+    """The raw text of CoNLL-U, its paragraphs as `# newpar`/`# newdoc` mark them and its
+    sentences run on within them (scripts/conllu-to-raw.py)."""
+    script = REPO / "scripts" / "conllu-to-raw.py"
+    return subprocess.run([sys.executable, str(script)], input=conllu, capture_output=True, text=True, check=True).stdout
+
+
 def decompress(path: Path) -> bytes:
     data = path.read_bytes()
     if path.name.endswith(".zst"):

@@ -11,7 +11,7 @@ from typing import Iterator
 
 import pytest
 import spoolparse
-from conftest import Data, decompress, note, sentences
+from conftest import Data, decompress, note, raw_text, sentences
 
 # Awkward raw text: three paragraphs (the blank line after "\r\n" too), a tab, two spaces, a
 # contraction, and "Café" written with a combining accent (its form is NFC, RawForm= keeps it).
@@ -207,13 +207,7 @@ def test_documents_agree_with_spoolparse_parse_on_every_column_and_confidence(da
     """The raw text of a dev slice (en_ewt's, where the shared data is), its paragraphs as the
     treebank marks them: the objects hold what `spoolparse parse` writes, word for word."""
     model = model_with_tokenizer(data)
-    paragraphs: list[list[str]] = [[]]
-    for line in decompress(data.inputs / "b.conllu.zst").decode().splitlines():
-        if line.startswith(("# newdoc", "# newpar")) and paragraphs[-1]:
-            paragraphs.append([])
-        elif line.startswith("# text = "):
-            paragraphs[-1].append(line[len("# text = ") :])
-    text = "\n\n".join(" ".join(p) for p in paragraphs if p) + "\n"
+    text = raw_text(decompress(data.inputs / "b.conllu.zst").decode())
     raw = tmp_path / "dev.raw"
     raw.write_text(text)
     cli = data.run("parse", "--model", data.model, raw, "--threads", "2").stdout.decode()

@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 import spoolparse
-from conftest import Data, decompress, sentences
+from conftest import Data, decompress, raw_text, sentences
 
 # Validator test ids that an input without ids or text has and that our outputs must fix.
 FIXED_BY_US = {"missing-sent-id", "missing-text"}
@@ -114,21 +114,8 @@ def test_parse_outputs_pass_the_validator(data: Data, inputs: dict[str, Path], t
     # its successor followed without a space can come to stand before a new paragraph in one
     # output, and two files joined in one output (the first not ending in a line feed) put a
     # `# newdoc` after such a sentence: neither may keep its SpaceAfter=No there.
-    paragraphs, sentence_text, glued = [], "", False
-    for line in inputs["conllu"].read_text().splitlines():
-        if line.startswith(("# newdoc", "# newpar")) and paragraphs and paragraphs[-1]:
-            paragraphs.append("")
-        elif line.startswith("# text = "):
-            sentence_text = line[len("# text = ") :]
-        elif line[:1].isdigit() and "\t" in line:
-            glued = "SpaceAfter=No" in line.split("\t")[-1]
-        elif not line and sentence_text:
-            if not paragraphs:
-                paragraphs.append("")
-            paragraphs[-1] += sentence_text + ("" if glued else " ")
-            sentence_text = ""
     running = tmp_path / "running.raw"
-    running.write_text("\n\n".join(p.rstrip(" ") for p in paragraphs if p))
+    running.write_text(raw_text(inputs["conllu"].read_text()).rstrip("\n"))
     accepted, lowconf, _ = data.cli(running, tmp_path / "running", data.threshold)
     assert lowconf is not None
     for output in [accepted, lowconf]:

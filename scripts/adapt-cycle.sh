@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # One retraining cycle on a new domain (issue 30, docs/annotation.md#adapting-to-your-own-text):
 # a config in OUT/NAME with retrain.base en_ewt train, retrain.heldout en_ewt dev, every
-# annotation trained on (annotation_heldout = 0) and every candidate promoted (max_las_drop =
-# 100), plus the [retrain] lines KEYS; ANNOTATIONS dropped into annotated/; `spoolparse retrain
-# --force --json` under /usr/bin/time -v (OUT/NAME/report.json, log.txt); then the candidate
-# parses GOLD_DEV (--retag) and `spoolparse eval` scores it. Prints LAS and UPOS on GOLD_DEV,
-# en_ewt dev LAS before -> after, training seconds and peak RSS.
+# annotation trained on (annotation_heldout = 0) and every candidate scored, promoted or not
+# (`retrain --keep-rejected`), plus the [retrain] lines KEYS; ANNOTATIONS dropped into
+# annotated/; `spoolparse retrain --force --json` under /usr/bin/time -v (OUT/NAME/report.json,
+# log.txt); then the candidate parses GOLD_DEV (--retag) and `spoolparse eval` scores it.
+# Prints LAS and UPOS on GOLD_DEV, en_ewt dev LAS before -> after, training seconds and peak RSS.
 #   usage: scripts/adapt-cycle.sh NAME ANNOTATIONS GOLD_DEV "KEYS" (env: MODEL, OUT, BIN, UD)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -34,8 +34,10 @@ $keys
 EOC
 cp "$annotations" "$dir/spool/annotated/.a.conllu"
 mv "$dir/spool/annotated/.a.conllu" "$dir/spool/annotated/a.conllu"
-/usr/bin/time -v nice -n 5 "$bin" retrain --config "$dir/config.toml" --force --json > "$dir/report.json" 2> "$dir/log.txt" || true
-candidate=$(ls "$dir"/spool/models/retrained-*.model | head -1)
+/usr/bin/time -v nice -n 5 "$bin" retrain --config "$dir/config.toml" --force --json --keep-rejected "$dir/rejected" \
+  > "$dir/report.json" 2> "$dir/log.txt" || true
+# Promoted or not (without held-out annotations the gate allows no loss on en_ewt dev).
+candidate=$(ls "$dir"/spool/models/retrained-*.model "$dir"/rejected/retrained-*.model 2>/dev/null | head -1)
 "$bin" parse --model "$candidate" --retag --output "$dir/dev.conllu" "$gold_dev" 2>/dev/null
 "$bin" eval "$gold_dev" "$dir/dev.conllu" > "$dir/eval.txt"
 python3 - "$dir" <<'EOP'

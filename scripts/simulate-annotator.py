@@ -9,7 +9,8 @@ their own and one retraining cycle runs (`spoolparse retrain --force`, today's d
 en_ewt train as `retrain.base` and the domain's dev file as `retrain.heldout`, so the report's
 held-out LAS is the domain's dev LAS, before and after, promoted or not; --heldout names
 another, e.g. en_ewt dev, so that the calibration is not fitted on the file scored; each row
-also has the cycle's wall time and peak RSS). Ways of spending it:
+also has the cycle's wall time and peak RSS; --score files are scored with the candidate whether
+the gate promoted it or not). Ways of spending it:
 
   queue         `spoolparse annotate` serves the lowconf file; the annotator takes tasks with
                 GET /api/next and answers every word flagged to check with its gold arc
@@ -143,7 +144,8 @@ def retrain(run, cfg):
     """One cycle's report, with the whole process's peak RSS (MiB) and wall seconds added."""
     usage = os.path.join(run, "retrain.time")
     out = subprocess.run(["/usr/bin/time", "-f", "%M %e", "-o", usage, "nice", "-n", "5", SP, "retrain",
-                          "--config", cfg, "--force", "--json"], capture_output=True, text=True)
+                          "--config", cfg, "--force", "--json", "--keep-rejected", os.path.join(run, "rejected")],
+                         capture_output=True, text=True)
     if out.returncode not in (0, 3):
         sys.exit(f"retrain failed in {run}:\n{out.stderr}")
     report = json.loads(out.stdout)
@@ -203,6 +205,8 @@ def main():
     ap.add_argument("--score", action="append", default=[], metavar="GOLD",
                     help="also score the promoted candidate (and the model, once) on this gold file: LAS, UPOS, "
                          "arc ECE; repeatable (e.g. the domain's dev and en_ewt dev)")
+    ap.add_argument("--strip-xpos", action="store_true",
+                    help="files dropped into annotated/ have XPOS `_` (as from a tool that writes UPOS only)")
     args = ap.parse_args()
     if args.fix_tags and not any(r.startswith("retrain_tagger") for r in args.retrain):
         args.retrain.append("retrain_tagger = true")
@@ -250,6 +254,9 @@ def main():
                 asked_max = max(asked_max, asked, key=len)
             else:
                 sents, _, arcs = select(strategy, parsed, gold, set(), budget, random.Random(1))
+                if args.strip_xpos:
+                    sents = [(c, [cols[:4] + ["_"] + cols[5:] if len(cols) == 10 else cols for cols in l])
+                             for c, l in sents]
                 tmp = os.path.join(run, "spool", "annotated", ".answers.conllu")
                 write_conllu(tmp, sents)
                 os.rename(tmp, os.path.join(run, "spool", "annotated", "answers.conllu"))
@@ -260,12 +267,17 @@ def main():
                    "decision": report.get("decision"), "train_seconds": report.get("train_seconds"),
                    "wall_seconds": report["wall_seconds"], "peak_rss_mib": report["peak_rss_mib"],
                    "heldout_upos": [report.get("heldout_upos_serving"), report.get("heldout_upos_candidate")],
-                   "settings": args.retrain}
-            if report.get("decision") == "promoted":
-                current = os.path.join(run, "spool", "models", "current")
+                   "annotations_las": [report["current"]["annotations_las"],
+                                       (report.get("candidate") or {}).get("annotations_las")],
+                   "gate": report.get("gate"), "reasons": report.get("reasons"), "settings": args.retrain}
+            # A rejected candidate is scored too (kept by --keep-rejected): what the gate refused.
+            candidate = os.path.join(run, "spool", "models", "current")
+            if report.get("decision") == "rejected":
+                candidate = os.path.join(run, "rejected", report["candidate"]["model"])
+            if report.get("decision") in ("promoted", "rejected"):
                 for g in args.score:
                     row[os.path.basename(os.path.dirname(g)) + ":" + os.path.basename(g)] = \
-                        score(current, g, os.path.join(run, "scored.conllu"))
+                        score(candidate, g, os.path.join(run, "scored.conllu"))
             print(json.dumps(row), flush=True)
             done[(strategy, budget)] = row
             with open(results_path, "a") as f:

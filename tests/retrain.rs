@@ -367,7 +367,14 @@ fn a_candidate_is_not_promoted_over_a_model_that_started_serving_during_its_cycl
             switched = true;
         }
     };
-    let report = spoolparse::retrain::run_cycle(&settings, &registry, &store, true, &mut progress).unwrap();
+    let report = spoolparse::retrain::run_cycle(
+        &settings,
+        &registry,
+        &store,
+        &spoolparse::retrain::CycleOptions { force: true, ..Default::default() },
+        &mut progress,
+    )
+    .unwrap();
     assert!(switched, "the cycle trained");
     assert_eq!(report.decision, Some(spoolparse::retrain::Decision::Rejected), "{report:#?}");
     assert!(
@@ -400,12 +407,25 @@ fn a_held_out_file_whose_sentences_are_in_the_base_is_refused() {
         epochs: Some(1),
         ..Default::default()
     };
-    let e = spoolparse::retrain::run_cycle(&settings(fixture.clone()), &registry, &store, true, &mut |_| {})
-        .unwrap_err()
-        .to_string();
+    let e = spoolparse::retrain::run_cycle(
+        &settings(fixture.clone()),
+        &registry,
+        &store,
+        &spoolparse::retrain::CycleOptions { force: true, ..Default::default() },
+        &mut |_| {},
+    )
+    .unwrap_err()
+    .to_string();
     assert!(e.starts_with("retrain.heldout: 3 of the 3 sentences of ") && e.contains("also in retrain.base"), "{e}");
     let other = heldout_beside(&fixture, dir.path());
-    spoolparse::retrain::run_cycle(&settings(other), &registry, &store, true, &mut |_| {}).unwrap();
+    spoolparse::retrain::run_cycle(
+        &settings(other),
+        &registry,
+        &store,
+        &spoolparse::retrain::CycleOptions { force: true, ..Default::default() },
+        &mut |_| {},
+    )
+    .unwrap();
 }
 
 #[test]
@@ -558,7 +578,9 @@ fn retrain_exits_0_when_it_promotes_and_4_when_it_has_nothing_to_train_on() {
     let model = small_model(dir.path(), 2);
     let fixture = common::fixture("special.conllu");
     let heldout = heldout_beside(&fixture, dir.path());
-    let config = write_config(dir.path(), &model, &fixture, &heldout, "max_las_drop = 100\nepochs = 1\n");
+    // Nothing but the model's own data, as it was trained: the same model, which the gate
+    // promotes (without annotations, no loss is allowed).
+    let config = write_config(dir.path(), &model, &fixture, &heldout, "epochs = 2\n");
     let args = ["retrain", "--config", config.to_str().unwrap()];
     let skipped = common::spoolparse(&args);
     assert_eq!(skipped.status.code(), Some(4), "{}", String::from_utf8_lossy(&skipped.stderr));
@@ -576,7 +598,8 @@ fn kill_9_between_installing_a_candidate_and_moving_current_leaves_the_history_s
     let model = small_model(dir.path(), 2);
     let fixture = common::fixture("special.conllu");
     let heldout = heldout_beside(&fixture, dir.path());
-    let config = write_config(dir.path(), &model, &fixture, &heldout, "max_las_drop = 100\nepochs = 1\n");
+    // As trained: the same model, promoted.
+    let config = write_config(dir.path(), &model, &fixture, &heldout, "epochs = 2\n");
     let registry = Registry::new(dir.path().join("spool/models"));
     let out = Command::new(env!("CARGO_BIN_EXE_spoolparse"))
         .args(["retrain", "--config", config.to_str().unwrap(), "--force"])
@@ -1083,4 +1106,74 @@ fn self_training_adds_the_most_confident_accepted_sentences_only() {
     assert_eq!(at(0.95, 100), 6);
     assert_eq!(at(0.98, 100), 3);
     assert_eq!(at(0.0, 4), 4, "the most confident first, up to the maximum");
+}
+
+/// One cycle on 20 annotated "Sue likes tea" sentences, half held out, whose words carry the
+/// columns the model `model` (trained on the fixture, with a tagger) writes for them but the
+/// tags `tags` gives (`None`: the model's own); the report, and the directory whose
+/// `spool/models/current` is the candidate (promoted whatever its scores).
+fn cycle_on_tagged_annotations(tags: Option<(&str, &str)>) -> (Report, tempfile::TempDir) {
+    let dir = tempfile::tempdir().unwrap();
+    let fixture = common::fixture("special.conllu");
+    let model = dir.path().join("tagger.model");
+    let args = ["--epochs", "1", "--tagger", "--jackknife", "0", "--tagger-epochs", "2"];
+    let out = common::train(&fixture, &model, &args);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let heldout = heldout_beside(&fixture, dir.path());
+    let settings = "max_las_drop = 100\nepochs = 1\nannotation_heldout = 0.5\nbootstrap_samples = 50\n";
+    let config = write_config(dir.path(), &model, &fixture, &heldout, settings);
+    fs::create_dir_all(dir.path().join("spool/models")).unwrap();
+    let served = {
+        let text = dir.path().join("sue.txt");
+        fs::write(&text, "Sue likes tea\n").unwrap();
+        let out = common::spoolparse(&["parse", "--model", model.to_str().unwrap(), text.to_str().unwrap()]);
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .filter(|l| !l.starts_with('#') && !l.is_empty())
+            .map(|l| l.split('\t').map(str::to_string).collect::<Vec<_>>())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(served.len(), 3);
+    let text: String = (0..20)
+        .map(|i| {
+            let mut s = format!("# sent_id = x{i}\n# confirmed = yes\n");
+            for (w, (head, deprel)) in [("2", "nsubj"), ("0", "root"), ("2", "obj")].iter().enumerate() {
+                let c = &served[w];
+                let (upos, xpos) = tags.unwrap_or((&c[3], &c[4]));
+                s.push_str(&format!(
+                    "{}\t{}\t{}\t{upos}\t{xpos}\t{}\t{head}\t{deprel}\t_\t_\n",
+                    w + 1,
+                    c[1],
+                    c[2],
+                    c[5]
+                ));
+            }
+            s + "\n"
+        })
+        .collect();
+    drop_in(&dir.path().join("spool/annotated"), "tagged.conllu", &text);
+    fs::write(dir.path().join("foreign.conllu"), &text).unwrap();
+    (retrain(&config), dir)
+}
+
+#[test]
+fn annotations_with_tags_the_parser_does_not_know_train_and_are_scored_as_the_tagger_tags_them() {
+    let (own, _) = cycle_on_tagged_annotations(None);
+    let (foreign, dir) = cycle_on_tagged_annotations(Some(("X", "ZZ")));
+    assert!(own.annotations_heldout > 0 && own.annotations_heldout < 20, "{own:#?}");
+    // Retagged as the daemon would retag a file of them, for training and for the gate alike:
+    // the same cycle as on the tagger's own tags.
+    assert_eq!(foreign.annotations_retagged, 20 - foreign.annotations_heldout, "{foreign:#?}");
+    let scores = |r: &Report| {
+        let c = r.candidate.as_ref().expect("a candidate");
+        [r.current.heldout_las, r.current.annotations_las, c.heldout_las, c.annotations_las]
+    };
+    assert_eq!(scores(&foreign), scores(&own), "{foreign:#?}");
+    // Nor did the candidate learn the pair X ZZ, which the tagger never gives: a file of the
+    // annotations, tags and all, is still one it retags.
+    let current = dir.path().join("spool/models/current");
+    let file = dir.path().join("foreign.conllu");
+    let out = common::spoolparse(&["parse", "--model", current.to_str().unwrap(), file.to_str().unwrap()]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success() && stderr.contains("retagged by the model's tagger"), "{stderr}");
 }

@@ -97,7 +97,8 @@ def make_spool(data: Data, root: Path, port: int) -> Path:
     (models / "history.jsonl").write_text("".join(json.dumps(h) + "\n" for h in history))
     for name, started, decision, las in [("m-b", 1763695700, "promoted", 87.31), ("m-c", 1763782200, "rejected", 86.55)]:
         report = {"decision": decision, "reasons": [f"{name} {decision}"], "started": started, "seconds": 1.0,
-                  "current": {"model": "m-a.model", "heldout_uas": 90.0, "heldout_las": 87.09, "annotations_las": 0.0},
+                  "current": {"model": "m-a.model", "heldout_uas": 90.0, "heldout_las": 87.09,
+                              "annotations_las": 75.0 if decision == "promoted" else 0.0},
                   "candidate": {"model": f"{name}.model", "heldout_uas": 90.0, "heldout_las": las, "annotations_las": 81.2}}
         (models / f"{name}.json").write_text(json.dumps(report))
     config = root / "spoolparse.toml"
@@ -616,7 +617,9 @@ def test_the_models_view_draws_every_event_of_the_real_servers_history(browser, 
                 for tr in driver.find_elements("css selector", "#model-history tbody tr")]
         assert [r[1] for r in rows] == ["rollback", "rejected", "promoted", "configured"], rows
         assert rows[-1][0] == "2025-11-20 03:30:00", rows
-        assert [r[3] for r in rows] == ["–", "86.55", "87.31", "–"], rows
+        # Each with its change over the model it was gated against, where the report has both.
+        assert [r[3] for r in rows] == ["–", "86.55 (−0.54)", "87.31 (+0.22)", "–"], rows
+        assert [r[4] for r in rows] == ["–", "81.20", "81.20 (+6.20)", "–"], rows
         dots = driver.find_elements("css selector", "#las-chart svg circle.dot")
         assert sorted(d.get_attribute("class") for d in dots) == ["dot promoted", "dot rejected"], dots
     driver.find_element("id", "retrain").click()

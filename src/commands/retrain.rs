@@ -26,6 +26,10 @@ pub struct RetrainArgs {
     /// Train even with fewer than `retrain.min_new_sentences` new annotations.
     #[arg(long)]
     force: bool,
+    /// Move a candidate the gate rejects into DIR (under its own name) instead of removing it:
+    /// to score it on data of your own, or see why it failed.
+    #[arg(long, value_name = "DIR")]
+    keep_rejected: Option<std::path::PathBuf>,
 }
 
 /// Exit status of a cycle whose candidate the gate rejected.
@@ -65,7 +69,8 @@ fn run(args: RetrainArgs) -> Result<Option<Decision>> {
     }
     let store = Store::new(&config.paths.annotated()).with_reference(Reference::new(&registry, &config.retrain)?);
     let mut progress = |line: &str| eprintln!("{line}");
-    let report = retrain::run_cycle(&config.retrain, &registry, &store, args.force, &mut progress)?;
+    let options = retrain::CycleOptions { force: args.force, keep_rejected_in: args.keep_rejected };
+    let report = retrain::run_cycle(&config.retrain, &registry, &store, &options, &mut progress)?;
     if args.json {
         println!("{}", serde_json::to_string_pretty(&report)?);
         return Ok(report.decision);

@@ -217,6 +217,8 @@ impl TryFrom<TrainArgs> for TrainJob {
             pa_c: a.pa_c,
             rollin_alpha: a.rollin_alpha,
             min_feature_count: a.min_feature_count.unwrap_or(learner.default_min_feature_count()),
+            // `train` reads one treebank: there is no user's text to augment.
+            domain_features: false,
         };
         let max_table_bytes = (a.max_table_mb > 0.0).then_some((a.max_table_mb * 1e6) as u64);
         let lift_min_count = a.lift_min_count;

@@ -19,7 +19,7 @@ use super::{error, log, warn};
 use crate::model::registry::{unix_time, Registry};
 use crate::retrain::reference::Reference;
 use crate::retrain::store::Store;
-use crate::retrain::{run_cycle, Decision, State, RETRAIN_REQUEST};
+use crate::retrain::{run_cycle, CycleOptions, Decision, State, RETRAIN_REQUEST};
 
 /// How often `annotated/` is looked at.
 const POLL: Duration = Duration::from_secs(5);
@@ -108,7 +108,13 @@ fn tick(config: &Config, metrics: &Metrics, said: &mut Said) {
     }
     log(if asked { "retraining: a cycle was asked for" } else { "retraining: a cycle is due" });
     let mut progress = |line: &str| log(&format!("retraining: {line}"));
-    match run_cycle(settings, &registry, &store, asked, &mut progress) {
+    match run_cycle(
+        settings,
+        &registry,
+        &store,
+        &CycleOptions { force: asked, ..CycleOptions::default() },
+        &mut progress,
+    ) {
         Ok(report) => {
             let counter = match report.decision {
                 Some(Decision::Promoted) => &metrics.retrain_promoted,

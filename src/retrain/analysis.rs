@@ -17,6 +17,7 @@ use crate::model::features::Morphology;
 use crate::model::file::ModelFile;
 use crate::model::lemmatizer::{train_lemmatizer, Lemmatizer, LemmatizerModel};
 use crate::model::tagger::{accuracy, load_tagging, train_tagger, Gold, TagSentence, TagSet, Tagger, TaggerModel};
+use crate::parse::fit::{FitCheck, FitReport, Retag, Stages};
 use crate::train::{self, DevSentence};
 
 /// When a cycle retrains the tagger (`retrain.retrain_tagger`: `"auto"`, `true`, `false`).
@@ -219,28 +220,58 @@ pub(super) fn retrain_lemmatizer_on(
     Ok(model)
 }
 
-/// The held-out file as the candidate analyzes it: tags, FEATS, lemmas, each stage the
-/// candidate's own where it has a new one, the serving model's otherwise.
-pub(super) fn analyzed_heldout<S: Scorer>(
-    heldout: &Path,
-    morphology: Morphology,
-    tagger: &Option<TaggerModel>,
-    lemmatizer: &Option<LemmatizerModel>,
-    mut serving: Option<&mut Analyzer<'_, S>>,
-) -> Result<Vec<DevSentence>, RetrainError> {
-    let mut tagger = tagger.as_ref().map(Tagger::from_model);
-    let mut lemmatizer = lemmatizer.as_ref().map(Lemmatizer::from_model);
-    Ok(train::load_dev_with(heldout, morphology, &mut |sent| {
-        match (tagger.as_mut(), serving.as_mut()) {
+/// What the daemon would write over an annotation's columns before parsing it: its tags (and
+/// the FEATS and LEMMA it lacks) when the serving parser does not know its tags
+/// ([`crate::parse::fit`], decided on the one sentence as on a file); `None` when they fit.
+pub(super) fn unfit_tags(model: &ModelFile, sent: &Sentence) -> Option<Analyze> {
+    let mut check = FitCheck::new(model);
+    check.add(sent);
+    let fit = FitReport::decide(check.counts(), Format::Conllu, Retag::Auto, Stages::of(model));
+    fit.tag().then(|| fit.analyze())
+}
+
+/// How the candidate analyzes text: each stage its own where it has a new one, the serving
+/// model's otherwise.
+pub(super) struct CandidateAnalysis<'a, 'm, S: Scorer> {
+    tagger: Option<Tagger<'a, &'a crate::learn::perceptron::Weights>>,
+    lemmatizer: Option<Lemmatizer<'a, &'a crate::learn::perceptron::Weights>>,
+    serving: Option<&'a mut Analyzer<'m, S>>,
+}
+
+impl<'a, 'm, S: Scorer> CandidateAnalysis<'a, 'm, S> {
+    pub(super) fn new(
+        tagger: &'a Option<TaggerModel>,
+        lemmatizer: &'a Option<LemmatizerModel>,
+        serving: Option<&'a mut Analyzer<'m, S>>,
+    ) -> Self {
+        CandidateAnalysis {
+            tagger: tagger.as_ref().map(Tagger::from_model),
+            lemmatizer: lemmatizer.as_ref().map(Lemmatizer::from_model),
+            serving,
+        }
+    }
+
+    /// Tags, FEATS and lemmas of `sent`, as the candidate writes them.
+    pub(super) fn analyze(&mut self, sent: &mut Sentence) {
+        match (self.tagger.as_mut(), self.serving.as_mut()) {
             (Some(t), _) => t.tag(sent),
             (None, Some(a)) => a.analyze(sent, Analyze { tags: true, ..Analyze::NONE }),
             (None, None) => {}
         }
-        if let Some(a) = serving.as_mut() {
-            a.analyze(sent, Analyze { feats: true, lemmas: lemmatizer.is_none(), ..Analyze::NONE });
+        if let Some(a) = self.serving.as_mut() {
+            a.analyze(sent, Analyze { feats: true, lemmas: self.lemmatizer.is_none(), ..Analyze::NONE });
         }
-        if let Some(l) = lemmatizer.as_mut() {
+        if let Some(l) = self.lemmatizer.as_mut() {
             l.lemmatize(sent);
         }
-    })?)
+    }
+}
+
+/// The held-out file as the candidate analyzes it ([`CandidateAnalysis`]).
+pub(super) fn analyzed_heldout<S: Scorer>(
+    heldout: &Path,
+    morphology: Morphology,
+    analysis: &mut CandidateAnalysis<'_, '_, S>,
+) -> Result<Vec<DevSentence>, RetrainError> {
+    Ok(train::load_dev_with(heldout, morphology, &mut |sent| analysis.analyze(sent))?)
 }

@@ -12,8 +12,12 @@
 //!   not be negative (a few dozen arcs cannot show an improvement beyond noise, and must not
 //!   block every cycle of a new user);
 //! - the treebank (`retrain.heldout`) bounds what the user's text may cost elsewhere: the
-//!   candidate is refused only when it loses more than `retrain.max_las_drop` beyond noise (the
-//!   interval's upper end below `-max_las_drop`). A perceptron's seed alone moves en_ewt dev LAS
+//!   candidate is refused when it loses more than the allowed loss beyond noise (the interval's
+//!   upper end below minus the allowed loss). The allowed loss is `retrain.max_las_drop`
+//!   (default 0.3) when the candidate gains on the held-out annotations, and 0 when it does
+//!   not or none are held out: only a gain on the user's own text buys a loss on the
+//!   treebank's (a retrained model that learned nothing new, with another seed, lost 0.38 on
+//!   en_ewt's four genres by itself). A perceptron's seed alone moves en_ewt dev LAS
 //!   by about 0.25 (issue 30), and the 90% interval on its 2,001 sentences was ±0.27 between the
 //!   example model and candidates retrained with 2,000 corrected en_atis arcs (measured:
 //!   docs/annotation.md), so a point rule refused adapted candidates for a noise-sized loss
@@ -21,7 +25,12 @@
 //!
 //! The trade-off is explicit in two keys: `max_las_drop` is what the user accepts to lose on
 //! the treebank's text for their own (0: no loss beyond noise), and `gate_min_annotation_arcs`
-//! is when the user's own text is trusted to judge. This module decides from scores; it must
+//! is when the user's own text is trusted to judge. The default of 0.3 was measured (issue
+//! 42, docs/annotation.md): on en_ewt's reviews as the user's text, 2,000 corrected arcs gain
+//! 0.5 to 0.8 LAS there (a third to half of the distance to a model trained on all of it) and
+//! cost the four other genres' dev 0.1 to 0.5 with gold tags, as much as another training seed
+//! alone; with 0, the gate would have refused 6 of 12 such cycles (intervals such as [−0.81,
+//! −0.08]), as it refused the issue's own domain (−0.66). This module decides from scores; it must
 //! not parse, train or touch the models directory.
 
 use rand::{Rng, SeedableRng};
@@ -125,21 +134,10 @@ pub struct Rule {
 pub fn decide(rule: Rule, heldout: Bootstrap, annotations: Option<Bootstrap>) -> (bool, Figures, Vec<String>) {
     let mut reasons = Vec::new();
     let mut promote = true;
-    let h = &heldout;
-    if h.high < -rule.max_las_drop {
-        promote = false;
-        reasons.push(format!(
-            "held-out LAS {:.2} is below the serving model's {:.2} by more than retrain.max_las_drop {} beyond noise \
-             (90% interval of the difference [{:+.2}, {:+.2}])",
-            h.candidate_las, h.serving_las, rule.max_las_drop, h.low, h.high
-        ));
-    } else {
-        reasons.push(format!(
-            "held-out LAS {:.2} (serving model {:.2}; difference {:+.2}, 90% interval [{:+.2}, {:+.2}]; allowed loss {})",
-            h.candidate_las, h.serving_las, h.delta, h.low, h.high, rule.max_las_drop
-        ));
-    }
+    // The user's text first: whether the candidate gains there decides what it may lose on
+    // the treebank's.
     let mut judge = false;
+    let mut gains = false;
     match &annotations {
         Some(a) if a.words > 0 => {
             judge = a.words as usize >= rule.min_annotation_arcs;
@@ -160,10 +158,37 @@ pub fn decide(rule: Rule, heldout: Bootstrap, annotations: Option<Bootstrap>) ->
                     rule.min_annotation_arcs
                 ));
             } else {
+                gains = a.delta > 1e-9;
                 reasons.push(what);
             }
         }
         _ => reasons.push("no held-out annotation yet: gated on the held-out file only".into()),
+    }
+    let allowed = if gains { rule.max_las_drop } else { 0.0 };
+    let why = match gains {
+        true => format!("retrain.max_las_drop {allowed}, bought by the gain on the held-out annotations"),
+        false => "0: no gain on held-out annotations to buy a loss with".to_string(),
+    };
+    let h = &heldout;
+    if h.high < -allowed {
+        promote = false;
+        reasons.insert(
+            0,
+            format!(
+                "held-out LAS {:.2} is below the serving model's {:.2} by more than the allowed loss beyond noise \
+                 (90% interval of the difference [{:+.2}, {:+.2}]; allowed loss {why})",
+                h.candidate_las, h.serving_las, h.low, h.high
+            ),
+        );
+    } else {
+        reasons.insert(
+            0,
+            format!(
+                "held-out LAS {:.2} (serving model {:.2}; difference {:+.2}, 90% interval [{:+.2}, {:+.2}]; allowed \
+                 loss {why})",
+                h.candidate_las, h.serving_las, h.delta, h.low, h.high
+            ),
+        );
     }
     (promote, Figures { heldout, annotations, annotations_judge: judge }, reasons)
 }
@@ -203,9 +228,17 @@ mod tests {
         let lost = bootstrap(&serving, &candidate, 1000);
         assert!(lost.high < 0.0, "{lost:?}");
         let rule = |max_las_drop| Rule { max_las_drop, min_annotation_arcs: 100 };
-        assert!(!decide(rule(0.0), lost.clone(), None).0);
-        assert!(!decide(rule(0.3), lost.clone(), None).0);
-        assert!(decide(rule(1.0), lost, None).0);
+        // A gain on the user's text (60 held-out arcs: judged on the point difference).
+        let gain = bootstrap(&counts(6, |_| 5), &counts(6, |_| 6), 100);
+        assert!(!decide(rule(0.0), lost.clone(), Some(gain.clone())).0);
+        assert!(!decide(rule(0.3), lost.clone(), Some(gain.clone())).0);
+        assert!(decide(rule(1.0), lost.clone(), Some(gain.clone())).0);
+        // Without a gain there, nothing pays for the loss, whatever the allowed drop.
+        let level = bootstrap(&counts(6, |_| 5), &counts(6, |_| 5), 100);
+        let (promote, _, reasons) = decide(rule(1.0), lost.clone(), Some(level));
+        assert!(!promote && reasons[0].contains("no gain"), "{reasons:?}");
+        // Nor without held-out annotations (a cycle on the treebank alone, or on self-training).
+        assert!(!decide(rule(1.0), lost, None).0);
         // A loss within noise passes even without any allowed drop: one sentence in 400 loses
         // one arc, and another in 500 gains one.
         let noisy = counts(2000, |i| 8 + (i % 3 == 0) as u64 - (i % 400 == 1) as u64 + (i % 500 == 2) as u64);

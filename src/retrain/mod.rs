@@ -71,8 +71,10 @@
 //! (LEMMA and FEATS included: a parser reading the analysis is scored on what it will be
 //! given).
 //!
-//! `analysis.rs` holds the stages before the parser (what was checked, retraining them);
-//! `settings.rs` the `[retrain]` settings and the schedule.
+//! `training_data.rs` holds what the parser trains on (the base, the annotations as the parser
+//! will see them, self-training); `analysis.rs` the stages before the parser (what was
+//! checked, retraining them); `settings.rs` the `[retrain]` settings and the schedule;
+//! `report.rs` the report; `state.rs` what the schedule remembers between cycles.
 //!
 //! This module owns the cycle and its report; it must not know about the daemon (which runs
 //! [`run_cycle`] on a schedule in a background thread) nor about the spool.
@@ -81,33 +83,35 @@ mod analysis;
 mod checks;
 pub mod gate;
 pub mod reference;
+mod report;
 mod settings;
+mod state;
 pub mod store;
+mod training_data;
 
-use analysis::{analyzed_heldout, retrain_lemmatizer_on, retrain_tagger_on};
+use analysis::{analyzed_heldout, retrain_lemmatizer_on, retrain_tagger_on, CandidateAnalysis};
 pub use analysis::{
     checked_lemmas, checked_tags, tags_reviewed, TaggerRetraining, LEMMAS_CHECKED_KEY, TAGS_CHECKED_KEY, TAGS_KEY,
     UPOS_CHECKED_KEY,
 };
+pub use report::{Decision, GateScores, Report};
 pub use settings::{parse_interval, parse_time_of_day, CompletionKind, Settings};
+pub use state::State;
+use training_data::training_data;
 
-use std::collections::HashSet;
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use serde::{Deserialize, Serialize};
-
 use crate::base::hash::hash_str;
 use crate::base::label::LabelSet;
-use crate::corpus::{CorpusError, Format, Reader};
+use crate::corpus::CorpusError;
 use crate::model::analysis::Analyze;
 use crate::model::file::{self as model_file, Extras, ModelError, ModelFile, Recipe, TableView, WriteOptions};
 use crate::model::registry::{compact_utc, file_name, unix_time, Event, Registry, RegistryError};
-use crate::model::tagger::Tagger;
 use crate::train::completion::{Completion, Confidence};
 use crate::train::eval::{Counts, Scores};
-use crate::train::{self, DevSentence, LearnerKind, OracleKind, TrainOptions, TrainingSet};
+use crate::train::{self, DevSentence, LearnerKind, OracleKind, TrainOptions};
 use store::{Store, StoreError};
 
 /// Why a cycle could not run (a rejected candidate is not an error: see [`Report`]).
@@ -131,168 +135,6 @@ pub enum RetrainError {
     NoModel(PathBuf),
 }
 
-/// Of a held-out file, the share of sentences that may also be in `retrain.base`: treebanks
-/// repeat a few short sentences ("Thank you ."), but a held-out file mostly in the training
-/// data is the same data under another name (`dev.conllu` and `dev.conllu.zst`), and its gate
-/// would measure what was trained on.
-const MAX_HELDOUT_IN_BASE: f64 = 0.5;
-
-/// A sentence's token lines, hashed: what training reads of it.
-fn sentence_hash(sent: &crate::corpus::Sentence) -> u64 {
-    sent.token_lines().iter().fold(0, |h, t| crate::base::hash::combine(h, hash_str(t.text())))
-}
-
-/// Refuses a held-out file whose sentences are mostly among `base` ([`MAX_HELDOUT_IN_BASE`]).
-fn check_heldout_apart(heldout: &Path, base: &HashSet<u64>) -> Result<(), RetrainError> {
-    let (mut total, mut shared) = (0usize, 0usize);
-    for sent in Reader::open(heldout, Format::from_path(heldout))? {
-        total += 1;
-        shared += usize::from(base.contains(&sentence_hash(&sent?)));
-    }
-    if total > 0 && shared as f64 > MAX_HELDOUT_IN_BASE * total as f64 {
-        return Err(RetrainError::Settings(format!(
-            "retrain.heldout: {shared} of the {total} sentences of {} are also in retrain.base: held-out data must \
-             not be trained on (is it a copy of a base file, compressed or renamed?)",
-            heldout.display()
-        )));
-    }
-    Ok(())
-}
-
-/// What a cycle decided.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Decision {
-    /// The candidate serves from now on.
-    Promoted,
-    /// The candidate failed the gate and was removed.
-    Rejected,
-    /// Too few new annotations: nothing was trained.
-    Skipped,
-}
-
-impl Decision {
-    /// The name used in reports, logs and metrics.
-    pub fn name(self) -> &'static str {
-        match self {
-            Decision::Promoted => "promoted",
-            Decision::Rejected => "rejected",
-            Decision::Skipped => "skipped",
-        }
-    }
-}
-
-/// One model's scores in the gate.
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
-pub struct GateScores {
-    /// Model file name.
-    pub model: String,
-    pub heldout_uas: f64,
-    pub heldout_las: f64,
-    /// LAS over the annotated arcs of the held-out annotations (0 without any).
-    pub annotations_las: f64,
-}
-
-/// Everything a cycle did, as written beside the candidate and printed by `retrain --json`.
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
-pub struct Report {
-    pub decision: Option<Decision>,
-    /// Why, in words.
-    pub reasons: Vec<String>,
-    /// Unix seconds.
-    pub started: u64,
-    pub seconds: f64,
-    pub current: GateScores,
-    pub candidate: Option<GateScores>,
-    /// Annotated sentences stored (deduplicated), of which held out, and new since the last
-    /// cycle.
-    pub annotations: usize,
-    pub annotations_heldout: usize,
-    pub annotations_heldout_arcs: usize,
-    pub annotations_new: usize,
-    /// Training data: sentences, words, of which partial sentences and annotated words.
-    pub train_sentences: usize,
-    pub train_words: usize,
-    pub train_partial_sentences: usize,
-    pub train_skipped_nonprojective: usize,
-    pub train_skipped_root: usize,
-    pub epochs: u32,
-    pub learner: String,
-    pub explore_k: u32,
-    pub explore_p: f64,
-    pub train_seconds: f64,
-    /// `retrain.completion`, and what the serving model's completion did (partial sentences
-    /// given model arcs, arcs added, unannotated words left open, completions refused).
-    pub completion: String,
-    pub completed_sentences: usize,
-    pub completed_arcs: usize,
-    pub completion_left_open: usize,
-    pub completion_refused: usize,
-    /// With `refresh`: model arcs in the completions of the last re-completion.
-    pub refreshed_arcs: usize,
-    /// `retrain.annotation_weight`, and sentences trained on per epoch (copies counted).
-    pub annotation_weight: u32,
-    pub train_examples: usize,
-    /// Sentences of the daemon's own output trained on (`retrain.self_training`).
-    pub self_training_sentences: usize,
-    /// The gate's paired bootstraps.
-    pub gate: Option<gate::Figures>,
-    /// With `retrain.retrain_tagger`: annotated sentences with checked tags trained on (each
-    /// `annotation_weight` times) and their words whose tags were checked, and UPOS accuracy
-    /// on `retrain.heldout` of the serving model's tagger and the candidate's.
-    pub tagger_retrained: bool,
-    pub tagger_annotations: usize,
-    pub tagger_annotated_words: usize,
-    /// Without `retrain.retrain_tagger`: annotated sentences with checked tags that the parser
-    /// trained on as the serving tagger tags them (the tags it will be given).
-    pub annotations_retagged: usize,
-    pub heldout_upos_serving: Option<f64>,
-    pub heldout_upos_candidate: Option<f64>,
-    /// When annotations trained on hold checked lemmas ([`LEMMAS_CHECKED_KEY`]) and
-    /// `retrain.retrain_tagger` allows: the lemmatizer was retrained on `retrain.base` and those
-    /// sentences' checked lemmas, and its lemma accuracy on `retrain.heldout` (analyzed as
-    /// the serving model analyzes it) with the serving model's lemmatizer's.
-    #[serde(default)]
-    pub lemmatizer_retrained: bool,
-    #[serde(default)]
-    pub lemmatizer_annotations: usize,
-    #[serde(default)]
-    pub lemmatizer_annotated_words: usize,
-    #[serde(default)]
-    pub heldout_lemmas_serving: Option<f64>,
-    #[serde(default)]
-    pub heldout_lemmas_candidate: Option<f64>,
-    /// Calibration refitted on the held-out file.
-    pub temperature: f32,
-    pub heldout_arc_ece_raw: f64,
-    pub heldout_arc_ece_crossfit: f64,
-    /// Where the candidate's calibration was fitted: `heldout` (`retrain.heldout`) or
-    /// `annotations` (the held-out annotations, once `retrain.calibration_min_arcs`).
-    pub calibrated_on: String,
-    /// Arc ECE on the held-out annotations of the candidate calibrated on `retrain.heldout`,
-    /// and (refitted on them) 2-fold cross-fitted; `None` without held-out annotations.
-    pub annotations_arc_ece_heldout_fit: Option<f64>,
-    pub annotations_arc_ece_refit: Option<f64>,
-    /// Where the report is.
-    pub report_file: Option<String>,
-}
-
-/// When the last cycle started and which store segments it had seen: what is new is what the
-/// store holds beyond those ([`State::new_sentences`]), so a segment removed since cannot make
-/// the count lie.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
-pub struct State {
-    pub last_started: Option<u64>,
-    /// Sentences the store had appended, in files from before `segments` was recorded (read
-    /// only when `segments` is absent).
-    #[serde(default)]
-    pub appended: usize,
-    /// Numbers of the segments the store held at the last cycle.
-    #[serde(default)]
-    pub segments: Option<Vec<u64>>,
-}
-
-const STATE: &str = "retrain-state.json";
 const LOCK: &str = ".retrain.lock";
 
 /// The lock of a running cycle, released explicitly when dropped: closing the file alone would
@@ -304,33 +146,6 @@ struct CycleLock(fs::File);
 impl Drop for CycleLock {
     fn drop(&mut self) {
         let _ = self.0.unlock();
-    }
-}
-
-impl State {
-    /// The state in the models directory `dir` (default if absent or unreadable).
-    pub fn read(dir: &Path) -> State {
-        fs::read(dir.join(STATE)).ok().and_then(|b| serde_json::from_slice(&b).ok()).unwrap_or_default()
-    }
-
-    /// Sentences stored since the last cycle: those of segments it did not see.
-    pub fn new_sentences(&self, contents: &store::Contents) -> usize {
-        match &self.segments {
-            Some(seen) => contents.segments.iter().filter(|(n, _)| !seen.contains(n)).map(|(_, k)| k).sum(),
-            None => contents.appended.saturating_sub(self.appended),
-        }
-    }
-
-    /// The state after a cycle started at `started` that saw `contents`.
-    fn seen(started: u64, contents: &store::Contents) -> State {
-        let segments = Some(contents.segments.iter().map(|(n, _)| *n).collect());
-        State { last_started: Some(started), appended: contents.appended, segments }
-    }
-
-    fn write(&self, dir: &Path) -> Result<(), RetrainError> {
-        let path = dir.join(STATE);
-        let bytes = serde_json::to_vec_pretty(self).map_err(|e| io_err(&path)(std::io::Error::other(e)))?;
-        crate::base::io::write_atomically(&path, &bytes).map_err(io_err(&path))
     }
 }
 
@@ -361,14 +176,24 @@ fn refit_confidence(tmp: &Path, heldout: &Path) -> Result<(), ModelError> {
     }
 }
 
-/// Runs one cycle: ingest, train, gate, promote. Without `force`, a cycle with fewer than
-/// `min_new_sentences` new annotations trains nothing and reports [`Decision::Skipped`].
+/// How one cycle is run, beside its settings.
+#[derive(Debug, Clone, Default)]
+pub struct CycleOptions {
+    /// Train even with fewer than `retrain.min_new_sentences` new annotations.
+    pub force: bool,
+    /// A rejected candidate is moved into this directory (to score it, or see why it failed)
+    /// instead of removed.
+    pub keep_rejected_in: Option<PathBuf>,
+}
+
+/// Runs one cycle: ingest, train, gate, promote. Without `options.force`, a cycle with fewer
+/// than `min_new_sentences` new annotations trains nothing and reports [`Decision::Skipped`].
 /// `progress` receives one line per step.
 pub fn run_cycle(
     settings: &Settings,
     registry: &Registry,
     store: &Store,
-    force: bool,
+    options: &CycleOptions,
     progress: &mut dyn FnMut(&str),
 ) -> Result<Report, RetrainError> {
     let started_at = Instant::now();
@@ -405,7 +230,7 @@ pub fn run_cycle(
     let state = State::read(registry.dir());
     report.annotations = contents.annotations.len();
     report.annotations_new = state.new_sentences(&contents);
-    if !force && report.annotations_new < settings.min_new_sentences {
+    if !options.force && report.annotations_new < settings.min_new_sentences {
         report.decision = Some(Decision::Skipped);
         report.reasons.push(format!(
             "{} new annotated sentences since the last cycle, fewer than retrain.min_new_sentences = {}",
@@ -447,7 +272,7 @@ pub fn run_cycle(
         epochs: settings.epochs.unwrap_or(meta.info.best_epoch.max(1)),
         explore_k: meta.info.explore_k,
         explore_p: if meta.info.oracle == "dynamic" { meta.info.explore_p } else { defaults.explore_p },
-        seed: meta.info.seed,
+        seed: settings.seed.unwrap_or(meta.info.seed),
         rda: crate::learn::logistic::RdaOptions {
             alpha: recipe.rda_alpha,
             rho: recipe.rda_rho,
@@ -460,56 +285,18 @@ pub fn run_cycle(
         pa_c: recipe.pa_c.unwrap_or(defaults.pa_c),
         rollin_alpha: recipe.rollin_alpha.unwrap_or(defaults.rollin_alpha),
         min_feature_count: recipe.min_feature_count.unwrap_or(defaults.min_feature_count),
+        domain_features: settings.domain_features,
     };
 
-    // Training data: the base treebank, then the annotations that are not held out.
-    let mut set = TrainingSet { morphology, projective: current.encoding().projective, ..TrainingSet::default() };
-    let mut base_sentences = HashSet::new();
-    for path in &settings.base {
-        for sent in Reader::open(path, Format::from_path(path))? {
-            let sent = sent?;
-            base_sentences.insert(sentence_hash(&sent));
-            set.add(&sent, path)?;
-        }
-    }
-    check_heldout_apart(&heldout_path, &base_sentences)?;
-    let base_count = set.sentences.len();
-    let mut heldout_annotations = Vec::new();
-    // Without a new tagger, the parser must learn from the tags it will be given: a sentence
-    // whose tags a person fixed trains it as the serving tagger tags it (on en_atis, 2,033 tag
-    // fixes trained on as fixed cost 5.4 LAS: 77.63 against 83.04; docs/annotation.md).
-    let retrain_tagger = settings.retrain_tagger.retrains(&contents.annotations, settings, checked_tags);
-    let mut keep_tagger = match retrain_tagger {
-        false => current.tagger().map(|(m, first, second)| Tagger::new(first, second, &m.tags, &m.dict)),
-        true => None,
-    };
-    for a in &contents.annotations {
-        if held_out(&a.id, settings.annotation_heldout) {
-            heldout_annotations.push(DevSentence::from_sentence(&a.sentence, &store.segments, morphology)?);
-        } else if let (Some(t), Some(_)) = (keep_tagger.as_mut(), checked_tags(&a.sentence)) {
-            let mut retagged = a.sentence.clone();
-            t.tag(&mut retagged);
-            report.annotations_retagged += 1;
-            set.add(&retagged, &store.segments)?;
-        } else {
-            set.add(&a.sentence, &store.segments)?;
-        }
-    }
-    for s in &mut set.sentences[base_count..] {
-        s.copies = settings.annotation_weight;
-    }
-    if let Some(dir) = &settings.self_training {
-        let chosen = confident_output(dir, settings.self_training_min_conf, settings.self_training_max, &heldout_path)?;
-        report.self_training_sentences = chosen.len();
-        for (sent, path) in &chosen {
-            set.add(sent, path)?;
-        }
-        progress(&format!("self-training on {} sentences of {}", chosen.len(), dir.display()));
-    }
+    let mut serving = current.analyzer();
+    let data =
+        training_data(settings, &current, &contents, store, &heldout_path, serving.as_mut(), &mut report, progress)?;
+    let (mut set, heldout_sentences, retrain_tagger) = (data.set, data.heldout, data.retrain_tagger);
     // As the serving model was trained (its recipe records the count).
     set.strip_rare_encoded_labels(recipe.lift_min_count.unwrap_or(train::DEFAULT_MIN_LIFTED));
     report.completion = settings.completion.name().to_string();
     report.annotation_weight = settings.annotation_weight;
+    report.domain_features = settings.domain_features;
     let completion = Completion::of(&set);
     let confidence = Confidence {
         temperature: meta.temperature,
@@ -533,8 +320,6 @@ pub fn run_cycle(
         ));
     }
     report.train_examples = set.sentences.iter().map(|s| s.copies as usize).sum();
-    report.annotations_heldout = heldout_annotations.len();
-    report.annotations_heldout_arcs = heldout_annotations.iter().map(DevSentence::annotated).sum();
     report.train_sentences = set.sentences.len();
     report.train_words = set.words;
     report.train_partial_sentences = set.partial_sentences;
@@ -545,14 +330,22 @@ pub fn run_cycle(
     report.explore_k = opts.explore_k;
     report.explore_p = opts.explore_p;
 
-    // Held-out gold data, analyzed as the serving model analyzes tokenized text (and as the
-    // candidate's own stages do, where it has new ones).
-    let mut serving = current.analyzer();
-    let heldout = train::load_dev_with(&heldout_path, morphology, &mut |sent| {
+    // Held-out gold data and annotations, analyzed as the serving model analyzes tokenized text
+    // (and as the candidate's own stages do, where it has new ones): each model is scored on the
+    // tags it will be given, not on the annotations' own (an XPOS `_` that the candidate,
+    // trained on such annotations, reads better than the serving model).
+    let mut serving_analysis = |sent: &mut crate::corpus::Sentence| {
         if let Some(a) = serving.as_mut() {
             a.analyze(sent, Analyze::ALL)
         }
-    })?;
+    };
+    let heldout = train::load_dev_with(&heldout_path, morphology, &mut serving_analysis)?;
+    let heldout_annotations = heldout_sentences
+        .iter()
+        .map(|&s| DevSentence::analyzed(s.clone(), &store.segments, morphology, &mut serving_analysis))
+        .collect::<Result<Vec<_>, _>>()?;
+    report.annotations_heldout = heldout_annotations.len();
+    report.annotations_heldout_arcs = heldout_annotations.iter().map(DevSentence::annotated).sum();
     let new_tagger = match (retrain_tagger, serving.as_mut()) {
         (true, Some(serving)) => Some(retrain_tagger_on(
             settings,
@@ -578,11 +371,19 @@ pub fn run_cycle(
         )?),
         false => None,
     };
-    let candidate_heldout = match new_tagger.is_some() || new_lemmatizer.is_some() {
-        true => Some(analyzed_heldout(&heldout_path, morphology, &new_tagger, &new_lemmatizer, serving.as_mut())?),
-        false => None,
+    let (candidate_heldout, candidate_annotations) = match new_tagger.is_some() || new_lemmatizer.is_some() {
+        true => {
+            let mut analysis = CandidateAnalysis::new(&new_tagger, &new_lemmatizer, serving.as_mut());
+            let annotations = heldout_sentences
+                .iter()
+                .map(|&s| DevSentence::analyzed(s.clone(), &store.segments, morphology, &mut |x| analysis.analyze(x)))
+                .collect::<Result<Vec<_>, _>>()?;
+            (Some(analyzed_heldout(&heldout_path, morphology, &mut analysis)?), Some(annotations))
+        }
+        false => (None, None),
     };
     let candidate_heldout = candidate_heldout.as_deref().unwrap_or(&heldout);
+    let candidate_annotations = candidate_annotations.as_deref().unwrap_or(&heldout_annotations);
 
     progress(&format!(
         "training on {} sentences, {} words ({} partial; {} annotations, {} held out), {} epochs, {} learner, dynamic oracle",
@@ -633,11 +434,11 @@ pub fn run_cycle(
     report.heldout_arc_ece_crossfit = model.info.dev_arc_ece_crossfit;
     report.calibrated_on = "heldout".into();
     if report.annotations_heldout_arcs > 0 {
-        report.annotations_arc_ece_heldout_fit = Some(train::calibrated_arc_ece(&model, &heldout_annotations));
+        report.annotations_arc_ece_heldout_fit = Some(train::calibrated_arc_ece(&model, candidate_annotations));
         if report.annotations_heldout_arcs >= settings.calibration_min_arcs {
             // The user's text is what the confidences must describe, once there is enough
             // of it for an isotonic fit; below that, the treebank's larger sample is steadier.
-            train::calibrate(&mut model, &heldout_annotations);
+            train::calibrate(&mut model, candidate_annotations);
             report.temperature = model.temperature;
             report.annotations_arc_ece_refit = Some(model.info.dev_arc_ece_crossfit);
             report.calibrated_on = "annotations".into();
@@ -664,7 +465,7 @@ pub fn run_cycle(
     let candidate_name = file_name(candidate.path());
 
     let (current_scores, current_counts) = gate_scores(&current, &heldout, &heldout_annotations);
-    let (scores, candidate_counts) = gate_scores(&candidate, candidate_heldout, &heldout_annotations);
+    let (scores, candidate_counts) = gate_scores(&candidate, candidate_heldout, candidate_annotations);
     report.current = current_scores;
     let samples = settings.bootstrap_samples;
     let heldout_bootstrap = gate::bootstrap(&current_counts.0, &candidate_counts.0, samples);
@@ -700,7 +501,19 @@ pub fn run_cycle(
         lock.switch(Event::Promoted, &candidate_name)?;
     } else {
         let path = registry.dir().join(&candidate_name);
-        fs::remove_file(&path).map_err(io_err(&path))?;
+        match &options.keep_rejected_in {
+            Some(dir) => {
+                let kept = dir.join(&candidate_name);
+                fs::create_dir_all(dir).map_err(io_err(dir))?;
+                // Another file system: copied, then removed here.
+                if fs::rename(&path, &kept).is_err() {
+                    fs::copy(&path, &kept).map_err(io_err(&kept))?;
+                    fs::remove_file(&path).map_err(io_err(&path))?;
+                }
+                progress(&format!("rejected candidate kept as {}", kept.display()));
+            }
+            None => fs::remove_file(&path).map_err(io_err(&path))?,
+        }
     }
     drop(lock);
     // After every cycle, so that the copies a killed cycle left go too.
@@ -709,41 +522,6 @@ pub fn run_cycle(
     }
     State::seen(report.started, &contents).write(registry.dir())?;
     Ok(report)
-}
-
-/// The `max` sentences of the `.conllu[.zst]` files of `dir` (the daemon's own parses) with
-/// the highest `# confidence`, at least `min`, most confident first, with their files; none
-/// whose words are a sentence of the held-out file `heldout` (the gate's data).
-fn confident_output(
-    dir: &Path,
-    min: f64,
-    max: usize,
-    heldout: &Path,
-) -> Result<Vec<(crate::corpus::Sentence, PathBuf)>, RetrainError> {
-    let mut held = HashSet::new();
-    for sent in Reader::open(heldout, Format::from_path(heldout))? {
-        held.insert(reference::forms_hash(&sent?));
-    }
-    let mut names = crate::base::io::visible_files(dir).map_err(io_err(dir))?;
-    names.sort();
-    let mut chosen = Vec::new();
-    for name in names.iter().filter(|n| n.ends_with(".conllu") || n.ends_with(".conllu.zst")) {
-        let path = dir.join(name);
-        for sent in Reader::open(&path, Format::from_path(&path))? {
-            let sent = sent?;
-            let confidence = store::comment_value(&sent, "confidence").and_then(|c| c.parse::<f64>().ok());
-            match confidence {
-                Some(c) if c >= min && !held.contains(&reference::forms_hash(&sent)) => {
-                    chosen.push((c, sent, path.clone()))
-                }
-                _ => {}
-            }
-        }
-    }
-    // Most confident first; among equals, in file order (the sort is stable).
-    chosen.sort_by(|a, b| b.0.total_cmp(&a.0));
-    chosen.truncate(max);
-    Ok(chosen.into_iter().map(|(_, s, p)| (s, p)).collect())
 }
 
 /// A model's scores on the held-out file and the held-out annotations, as stored, with the

@@ -26,7 +26,8 @@ pub struct Settings {
     pub base: Vec<PathBuf>,
     /// A gold file never trained on: calibration and the gate.
     pub heldout: Option<PathBuf>,
-    /// How much held-out LAS (points) a candidate may lose and still be promoted.
+    /// How much held-out LAS (points) a candidate that gains on the held-out annotations may
+    /// lose beyond noise and still be promoted ([`super::gate`]).
     pub max_las_drop: f64,
     /// Share of the annotations held out for the gate (chosen by hashing their identity).
     pub annotation_heldout: f64,
@@ -34,6 +35,9 @@ pub struct Settings {
     pub keep_models: usize,
     /// Training epochs; default: the serving model's best epoch.
     pub epochs: Option<u32>,
+    /// The seed of training's shuffles and exploration; default: the serving model's (so a
+    /// cycle on the same data trains the same candidate; another seed measures the noise).
+    pub seed: Option<u64>,
     /// Whether an annotation may use a DEPREL that is neither a UD relation nor a label of the
     /// serving model (a new class); refused by default, as a typo would become one.
     pub allow_new_labels: bool,
@@ -44,6 +48,10 @@ pub struct Settings {
     /// Times each annotated sentence is trained on per epoch (the base treebank's: once),
     /// interleaved with the base at random.
     pub annotation_weight: u32,
+    /// Feature augmentation (Daumé III 2007, [`crate::train::domain`]): the annotations (and
+    /// self-training's sentences) also train a copy of every feature of their own, which the
+    /// treebank's sentences never fire, and the candidate parses with both copies summed.
+    pub domain_features: bool,
     /// Held-out annotated arcs from which the annotations judge a candidate (an improvement
     /// beyond noise required) and the calibration is fitted on them ([`super::gate`]).
     pub gate_min_annotation_arcs: usize,
@@ -99,14 +107,16 @@ impl Default for Settings {
             min_new_sentences: 1,
             base: Vec::new(),
             heldout: None,
-            max_las_drop: 0.0,
+            max_las_drop: 0.3,
             annotation_heldout: 0.1,
             keep_models: 5,
             epochs: None,
+            seed: None,
             allow_new_labels: false,
             completion: CompletionKind::None,
             completion_min_conf: 0.0,
             annotation_weight: 5,
+            domain_features: false,
             gate_min_annotation_arcs: 500,
             bootstrap_samples: 1000,
             calibration_min_arcs: 2000,

@@ -18,6 +18,7 @@ use crate::model::features::{encode_sentence, Morphology, TokenAttrs};
 use crate::transition::projective::{lift, parse_mark, Scheme, DOWN, UP};
 use crate::transition::GoldTree;
 
+use super::domain::Domain;
 use super::options::{Lifting, TaggerOptions};
 
 /// A training sentence: token attributes and gold tree.
@@ -28,6 +29,9 @@ pub struct TrainSentence {
     /// Times the sentence is trained on in each epoch (1 as read; retraining oversamples the
     /// user's annotations against the base treebank, `retrain.annotation_weight`).
     pub copies: u32,
+    /// The treebank's or the user's ([`super::domain`]: with domain features, a user sentence
+    /// also trains the user copies).
+    pub domain: Domain,
 }
 
 /// A dev sentence: token attributes and what evaluation compares against.
@@ -92,6 +96,22 @@ impl DevSentence {
             deprels: sent.words().map(|w| w.get(Column::Deprel).to_string()).collect(),
             upos: sent.words().map(|w| w.get(Column::Upos).to_string()).collect(),
         })
+    }
+
+    /// A dev sentence whose features read `sent` as `analyze` rewrites it (predicted tags, FEATS,
+    /// lemmas), scored against its own gold columns.
+    pub fn analyzed(
+        mut sent: Sentence,
+        path: &Path,
+        morphology: Morphology,
+        analyze: &mut dyn FnMut(&mut Sentence),
+    ) -> Result<DevSentence, CorpusError> {
+        // Evaluation compares against gold UPOS (punctuation), so that is read before
+        // retagging; the features then see the retagged words.
+        let mut dev = DevSentence::from_sentence(&sent, path, morphology)?;
+        analyze(&mut sent);
+        encode_sentence(&sent, morphology, &mut dev.attrs);
+        Ok(dev)
     }
 
     /// Number of words with an annotated head: the words that are scored.
@@ -285,7 +305,7 @@ impl TrainingSet {
         self.words += sent.len();
         self.annotated_words += annotated;
         self.partial_sentences += usize::from(partial);
-        self.sentences.push(TrainSentence { attrs, gold, copies: 1 });
+        self.sentences.push(TrainSentence { attrs, gold, copies: 1, domain: Domain::Base });
         Ok(())
     }
 }
@@ -336,13 +356,7 @@ pub fn load_dev_with(
 ) -> Result<Vec<DevSentence>, CorpusError> {
     let mut out = Vec::new();
     for sent in Reader::open(path, Format::from_path(path))? {
-        let mut sent = sent?;
-        // Evaluation compares against gold UPOS (punctuation), so that is read before
-        // retagging; the features then see the retagged words.
-        let mut dev = DevSentence::from_sentence(&sent, path, morphology)?;
-        retag(&mut sent);
-        encode_sentence(&sent, morphology, &mut dev.attrs);
-        out.push(dev);
+        out.push(DevSentence::analyzed(sent?, path, morphology, retag)?);
     }
     Ok(out)
 }

@@ -13,7 +13,8 @@
 //! and a word whose label is open scores as labelled right when its head is.
 //!
 //! By file: [`options`] (what a run is told), [`data`] (the gold data it reads),
-//! [`completion`] (partial annotations completed by a model's constrained parse),
+//! [`completion`] (partial annotations completed by a model's constrained parse), [`domain`]
+//! (the user's text's own copy of each feature, for retraining),
 //! [`training_loop`] (the epochs), [`dev`] (a model's parses of the dev set: scores and the
 //! data calibration is fitted on), [`calibration`] (the parser's confidence fitted on them),
 //! [`pipeline_confidence`] (the whole pipeline's, fitted on dev parsed from raw text), [`eval`]
@@ -24,6 +25,7 @@ pub mod calibration;
 pub mod completion;
 pub mod data;
 pub mod dev;
+pub mod domain;
 pub mod eval;
 #[cfg(test)]
 mod fixtures;
@@ -38,6 +40,7 @@ pub use data::{
     TrainSentence, TrainingSet,
 };
 pub use dev::{dev_arc_pairs, dev_decisions, evaluate_dev, evaluate_dev_sentences};
+pub use domain::Domain;
 pub use options::{
     LearnerKind, Lifting, OracleKind, RollIn, TaggerOptions, TrainOptions, DEFAULT_MIN_FEATURE_COUNT,
     DEFAULT_MIN_LIFTED,

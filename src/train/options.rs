@@ -53,6 +53,10 @@ pub struct TrainOptions {
     /// left out (Haulrich 2009, §5.3); 1 keeps every feature, as the papers' settings do. The
     /// command line's default is [`DEFAULT_MIN_FEATURE_COUNT`].
     pub min_feature_count: u32,
+    /// Feature augmentation (Daumé III 2007, [`super::domain`]): sentences of
+    /// [`Domain::User`](super::Domain::User) also train a user copy of each feature, and the
+    /// model parses with both copies summed.
+    pub domain_features: bool,
 }
 
 /// Which learner fits the weights.
@@ -177,6 +181,7 @@ impl Default for TrainOptions {
             pa_c: 1.0,
             rollin_alpha: 0.5,
             min_feature_count: 1,
+            domain_features: false,
         }
     }
 }

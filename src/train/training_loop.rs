@@ -30,6 +30,7 @@ use crate::transition::{Configuration, Encoding, System, Transition, TransitionS
 use super::calibration::calibrate;
 use super::data::{DevSentence, TrainingSet};
 use super::dev::evaluate_dev;
+use super::domain::{Domain, DomainFeatures};
 use super::eval::Scores;
 use super::options::{LearnerKind, OracleKind, RollIn, TrainOptions};
 
@@ -252,6 +253,7 @@ fn train_with<L: Learner>(
     let mut costs: Vec<(usize, u32)> = Vec::with_capacity(classes);
     let mut zero: Vec<usize> = Vec::with_capacity(classes);
     let mut best: Option<(f64, u32, Weights, Scores)> = None;
+    let mut domain = opts.domain_features.then(DomainFeatures::default);
 
     for epoch in 1..=opts.epochs {
         let started = Instant::now();
@@ -267,6 +269,9 @@ fn train_with<L: Learner>(
                     kept_features.clear();
                     kept_features.extend(feats.iter().filter(|f| kept.contains(f)));
                     feats = &kept_features;
+                }
+                if let (Some(d), Domain::User) = (domain.as_mut(), sent.domain) {
+                    feats = d.augment(feats);
                 }
                 learner.score(feats, &mut scores);
                 // The cost of every legal transition: the static oracle's one at 0 and the
@@ -318,7 +323,10 @@ fn train_with<L: Learner>(
         }
         progress(Progress::Sentences { epoch, done: order.len(), total: order.len() });
         let train_seconds = started.elapsed().as_secs_f64();
-        let weights = learner.weights();
+        let weights = match &domain {
+            Some(d) => d.fold(&learner.weights()),
+            None => learner.weights(),
+        };
         let dev_scores = dev.map(|d| evaluate_dev(encoding, d, &weights, &labels, fallback));
         let report =
             EpochReport { epoch, words: set.get().words, seconds: train_seconds, errors, transitions, dev: dev_scores };
@@ -335,7 +343,10 @@ fn train_with<L: Learner>(
     }
     let set = set.get();
 
-    let (_, best_epoch, weights, dev_scores) = best.unwrap_or_else(|| (0.0, 0, learner.weights(), Scores::default()));
+    let (_, best_epoch, weights, dev_scores) = best.unwrap_or_else(|| {
+        let weights = domain.take().map_or_else(|| learner.weights(), |d| d.fold(&learner.weights()));
+        (0.0, 0, weights, Scores::default())
+    });
     info.oracle = opts.oracle.name().to_string();
     info.epochs = opts.epochs;
     info.best_epoch = best_epoch;
@@ -455,6 +466,24 @@ mod tests {
         assert!(!set.sentences[0].gold.is_partial());
         assert_eq!(las(&model), 100.0);
         assert!(las(&partial_only) < 100.0, "{}", las(&partial_only));
+    }
+
+    #[test]
+    fn with_domain_features_the_user_s_tree_wins_where_the_treebank_disagrees_ten_to_one() {
+        let user = [("2", "det"), ("3", "obj"), ("0", "root"), ("3", "punct")];
+        let mut set = set_of(&conllu(&[&FULL, &user])).unwrap();
+        set.sentences[0].copies = 10;
+        set.sentences[1].domain = Domain::User;
+        let user_dev = dev_of(&conllu(&[&user]));
+        let las = |domain_features| {
+            let opts = TrainOptions { epochs: 5, domain_features, ..TrainOptions::default() };
+            let m = train(&set, None, &opts, TrainingInfo::default(), &mut |_| {});
+            evaluate_dev(m.encoding(), &user_dev, &m.weights, &m.labels, m.fallback).las
+        };
+        // Pooled, the treebank's ten copies outvote the user's one on the same words; with the
+        // user's copy of each feature, the model written parses the user's text the user's way.
+        assert_eq!(las(false), 75.0);
+        assert_eq!(las(true), 100.0);
     }
 
     #[test]

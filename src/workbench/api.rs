@@ -498,11 +498,15 @@ impl Workbench {
         let current = self.registry.current_name().ok().flatten();
         let reports = cycle_reports(self.registry.dir());
         let candidate = |r: &serde_json::Value| r["candidate"]["model"].as_str().map(str::to_string);
+        // The candidate's scores, and the serving model's it was gated against (on the same
+        // data, analyzed as each model analyzes text): the change a cycle made or would have.
         let scores = |report: Option<&serde_json::Value>| {
-            let gate = report.map(|r| &r["candidate"]);
+            let las = |model: &str, key: &str| report.and_then(|r| r[model][key].as_f64()).filter(|&l| l > 0.0);
             json!({
-                "heldout_las": gate.and_then(|g| g["heldout_las"].as_f64()),
-                "annotations_las": gate.and_then(|g| g["annotations_las"].as_f64()).filter(|&l| l > 0.0),
+                "heldout_las": las("candidate", "heldout_las"),
+                "heldout_las_before": las("current", "heldout_las"),
+                "annotations_las": las("candidate", "annotations_las"),
+                "annotations_las_before": las("current", "annotations_las"),
                 "reasons": report.map_or(json!([]), |r| r["reasons"].clone()),
             })
         };

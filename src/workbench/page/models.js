@@ -23,11 +23,17 @@ async function loadModels() {
 // LAS as a percentage, whether the server gives 0.87 or 87.
 const percent = (x) => (x === null || x === undefined ? null : (x <= 1 ? x * 100 : x));
 const formatLas = (x) => (percent(x) === null ? '–' : percent(x).toFixed(2));
+// A candidate's LAS with its change over the model it was gated against: 87.31 (+0.22).
+const formatChange = (x, before) => {
+  if (percent(x) === null || percent(before) === null) return formatLas(x);
+  const change = percent(x) - percent(before);
+  return `${formatLas(x)} (${change < 0 ? '−' : '+'}${Math.abs(change).toFixed(2)})`;
+};
 
 function historyRow(event) {
   const row = document.createElement('tr');
   row.className = `event-${event.event}`;
-  const cells = [when(event), event.event, event.model, formatLas(event.heldout_las), formatLas(event.annotations_las), (event.reasons || []).join('; ')];
+  const cells = [when(event), event.event, event.model, formatChange(event.heldout_las, event.heldout_las_before), formatChange(event.annotations_las, event.annotations_las_before), (event.reasons || []).join('; ')];
   row.replaceChildren(...cells.map((text) => {
     const cell = document.createElement('td');
     cell.textContent = text;

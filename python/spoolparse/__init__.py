@@ -15,6 +15,7 @@ wraps it, so that parsing here gives byte for byte what the ``spoolparse`` comma
 - :func:`shard_ranges`: sentence-aligned shards of a large file.
 - :func:`parse_document`, :func:`pipe` (:mod:`spoolparse.document`): raw text as
   :class:`Document` objects (sentences, tokens, words, character offsets in the text).
+- :mod:`spoolparse.spacy`: a spaCy pipeline whose tokenizer is spoolparse (needs spaCy).
 - :mod:`spoolparse.spark`: the Spark job (``python -m spoolparse.spark --help``; needs pyspark).
 """
 

@@ -1,0 +1,180 @@
+"""spoolparse as a spaCy pipeline: :func:`load` gives a spaCy ``Language`` whose tokenizer is the
+whole spoolparse pipeline (tokenizer, tagger, FEATS, lemmatizer, parser), so that each ``Doc``
+holds spoolparse's words, UPOS and XPOS, morphology, lemmas, sentences and dependency tree,
+with each word's calibrated arc confidence as ``Token._.confidence`` and each sentence's as
+``Span._.confidence`` (on ``doc.sents``). spaCy's Matcher, DependencyMatcher, displaCy and
+``nlp.pipe`` (``n_process`` too: the tokenizer pickles as the model's path) work on them as on
+any parsed Doc. Needs spaCy 3 (``pip install "spoolparse[spacy]"``).
+
+    >>> import spoolparse.spacy
+    >>> nlp = spoolparse.spacy.load("en_ewt.model")                          # doctest: +SKIP
+    >>> doc = nlp("The cat sat on the mat.")                                 # doctest: +SKIP
+    >>> [(t.text, t.dep_, t.head.text, t._.confidence) for t in doc][:2]     # doctest: +SKIP
+    [('The', 'det', 'cat', 0.998), ('cat', 'nsubj', 'sat', 0.987)]
+
+A spaCy token is a spoolparse *word*: a multiword token ("isn't": "is", "n't") is as many
+spaCy tokens, and ``doc.text`` is the words joined by one space where the text had whitespace,
+so it differs from the input where a multiword token's words do not spell it (Spanish "al":
+"a", "el") or where the text had more whitespace than one space. ``Token._.start_char`` and
+``Token._.end_char`` give each word's place in the input text (a multiword token's words share
+its span), as :class:`spoolparse.Word` does. The root's label is UD's ``root`` (spaCy's own
+parsers say ``ROOT``).
+
+This module owns the mapping of a :class:`spoolparse.Document` onto a ``Doc``; parsing is
+``Model.parse_text``'s, and the objects are :mod:`spoolparse.document`'s.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterable, Iterator, Optional
+
+try:
+    from spacy.language import Language
+    from spacy.tokens import Doc, Span, Token
+    from spacy.util import get_lang_class
+    from spacy.vocab import Vocab
+except ImportError as e:  # pragma: no cover - the message is the point
+    raise ImportError(f"spoolparse.spacy needs spaCy 3: pip install 'spoolparse[spacy]' ({e})") from e
+
+from ._spoolparse import Model
+from .document import Document, parse_document, pipe
+
+__all__ = ["SpoolparseTokenizer", "load", "to_doc"]
+
+# Per Doc, under one extension attribute: each sentence's first token and confidence, and each
+# word's confidence and character span. Plain lists, which msgpack keeps as they are when spaCy
+# serializes docs between processes; the Token and Span attributes read them (one entry per
+# Doc, not three per token: setting token attributes one by one took a third of the time).
+_DATA = "spoolparse"
+
+
+def _word_field(k: int) -> Any:
+    """The getter of a word's k-th field: None on a Doc that spoolparse did not make (the
+    attributes are spaCy's, for every Doc of the process)."""
+
+    def get(token: Token) -> Any:
+        data = token.doc._.get(_DATA)
+        return None if data is None else data["words"][token.i][k]
+
+    return get
+
+
+def _sentence_confidence(span: Span) -> Optional[float]:
+    data = span.doc._.get(_DATA)
+    for start, confidence in data["sentences"] if data is not None else ():
+        if start == span.start:
+            return confidence
+    return None
+
+
+def _register_extensions() -> None:
+    if not Doc.has_extension(_DATA):
+        Doc.set_extension(_DATA, default=None)
+    for k, name in enumerate(("confidence", "start_char", "end_char")):
+        if not Token.has_extension(name):
+            Token.set_extension(name, getter=_word_field(k))
+    if not Span.has_extension("confidence"):
+        Span.set_extension("confidence", getter=_sentence_confidence)
+
+
+def _column(value: str) -> str:
+    """A CoNLL-U column as spaCy takes it: ``_`` (no value) is the empty string."""
+    return "" if value == "_" else value
+
+
+def to_doc(vocab: Vocab, document: Document) -> Doc:
+    """The spaCy ``Doc`` of a :class:`spoolparse.Document` (see the module doc)."""
+    _register_extensions()
+    text = document.text
+    words: list[str] = []
+    spaces: list[bool] = []
+    heads: list[int] = []
+    deps: list[str] = []
+    sent_starts: list[bool] = []
+    columns: dict[str, list[str]] = {"pos": [], "tags": [], "lemmas": [], "morphs": []}
+    per_word: list[list[Any]] = []
+    sentences: list[list[Any]] = []
+    for sentence in document.sentences:
+        base = len(words)
+        sentences.append([base, sentence.confidence])
+        for token in sentence.tokens:
+            last = len(token.words) - 1
+            for k, word in enumerate(token.words):
+                words.append(word.form)
+                spaces.append(k == last and token.end_char < len(text) and text[token.end_char].isspace())
+                heads.append(base + word.head - 1 if word.head > 0 else len(heads))
+                deps.append(word.deprel)
+                sent_starts.append(len(heads) - 1 == base)
+                columns["pos"].append(_column(word.upos))
+                columns["tags"].append(_column(word.xpos))
+                columns["lemmas"].append(_column(word.lemma))
+                columns["morphs"].append(_column(word.feats))
+                per_word.append([word.confidence, word.start_char, word.end_char])
+    if not words:
+        doc = Doc(vocab, words=[])
+    else:
+        doc = Doc(vocab, words=words, spaces=spaces, heads=heads, deps=deps, **columns)
+    doc._.set(_DATA, {"sentences": sentences, "words": per_word})
+    return doc
+
+
+class SpoolparseTokenizer:
+    """spaCy's tokenizer slot filled by the whole spoolparse pipeline: called with a text, it
+    parses it (``Model.parse_text``) and returns the parsed ``Doc``. It pickles as the model's
+    path, so that ``nlp.pipe(texts, n_process=N)`` opens the model once in each process."""
+
+    def __init__(self, vocab: Vocab, model: str, sentences: str = "model") -> None:
+        self.vocab = vocab
+        self.model_path = str(model)
+        self.sentences = sentences
+        self._model: Optional[Model] = None
+
+    @property
+    def model(self) -> Model:
+        if self._model is None:
+            self._model = Model(self.model_path)
+            if not self._model.has_tokenizer:
+                raise ValueError(f"{self.model_path} has no tokenizer: train it with --tokenizer to parse raw text")
+        return self._model
+
+    def __call__(self, text: str) -> Doc:
+        return to_doc(self.vocab, parse_document(self.model, text, sentences=self.sentences))
+
+    def pipe(self, texts: Iterable[str], batch_size: int = 64, threads: int = 1) -> Iterator[Doc]:
+        """The Docs of ``texts`` in order, parsed by ``threads`` threads (parsing releases the GIL)."""
+        for document in pipe(self.model, texts, threads=threads, batch_size=batch_size, sentences=self.sentences):
+            yield to_doc(self.vocab, document)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (SpoolparseTokenizer, (self.vocab, self.model_path, self.sentences))
+
+    # spaCy saves and loads a pipeline's tokenizer with the pipeline (nlp.to_disk): the model
+    # file is not copied, its path is what is kept.
+    def to_bytes(self, **_: Any) -> bytes:
+        return self.model_path.encode()
+
+    def from_bytes(self, data: bytes, **_: Any) -> "SpoolparseTokenizer":
+        self.model_path, self._model = data.decode(), None
+        return self
+
+    def to_disk(self, path: Any, **_: Any) -> None:
+        with open(path, "wb") as f:
+            f.write(self.to_bytes())
+
+    def from_disk(self, path: Any, **_: Any) -> "SpoolparseTokenizer":
+        with open(path, "rb") as f:
+            return self.from_bytes(f.read())
+
+
+def load(model: str, lang: str = "xx", sentences: str = "model") -> Language:
+    """A blank spaCy pipeline of language ``lang`` (``"xx"``: any) whose tokenizer is spoolparse
+    with the model file ``model`` (it needs a tokenizer: ``train --tokenizer``); components added
+    after it (an entity recognizer, a rule-based matcher) see spoolparse's analysis.
+    ``sentences="lines"`` ends a sentence at every line end. The model is opened, and checked,
+    now."""
+    _register_extensions()
+    nlp = get_lang_class(lang)()
+    tokenizer = SpoolparseTokenizer(nlp.vocab, model, sentences)
+    tokenizer.model  # noqa: B018 - a missing or bad model is an error here, not at the first text
+    nlp.tokenizer = tokenizer
+    return nlp

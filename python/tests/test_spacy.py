@@ -102,6 +102,10 @@ def test_nlp_pipe_across_processes_and_a_pickled_pipeline_give_the_same_docs(nlp
     assert [[s._.confidence for s in d.sents] for d in two] == [[s._.confidence for s in nlp(t).sents] for t in texts]
     again = pickle.loads(pickle.dumps(nlp))
     assert [rows(again(t)) for t in texts] == one
+    # A Doc saved and read back keeps its confidences (they live in its user data).
+    doc = nlp(texts[0])
+    saved = spacy.tokens.Doc(nlp.vocab).from_bytes(doc.to_bytes())
+    assert rows(saved) == rows(doc) and [s._.confidence for s in saved.sents] == [s._.confidence for s in doc.sents]
     threaded = nlp.tokenizer.pipe(texts, threads=2)
     assert [rows(d) for d in threaded] == one
 

@@ -18,7 +18,7 @@ so it differs from the input where a multiword token's words do not spell it (Sp
 "a", "el") or where the text had more whitespace than one space. ``Token._.start_char`` and
 ``Token._.end_char`` give each word's place in the input text (a multiword token's words share
 its span), as :class:`spoolparse.Word` does. The root's label is UD's ``root`` (spaCy's own
-parsers say ``ROOT``).
+parsers say ``ROOT``), and ``str(token.morph)`` lists the FEATS in spaCy's order.
 
 This module owns the mapping of a :class:`spoolparse.Document` onto a ``Doc``; parsing is
 ``Model.parse_text``'s, and the objects are :mod:`spoolparse.document`'s.

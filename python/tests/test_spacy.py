@@ -9,7 +9,7 @@ import unicodedata
 
 import pytest
 import spoolparse
-from conftest import Data, note
+from conftest import Data, decompress, note, raw_text
 from test_document import TEXT, model_with_tokenizer
 
 try:
@@ -30,7 +30,13 @@ TEXTS = [
 
 
 def rows(doc) -> list[tuple]:
-    return [(t.text, t.pos_, t.tag_, t.lemma_, str(t.morph), t.dep_, t.head.i, t._.confidence) for t in doc]
+    return [(t.text, t.pos_, t.tag_, t.lemma_, t.morph.to_dict(), t.dep_, t.head.i, t._.confidence) for t in doc]
+
+
+def feats(column: str) -> dict[str, str]:
+    """FEATS as spaCy's ``morph.to_dict()`` gives them (its string sorts them its own way:
+    ``NumForm=Word|NumType=Frac|Number=Sing`` for UD's ``Number=Sing|NumForm=Word|NumType=Frac``)."""
+    return dict(f.split("=", 1) for f in column.split("|")) if column != "_" else {}
 
 
 def expected(document: spoolparse.Document) -> list[tuple]:
@@ -40,7 +46,7 @@ def expected(document: spoolparse.Document) -> list[tuple]:
         for w in sent.words:
             empty = lambda v: "" if v == "_" else v  # noqa: E731
             head = base + w.head - 1 if w.head else base + w.id - 1
-            out.append((w.form, empty(w.upos), empty(w.xpos), empty(w.lemma), empty(w.feats), w.deprel, head,
+            out.append((w.form, empty(w.upos), empty(w.xpos), empty(w.lemma), feats(w.feats), w.deprel, head,
                         w.confidence))
         base += len(sent.words)
     return out
@@ -71,6 +77,20 @@ def test_a_doc_is_the_document_word_for_word_with_confidences_and_offsets(nlp, d
                 assert token.whitespace_ == (" " if end < len(text) and text[end].isspace() else "")
             if len([w for w in words if (w.start_char, w.end_char) == (word.start_char, end)]) == 1:
                 assert unicodedata.normalize("NFC", text[word.start_char:end]) == token.text
+
+
+def test_a_doc_agrees_with_spoolparse_parse_on_every_word_of_a_dev_slice(nlp, data: Data, tmp_path) -> None:
+    """The raw text of a dev slice (en_ewt's, where the shared data is) through spaCy and through
+    `spoolparse parse`: the same words, tags, lemmas, features, heads, labels and confidences."""
+    text = raw_text(decompress(data.inputs / "b.conllu.zst").decode())
+    raw = tmp_path / "dev.raw"
+    raw.write_text(text)
+    cli = data.run("parse", "--model", data.model, raw, "--threads", "2").stdout.decode()
+    doc = nlp(text)
+    assert rows(doc) == expected(spoolparse.document_from_conllu(cli, text))
+    cli_sentences = [s.confidence for s in spoolparse.document_from_conllu(cli, text)]
+    assert [s._.confidence for s in doc.sents] == cli_sentences and len(cli_sentences) > 20
+    print(f"spaCy and `spoolparse parse` agree on {len(cli_sentences)} sentences, {len(doc)} words")
 
 
 def test_spacy_s_matchers_and_displacy_read_spoolparse_s_analysis(nlp) -> None:

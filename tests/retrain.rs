@@ -921,18 +921,31 @@ fn completion_and_weighting_change_what_a_cycle_trains_on() {
     assert!(gate.annotations.is_none() && !gate.annotations_judge);
 }
 
-/// The columns of the words "Sue likes tea" as the model serving in `dir` analyzes them as text.
-fn served_words(dir: &Path) -> Vec<Vec<String>> {
+/// A model with a tagger (and the analysis it brings) trained on the fixture, in `dir`.
+fn tagger_model(dir: &Path) -> PathBuf {
+    let model = dir.join("tagger.model");
+    let args = ["--epochs", "1", "--tagger", "--jackknife", "0", "--tagger-epochs", "2"];
+    let out = common::train(&common::fixture("special.conllu"), &model, &args);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    model
+}
+
+/// The columns of the words "Sue likes tea" as `model` analyzes them as text (a file in `dir`).
+fn words_of(model: &Path, dir: &Path) -> Vec<Vec<String>> {
     let text = dir.join("sue.txt");
     fs::write(&text, "Sue likes tea\n").unwrap();
-    let current = dir.join("spool/models/current");
-    let out = common::spoolparse(&["parse", "--model", current.to_str().unwrap(), text.to_str().unwrap()]);
+    let out = common::spoolparse(&["parse", "--model", model.to_str().unwrap(), text.to_str().unwrap()]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     String::from_utf8_lossy(&out.stdout)
         .lines()
         .filter(|l| !l.starts_with('#') && !l.is_empty())
         .map(|l| l.split('\t').map(str::to_string).collect())
         .collect()
+}
+
+/// The columns of the words "Sue likes tea" as the model serving in `dir` analyzes them as text.
+fn served_words(dir: &Path) -> Vec<Vec<String>> {
+    words_of(&dir.join("spool/models/current"), dir)
 }
 
 /// The UPOS and XPOS that the model serving in `dir` gives the words "Sue likes tea" as text.
@@ -948,10 +961,7 @@ fn served_tags(dir: &Path) -> Vec<String> {
 fn cycle_on_tag_annotations(retrain_tagger: &str, tags_comment: &str) -> (spoolparse::retrain::Report, Vec<String>) {
     let dir = tempfile::tempdir().unwrap();
     let fixture = common::fixture("special.conllu");
-    let model = dir.path().join("tagger.model");
-    let args = ["--epochs", "1", "--tagger", "--jackknife", "0", "--tagger-epochs", "2"];
-    let out = common::train(&fixture, &model, &args);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let model = tagger_model(dir.path());
     let heldout = heldout_beside(&fixture, dir.path());
     let settings = format!(
         "max_las_drop = 100\nepochs = 1\nannotation_heldout = 0.0\ntagger_epochs = 3\nannotation_weight = 5\n{}",
@@ -1017,24 +1027,12 @@ fn by_default_the_tagger_is_retrained_when_and_only_when_annotations_hold_checke
 fn cycle_on_lemma_annotations(lemmas_comment: &str) -> (spoolparse::retrain::Report, Vec<String>) {
     let dir = tempfile::tempdir().unwrap();
     let fixture = common::fixture("special.conllu");
-    let model = dir.path().join("tagger.model");
-    let args = ["--epochs", "1", "--tagger", "--jackknife", "0", "--tagger-epochs", "2"];
-    let out = common::train(&fixture, &model, &args);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let model = tagger_model(dir.path());
     let heldout = heldout_beside(&fixture, dir.path());
     let settings =
         "max_las_drop = 100\nepochs = 1\nannotation_heldout = 0.0\ntagger_epochs = 3\nannotation_weight = 5\n";
     let config = write_config(dir.path(), &model, &fixture, &heldout, settings);
-    let before: Vec<String> = {
-        let text = dir.path().join("sue.txt");
-        fs::write(&text, "Sue likes tea\n").unwrap();
-        let out = common::spoolparse(&["parse", "--model", model.to_str().unwrap(), text.to_str().unwrap()]);
-        String::from_utf8_lossy(&out.stdout)
-            .lines()
-            .filter(|l| !l.starts_with('#') && !l.is_empty())
-            .map(|l| l.split('\t').nth(3).unwrap_or("").to_string())
-            .collect()
-    };
+    let before: Vec<String> = words_of(&model, dir.path()).into_iter().map(|w| w[3].clone()).collect();
     let text: String = (0..20)
         .map(|i| {
             let words =
@@ -1115,24 +1113,11 @@ fn self_training_adds_the_most_confident_accepted_sentences_only() {
 fn cycle_on_tagged_annotations(tags: Option<(&str, &str)>) -> (Report, tempfile::TempDir) {
     let dir = tempfile::tempdir().unwrap();
     let fixture = common::fixture("special.conllu");
-    let model = dir.path().join("tagger.model");
-    let args = ["--epochs", "1", "--tagger", "--jackknife", "0", "--tagger-epochs", "2"];
-    let out = common::train(&fixture, &model, &args);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let model = tagger_model(dir.path());
     let heldout = heldout_beside(&fixture, dir.path());
     let settings = "max_las_drop = 100\nepochs = 1\nannotation_heldout = 0.5\nbootstrap_samples = 50\n";
     let config = write_config(dir.path(), &model, &fixture, &heldout, settings);
-    fs::create_dir_all(dir.path().join("spool/models")).unwrap();
-    let served = {
-        let text = dir.path().join("sue.txt");
-        fs::write(&text, "Sue likes tea\n").unwrap();
-        let out = common::spoolparse(&["parse", "--model", model.to_str().unwrap(), text.to_str().unwrap()]);
-        String::from_utf8_lossy(&out.stdout)
-            .lines()
-            .filter(|l| !l.starts_with('#') && !l.is_empty())
-            .map(|l| l.split('\t').map(str::to_string).collect::<Vec<_>>())
-            .collect::<Vec<_>>()
-    };
+    let served = words_of(&model, dir.path());
     assert_eq!(served.len(), 3);
     let text: String = (0..20)
         .map(|i| {

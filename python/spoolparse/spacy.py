@@ -77,6 +77,10 @@ def _register_extensions() -> None:
         Span.set_extension("confidence", getter=_sentence_confidence)
 
 
+# spaCy's extension attributes are its classes', for the whole process: set once, on import.
+_register_extensions()
+
+
 def _column(value: str) -> str:
     """A CoNLL-U column as spaCy takes it: ``_`` (no value) is the empty string."""
     return "" if value == "_" else value
@@ -84,7 +88,6 @@ def _column(value: str) -> str:
 
 def to_doc(vocab: Vocab, document: Document) -> Doc:
     """The spaCy ``Doc`` of a :class:`spoolparse.Document` (see the module doc)."""
-    _register_extensions()
     text = document.text
     words: list[str] = []
     spaces: list[bool] = []
@@ -172,7 +175,6 @@ def load(model: str, lang: str = "xx", sentences: str = "model") -> Language:
     after it (an entity recognizer, a rule-based matcher) see spoolparse's analysis.
     ``sentences="lines"`` ends a sentence at every line end. The model is opened, and checked,
     now."""
-    _register_extensions()
     nlp = get_lang_class(lang)()
     tokenizer = SpoolparseTokenizer(nlp.vocab, model, sentences)
     tokenizer.model  # noqa: B018 - a missing or bad model is an error here, not at the first text

@@ -501,12 +501,14 @@ impl Workbench {
         // The candidate's scores, and the serving model's it was gated against (on the same
         // data, analyzed as each model analyzes text): the change a cycle made or would have.
         let scores = |report: Option<&serde_json::Value>| {
-            let las = |model: &str, key: &str| report.and_then(|r| r[model][key].as_f64()).filter(|&l| l > 0.0);
+            let las = |model: &str, key: &str| report.and_then(|r| r[model][key].as_f64());
+            // A report says 0 annotations LAS when there were no held-out annotations.
+            let annotations_las = |model: &str| las(model, "annotations_las").filter(|&l| l > 0.0);
             json!({
                 "heldout_las": las("candidate", "heldout_las"),
                 "heldout_las_before": las("current", "heldout_las"),
-                "annotations_las": las("candidate", "annotations_las"),
-                "annotations_las_before": las("current", "annotations_las"),
+                "annotations_las": annotations_las("candidate"),
+                "annotations_las_before": annotations_las("current"),
                 "reasons": report.map_or(json!([]), |r| r["reasons"].clone()),
             })
         };

@@ -6,7 +6,8 @@
 # and from gold tokens (`--retag=always`) by the model as given ("before") and by the model
 # refitted on the other half (`spoolparse calibrate`, "after"), and scored by
 # `spoolparse eval --calibration`: arc ECE, LAS of the words kept at 25/50/80% beside the best
-# ranking, and how many of the arcs below 0.5 share the commonest value (the floor). With
+# ranking, and how many of the arcs below 0.5 share the commonest value (the floor). "chance" is
+# the ECE exact probabilities would show on as many arcs (`ece_floor`). With
 # EN_MODEL=M (an en_ewt model), also text unlike its training data: en_atis dev one query per
 # line, hu_szeged and el_gdt dev as raw text, before and after refitting on all of en_ewt dev,
 # with the share of sentences at `# confidence` >= 0.8 and their LAS. With STUDY=1, the rows
@@ -51,8 +52,8 @@ cov = {x["threshold"]: x for x in c["coverage"]}
 confs = [float(x) for x in re.findall(r"Conf=([0-9.]+)", open(sys.argv[2]).read())]
 unsure = [x for x in confs if x < 0.5]
 floor = collections.Counter(unsure).most_common(1)[0][1] if unsure else 0
-print("%-34s LAS %6.2f  ECE %.4f  kept 25/50/80 %6.2f %6.2f %6.2f  best %6.2f %6.2f %6.2f  floor %4d of %5d  >=0.8: %5.1f%% LAS %6.2f" % (
-    sys.argv[1], d["aligned"]["las"]["f1"], c["arcs"]["ece"], k[0]["las"], k[1]["las"], k[2]["las"],
+print("%-34s LAS %6.2f  ECE %.4f (chance %.4f)  kept 25/50/80 %6.2f %6.2f %6.2f  best %6.2f %6.2f %6.2f  floor %4d of %5d  >=0.8: %5.1f%% LAS %6.2f" % (
+    sys.argv[1], d["aligned"]["las"]["f1"], c["arcs"]["ece"], c["arcs"]["ece_floor"], k[0]["las"], k[1]["las"], k[2]["las"],
     k[0]["best"], k[1]["best"], k[2]["best"], floor, len(unsure), cov[0.8]["kept"], cov[0.8]["las"]))' "$1" "$3"
 }
 parse() { "$sp" parse --model "$1" --threads 1 --overwrite --output "$3" "${@:4}" "$2" 2>/dev/null; }

@@ -78,6 +78,9 @@ fn raw_text_gets_the_pipeline_s_confidence_without_a_floor_and_eval_scores_it_fr
     let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let ece = doc["calibration"]["arcs"]["ece"].as_f64().unwrap();
     assert!(ece > 0.0 && ece < 0.05, "arc ECE from raw text {ece}");
+    // What exact probabilities would show on hu_szeged dev's 24,000 arcs by chance.
+    let floor = doc["calibration"]["arcs"]["ece_floor"].as_f64().unwrap();
+    assert!(floor > 0.002 && floor < 0.01, "ECE floor {floor}");
     let kept = doc["calibration"]["words_kept"].as_array().unwrap();
     assert_eq!(kept.len(), 3);
     for k in kept {
@@ -102,6 +105,16 @@ fn text_of_another_language_gets_low_confidence_and_almost_never_reaches_the_thr
     assert!(mean(&other) < mean(&own) - 0.2, "Greek {:.3}, Hungarian {:.3}", mean(&other), mean(&own));
     let accepted = other.iter().filter(|&&c| c >= 0.8).count();
     assert!(accepted * 50 < other.len(), "{accepted} of {} Greek sentences reach 0.8", other.len());
+    // And with a threshold, none is kept: the file is another language's.
+    let (kept, rejected) = (dir.path().join("kept.conllu"), dir.path().join("rejected.conllu"));
+    let el = dir.path().join("el.txt");
+    let args = ["--format", "raw", "--min-confidence", "0", "--rejected", rejected.to_str().unwrap()];
+    let out = common::parse(&model, &el, &kept, &args);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let read = |p: &Path| Reader::open(p, Format::Conllu).unwrap().count();
+    assert_eq!((read(&kept), read(&rejected)), (0, other.len()));
+    let log = String::from_utf8_lossy(&out.stderr);
+    assert!(log.contains("another language?") && log.contains("every sentence went to"), "{log}");
 }
 
 #[test]

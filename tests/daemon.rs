@@ -1011,6 +1011,47 @@ fn unfit_tags_without_a_tagger_are_flagged_in_log_metrics_and_outputs() {
     assert!(log.lines().any(|l| l.contains(" WARN ") && l.contains("zz.conllu: 100% of the first")), "{log}");
 }
 
+/// A file whose forms the model mostly never saw (another language) sends every sentence to
+/// lowconf/, however sure its parses look: at `min_confidence = 0` the model's own text is all
+/// accepted, the foreign file's is all held back, and the log says why.
+#[test]
+fn a_file_of_another_language_never_reaches_accepted() {
+    let work = tempfile::tempdir().unwrap();
+    let model = work.path().join("plain.model");
+    // Every feature kept: the fixture's forms are then the model's.
+    let out = common::train(&common::fixture("special.conllu"), &model, &["--epochs", "2", "--min-feature-count", "1"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let setup = Setup::new(&model, 2);
+    setup.edit_config("min_confidence = 0.9", "min_confidence = 0");
+    let fixture = fs::read_to_string(common::fixture("special.conllu")).unwrap();
+    // The same sentences, every form replaced by one the model never saw.
+    let foreign: String = fixture
+        .lines()
+        .map(|l| {
+            let mut cols: Vec<String> = l.split('\t').map(str::to_string).collect();
+            if cols.len() == 10 && cols[0].parse::<u32>().is_ok() {
+                cols[1] = format!("qx{}zv", cols[1].len() * 7 + cols[0].len());
+            }
+            cols.join("\t") + "\n"
+        })
+        .collect();
+    fs::write(setup.path("spool/incoming/foreign.conllu"), &foreign).unwrap();
+    fs::write(setup.path("spool/incoming/known.conllu"), &fixture).unwrap();
+    let mut daemon = setup.start("daemon.log");
+    setup.wait_until_finished(2, &mut daemon);
+    terminate(&mut daemon, Duration::from_secs(10));
+    let sentences = |s: Option<String>| s.map_or(0, |s| s.matches("# sent_id").count());
+    let known_accepted = sentences(setup.output("accepted", "known.conllu"));
+    assert!(known_accepted > 0 && sentences(setup.output("lowconf", "known.conllu")) == 0);
+    assert_eq!(sentences(setup.output("accepted", "foreign.conllu")), 0);
+    assert_eq!(sentences(setup.output("lowconf", "foreign.conllu")), known_accepted, "every sentence kept");
+    let log = setup.log("daemon.log");
+    assert!(
+        log.lines().any(|l| l.contains("foreign.conllu: ") && l.ends_with("every sentence goes to lowconf/")),
+        "{log}"
+    );
+}
+
 /// A sentence beyond the limits (a 5 MB line here) goes to lowconf with an error and without
 /// its full text; the next sentence is parsed. A file in another format fails as a whole.
 #[test]

@@ -181,7 +181,11 @@ fn print_aligned(a: &Aligned) {
 }
 
 fn print_reliability(name: &str, r: &Reliability) {
-    println!("\nCalibration of {name}: ECE {:.4}", r.ece());
+    println!(
+        "\nCalibration of {name}: ECE {:.4} (exact probabilities would show {:.4} on as many items, by chance)",
+        r.ece(),
+        r.ece_floor()
+    );
     println!("bin       | count  | mean conf | % correct");
     for b in r.bins() {
         println!(
@@ -219,7 +223,7 @@ fn print_calibration(cal: &Calibration) {
 
 /// The tables of [`print_calibration`] (and of transitions, with `--model`) as JSON.
 fn calibration_json(cal: &Calibration, transitions: Option<&Reliability>) -> serde_json::Value {
-    let table = |r: &Reliability| serde_json::json!({ "ece": r.ece(), "bins": r.bins() });
+    let table = |r: &Reliability| serde_json::json!({ "ece": r.ece(), "ece_floor": r.ece_floor(), "bins": r.bins() });
     let top: Vec<serde_json::Value> = TOP_SHARES
         .iter()
         .map(|&share| {

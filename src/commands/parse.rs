@@ -214,11 +214,19 @@ pub fn exec(args: ParseArgs) -> Result<()> {
     };
     for note in &stats.notes {
         let kind = if note.report.is_unfit() { "warning" } else { "note" };
-        eprintln!("spoolparse: {kind}: {}: {}", note.path.display(), note.report.describe());
+        let held = match (rejected, note.report.holds_back()) {
+            (Some(p), true) => format!("; every sentence went to {}", p.display()),
+            _ => String::new(),
+        };
+        eprintln!("spoolparse: {kind}: {}: {}{held}", note.path.display(), note.report.describe());
     }
     if let (Some(p), Some(_)) = (rejected, opts.min_confidence) {
         let below = stats.rejected - stats.malformed;
-        eprintln!("{below} of {} sentences below --min-confidence went to {}", stats.sentences, p.display());
+        eprintln!(
+            "{below} of {} sentences below --min-confidence (or in a file of another language) went to {}",
+            stats.sentences,
+            p.display()
+        );
     }
     if opts.keep_malformed {
         let to = rejected.unwrap_or(output);

@@ -67,6 +67,8 @@ struct FileOutputs {
     malformed: u64,
     /// What [`Sink::fit`] found, if notable: written under the model line.
     input_check: Option<String>,
+    /// Every sentence goes to `lowconf/` ([`FitReport::holds_back`]: another language).
+    held_back: bool,
 }
 
 /// The daemon's [`Sink`]. An output that cannot be written (a full or read-only disk) fails
@@ -173,6 +175,7 @@ impl FileOutputs {
             lowconf_count: 0,
             malformed: 0,
             input_check: None,
+            held_back: false,
         }
     }
 
@@ -270,8 +273,9 @@ impl Sink for SpoolSink {
     type Error = io::Error;
 
     fn sentence(&mut self, job: &Job, sent: &Sentence, written: Written<'_>, confidence: f64) -> io::Result<()> {
-        let lowconf = confidence < self.min_confidence;
+        let below = confidence < self.min_confidence;
         let out = self.outputs(job);
+        let lowconf = below || out.held_back;
         out.write(lowconf, job, |w, held| held.sentence(w, &written));
         out.enhanced = Some(sent.words().any(|w| w.get(Column::Deps) != "_"));
         out.sentences += 1;
@@ -306,7 +310,8 @@ impl Sink for SpoolSink {
         let check = report.describe();
         let name = spool_name(job);
         if report.is_unfit() {
-            super::warn(&format!("{name}: {check}"));
+            let held = if report.holds_back() { "; every sentence goes to lowconf/" } else { "" };
+            super::warn(&format!("{name}: {check}{held}"));
             Metrics::add(&self.metrics.files_unfit, 1);
         } else {
             super::log(&format!("{name}: {check}"));
@@ -314,7 +319,9 @@ impl Sink for SpoolSink {
         if report.tags == crate::parse::fit::TagAction::Retagged {
             Metrics::add(&self.metrics.files_retagged, 1);
         }
-        self.outputs(job).input_check = Some(check);
+        let out = self.outputs(job);
+        out.input_check = Some(check);
+        out.held_back = report.holds_back();
         Ok(())
     }
 

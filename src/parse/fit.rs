@@ -252,6 +252,15 @@ impl FitReport {
         matches!(self.tags, TagAction::Unfit { .. }) || self.counts.forms_unfit()
     }
 
+    /// Whether none of the file's sentences should count as sure, whatever their confidence:
+    /// most of its forms are unknown to the model (another language). Such text is parsed
+    /// wrong nearly everywhere (the en_ewt model: Hungarian 8.7 LAS, Greek 2.2), and the few
+    /// sentences its confidence still puts high are a lone quote mark or a run of names;
+    /// holding the whole file back is what its warning already says.
+    pub fn holds_back(&self) -> bool {
+        self.counts.forms_unfit()
+    }
+
     /// Whether there is anything to say: retagged, columns added, or unfit.
     pub fn is_notable(&self) -> bool {
         self.tags == TagAction::Retagged || self.fills_columns() || self.is_unfit()

@@ -1,6 +1,7 @@
 //! The sink of `parse`: sentences into one output stream, or two split by confidence, with
 //! what a run parsed ([`ParseStats`]) and why it stopped ([`PipelineError`]).
 
+use std::collections::HashSet;
 use std::io;
 use std::path::PathBuf;
 use std::sync::atomic::Ordering;
@@ -96,6 +97,8 @@ pub(super) struct OutputsSink<'a> {
     held: [HeldBack; 2],
     min_confidence: Option<f64>,
     keep_malformed: bool,
+    /// The jobs whose sentences all go to the rejected output ([`FitReport::holds_back`]).
+    held_back: HashSet<u64>,
     pub(super) stats: ParseStats,
 }
 
@@ -106,6 +109,7 @@ impl<'a> OutputsSink<'a> {
             held: Default::default(),
             min_confidence: opts.min_confidence,
             keep_malformed: opts.keep_malformed,
+            held_back: HashSet::new(),
             stats: ParseStats::default(),
         }
     }
@@ -130,7 +134,7 @@ impl Sink for OutputsSink<'_> {
 
     fn sentence(
         &mut self,
-        _: &Job,
+        job: &Job,
         sent: &Sentence,
         written: Written<'_>,
         confidence: f64,
@@ -142,7 +146,7 @@ impl Sink for OutputsSink<'_> {
         self.stats.words += sent.len();
         let [accepted, held_rejected] = &mut self.held;
         match (self.min_confidence, self.out.rejected.as_deref_mut()) {
-            (Some(min), Some(rejected)) if confidence < min => {
+            (Some(min), Some(rejected)) if confidence < min || self.held_back.contains(&job.id) => {
                 self.stats.rejected += 1;
                 held_rejected.sentence(rejected, &written)?;
             }
@@ -178,6 +182,9 @@ impl Sink for OutputsSink<'_> {
     fn fit(&mut self, job: &Job, report: &FitReport) -> Result<(), PipelineError> {
         if report.is_notable() {
             self.stats.note(InputNote { path: job.path.clone(), report: *report });
+        }
+        if report.holds_back() {
+            self.held_back.insert(job.id);
         }
         Ok(())
     }

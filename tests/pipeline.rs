@@ -116,7 +116,7 @@ fn shards_of_a_file_parse_to_the_whole_files_output() {
     let split = |inputs: &[Input]| {
         let (mut acc, mut rej) = (Vec::new(), Vec::new());
         let opts = PipelineOptions { confidence: true, min_confidence: Some(0.9), ..PipelineOptions::default() };
-        let outputs = Outputs { accepted: &mut acc, rejected: Some(&mut rej), cancel: None };
+        let outputs = Outputs { accepted: &mut acc, rejected: Some(&mut rej), cancel: None, confidences: None };
         parse_inputs_split(&model, inputs, outputs, opts).map(|s| (acc, rej, s.sentences)).map_err(|e| e.to_string())
     };
     let whole = split(&[Input { path: input.clone(), range: None }]).unwrap();
@@ -166,7 +166,7 @@ fn sentences_without_an_id_get_the_files_name_and_their_place_in_every_mode() {
     let mut out = Vec::new();
     for range in ranges {
         let shard = [Input { path: input.clone(), range: Some(range) }];
-        let outputs = Outputs { accepted: &mut out, rejected: None, cancel: None };
+        let outputs = Outputs { accepted: &mut out, rejected: None, cancel: None, confidences: None };
         parse_inputs_split(&model, &shard, outputs, PipelineOptions::default()).unwrap();
     }
     assert_eq!(ids(&out), expected, "shards one by one");

@@ -2,7 +2,7 @@
 
 import os
 from pathlib import Path
-from typing import Literal, Optional, Sequence, TypedDict, Union
+from typing import Any, Literal, Optional, Sequence, TypedDict, Union
 
 _Path = Union[str, "os.PathLike[str]"]
 _Format = Literal["conllu", "conllx", "text", "raw"]
@@ -90,6 +90,10 @@ class Model:
     def parse_text(
         self, text: str, *, confidence: bool = True, sentences: Literal["model", "lines"] = "model", name: str = "<string>"
     ) -> str: ...
+    # spoolparse.parse_document's: the CoNLL-U and the document's parts (not a public API).
+    def _parse_text_parts(
+        self, text: str, *, confidence: bool = True, sentences: Literal["model", "lines"] = "model", name: str = "<string>"
+    ) -> tuple[str, list[tuple[Any, ...]]]: ...
     def parse_file(
         self,
         input: Union[_Path, Sequence[_Path]],

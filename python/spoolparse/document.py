@@ -22,7 +22,7 @@ from collections import deque
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from functools import partial
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Literal, Optional
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Literal, Optional, TypeVar
 
 if TYPE_CHECKING:
     from ._spoolparse import Model
@@ -33,6 +33,7 @@ __all__ = ["Document", "Sentence", "Token", "Word", "document_from_conllu", "par
 _SLOTS: dict[str, Any] = {"slots": True} if sys.version_info >= (3, 10) else {}
 
 _Sentences = Literal["model", "lines"]
+_T = TypeVar("_T")
 
 
 @dataclass(frozen=True, **_SLOTS)
@@ -73,7 +74,8 @@ class Token:
 class Sentence:
     """A sentence: ``sent_id`` and ``text`` from its ``# sent_id`` and ``# text`` comments (None
     without them; ``text`` has each whitespace run as one space), ``confidence`` its mean arc
-    confidence (``# confidence``), whether it starts a paragraph or a document (``# newpar``,
+    confidence (unrounded from :func:`parse_document`, as ``--min-confidence`` compares it;
+    ``# confidence``, three decimals, from :func:`document_from_conllu`), whether it starts a paragraph or a document (``# newpar``,
     ``# newdoc``), and its span in the text, from its first token's start to its last's end."""
 
     sent_id: Optional[str]
@@ -87,9 +89,10 @@ class Sentence:
     end_char: int
 
     def accepted(self, threshold: float) -> bool:
-        """Whether the sentence's confidence is at least ``threshold`` (``--min-confidence``
-        compares the unrounded mean: within 0.0005 of the written value the two may differ);
-        ValueError for a sentence parsed without confidences."""
+        """Whether the sentence's confidence is at least ``threshold``: what ``--min-confidence``
+        keeps, for a sentence of :func:`parse_document` (one read from CoNLL-U has the rounded
+        value, which may differ within 0.0005 of it); ValueError for a sentence parsed
+        without confidences."""
         if self.confidence is None:
             raise ValueError(f"sentence {self.sent_id}: no confidence (parsed with confidence=False?)")
         return self.confidence >= threshold
@@ -265,12 +268,48 @@ def document_from_conllu(conllu: str, text: str) -> Document:
     return Document(text, tuple(sentences), conllu)
 
 
-def parse_document(model: Model, text: str, *, sentences: _Sentences = "model") -> Document:
-    """Parses raw text with ``model.parse_text`` (a model with a tokenizer; ``sentences="lines"``
-    ends a sentence at every line end) into a :class:`Document`."""
+#: The longest text :func:`parse_document` takes by default, in characters: spaCy's limit
+#: (``nlp.max_length``), for the same reason. A document holds every word as Python objects,
+#: all at once: about 1.4 kB of the process's memory a word of English (0.6 kB of them live
+#: objects), 280 MB for a million characters.
+MAX_LENGTH = 1_000_000
+
+
+def parse_document(
+    model: Model, text: str, *, sentences: _Sentences = "model", max_length: Optional[int] = MAX_LENGTH
+) -> Document:
+    """Parses raw text (a model with a tokenizer; ``sentences="lines"`` ends a sentence at
+    every line end) into a :class:`Document`: the same as ``document_from_conllu(
+    model.parse_text(text), text)`` but for each sentence's ``confidence``, here unrounded
+    (what ``--min-confidence`` compares), and built without reading the CoNLL-U in Python (the
+    library finds the tokens in the text: half the time).
+
+    A text longer than ``max_length`` characters raises ValueError before anything is parsed:
+    its objects might not fit in memory (:data:`MAX_LENGTH`); parse it in pieces with
+    :func:`pipe`, or as a file with ``Model.parse_file``; ``max_length=None`` lifts the limit."""
     if not isinstance(text, str):
         raise TypeError(f"text must be a str, not {type(text).__name__}")
-    return document_from_conllu(model.parse_text(text, sentences=sentences), text)
+    if max_length is not None and len(text) > max_length:
+        raise ValueError(
+            f"text of {len(text):,} characters is longer than max_length={max_length:,}: a Document holds "
+            "every word as Python objects, all at once; parse it in pieces with spoolparse.pipe(model, "
+            "paragraphs), or as a file with Model.parse_file, or pass a larger max_length"
+        )
+    conllu, parts = model._parse_text_parts(text, sentences=sentences)
+    return Document(text, tuple(_sentence_of_parts(text, p) for p in parts), conllu)
+
+
+def _sentence_of_parts(text: str, parts: tuple[Any, ...]) -> Sentence:
+    """A :class:`Sentence` of one sentence's parts, as ``Model._parse_text_parts`` gives them."""
+    sent_id, sentence_text, confidence, new_par, new_doc, token_parts, word_parts = parts
+    words = tuple(Word(*w) for w in word_parts)
+    tokens = tuple(
+        Token(tuple(w.id for w in words[first : first + count]), text[start:end], start, end, misc,
+              words[first : first + count])
+        for first, count, start, end, misc in token_parts
+    )
+    return Sentence(sent_id, sentence_text, tokens, words, confidence, new_par, new_doc,
+                    tokens[0].start_char, tokens[-1].end_char)
 
 
 def _text_at(position: int, item: object) -> str:
@@ -281,7 +320,13 @@ def _text_at(position: int, item: object) -> str:
 
 
 def pipe(
-    model: Model, texts: Iterable[str], *, threads: int = 1, batch_size: int = 64, sentences: _Sentences = "model"
+    model: Model,
+    texts: Iterable[str],
+    *,
+    threads: int = 1,
+    batch_size: int = 64,
+    sentences: _Sentences = "model",
+    max_length: Optional[int] = MAX_LENGTH,
 ) -> Iterator[Document]:
     """The :class:`Document` of each text of ``texts``, lazily and in input order, as
     :func:`parse_document` makes it.
@@ -294,17 +339,19 @@ def pipe(
     """
     if threads < 1 or batch_size < 1:
         raise ValueError(f"threads and batch_size must be at least 1 (got {threads}, {batch_size})")
-    return _pipe(partial(parse_document, model, sentences=sentences), texts, threads, threads * batch_size)
+    parse = partial(parse_document, model, sentences=sentences, max_length=max_length)
+    return _pipe(parse, texts, threads, threads * batch_size)
 
 
-def _pipe(parse: Callable[[str], Document], texts: Iterable[object], threads: int, ahead: int) -> Iterator[Document]:
-    """:func:`pipe`'s generator, its arguments checked: ``ahead`` texts at most in the pool."""
+def _pipe(parse: Callable[[str], _T], texts: Iterable[object], threads: int, ahead: int) -> Iterator[_T]:
+    """:func:`pipe`'s generator, its arguments checked: ``ahead`` texts at most in the pool
+    (``spoolparse.spacy``'s too, with another ``parse``)."""
     if threads == 1:
         yield from (parse(_text_at(i, item)) for i, item in enumerate(texts))
         return
     bad: Optional[TypeError] = None
     with ThreadPoolExecutor(threads, thread_name_prefix="spoolparse-pipe") as pool:
-        window: deque[Future[Document]] = deque()
+        window: deque[Future[_T]] = deque()
         try:
             for i, item in enumerate(texts):
                 try:

@@ -20,13 +20,14 @@ so it differs from the input where a multiword token's words do not spell it (Sp
 its span), as :class:`spoolparse.Word` does. The root's label is UD's ``root`` (spaCy's own
 parsers say ``ROOT``), and ``str(token.morph)`` lists the FEATS in spaCy's order.
 
-This module owns the mapping of a :class:`spoolparse.Document` onto a ``Doc``; parsing is
-``Model.parse_text``'s, and the objects are :mod:`spoolparse.document`'s.
+This module owns the mapping of a parse onto a ``Doc`` (of a :class:`spoolparse.Document`, or
+straight from the parts ``Model._parse_text_parts`` gives); parsing is the library's, and the
+objects are :mod:`spoolparse.document`'s.
 """
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Iterator, Optional
+from typing import Any, Iterable, Iterator, Optional, Sequence
 
 try:
     from spacy.language import Language
@@ -37,7 +38,7 @@ except ImportError as e:  # pragma: no cover - the message is the point
     raise ImportError(f"spoolparse.spacy needs spaCy 3: pip install 'spoolparse[spacy]' ({e})") from e
 
 from ._spoolparse import Model
-from .document import Document, parse_document, pipe
+from .document import Document, _pipe
 
 __all__ = ["SpoolparseTokenizer", "load", "to_doc"]
 
@@ -81,43 +82,54 @@ def _register_extensions() -> None:
 _register_extensions()
 
 
-def _column(value: str) -> str:
-    """A CoNLL-U column as spaCy takes it: ``_`` (no value) is the empty string."""
-    return "" if value == "_" else value
-
-
 def to_doc(vocab: Vocab, document: Document) -> Doc:
     """The spaCy ``Doc`` of a :class:`spoolparse.Document` (see the module doc)."""
-    text = document.text
+    rows = (
+        (s.confidence, [(w.id, w.form, w.lemma, w.upos, w.xpos, w.feats, w.head, w.deprel, w.misc, w.confidence,
+                         w.start_char, w.end_char) for w in s.words])
+        for s in document.sentences
+    )
+    return _doc(vocab, document.text, rows)
+
+
+def _doc(vocab: Vocab, text: str, sentences: Iterable[tuple[Optional[float], Sequence[tuple[Any, ...]]]]) -> Doc:
+    """The ``Doc`` of ``text``'s sentences, each its confidence and its words as
+    ``Model._parse_text_parts`` gives them (:class:`spoolparse.Word`'s fields, in order). A
+    word ends its token unless the next one starts where it does (a multiword token's words
+    share its span); a space follows a token the text has whitespace after. CoNLL-U's ``_`` (no
+    value) is spaCy's empty string."""
     words: list[str] = []
     spaces: list[bool] = []
     heads: list[int] = []
     deps: list[str] = []
-    sent_starts: list[bool] = []
-    columns: dict[str, list[str]] = {"pos": [], "tags": [], "lemmas": [], "morphs": []}
+    pos: list[str] = []
+    tags: list[str] = []
+    lemmas: list[str] = []
+    morphs: list[str] = []
     per_word: list[list[Any]] = []
-    sentences: list[list[Any]] = []
-    for sentence in document.sentences:
+    starts: list[list[Any]] = []
+    length = len(text)
+    for confidence, rows in sentences:
         base = len(words)
-        sentences.append([base, sentence.confidence])
-        for token in sentence.tokens:
-            last = len(token.words) - 1
-            for k, word in enumerate(token.words):
-                words.append(word.form)
-                spaces.append(k == last and token.end_char < len(text) and text[token.end_char].isspace())
-                heads.append(base + word.head - 1 if word.head > 0 else len(heads))
-                deps.append(word.deprel)
-                sent_starts.append(len(heads) - 1 == base)
-                columns["pos"].append(_column(word.upos))
-                columns["tags"].append(_column(word.xpos))
-                columns["lemmas"].append(_column(word.lemma))
-                columns["morphs"].append(_column(word.feats))
-                per_word.append([word.confidence, word.start_char, word.end_char])
+        starts.append([base, confidence])
+        last = len(rows) - 1
+        for k, (_, form, lemma, upos, xpos, feats, head, deprel, _, conf, start, end) in enumerate(rows):
+            words.append(form)
+            ends_token = k == last or rows[k + 1][10] != start
+            spaces.append(ends_token and end < length and text[end].isspace())
+            heads.append(base + head - 1 if head > 0 else base + k)
+            deps.append(deprel)
+            pos.append("" if upos == "_" else upos)
+            tags.append("" if xpos == "_" else xpos)
+            lemmas.append("" if lemma == "_" else lemma)
+            morphs.append("" if feats == "_" else feats)
+            per_word.append([conf, start, end])
     if not words:
         doc = Doc(vocab, words=[])
     else:
-        doc = Doc(vocab, words=words, spaces=spaces, heads=heads, deps=deps, **columns)
-    doc._.set(_DATA, {"sentences": sentences, "words": per_word})
+        doc = Doc(vocab, words=words, spaces=spaces, heads=heads, deps=deps, pos=pos, tags=tags, lemmas=lemmas,
+                  morphs=morphs)
+    doc._.set(_DATA, {"sentences": starts, "words": per_word})
     return doc
 
 
@@ -140,13 +152,26 @@ class SpoolparseTokenizer:
                 raise ValueError(f"{self.model_path} has no tokenizer: train it with --tokenizer to parse raw text")
         return self._model
 
+    def _parts(self, text: str) -> tuple[str, list[tuple[Any, ...]]]:
+        """What the Doc of ``text`` is made of: its parse's parts, without the objects of
+        :mod:`spoolparse.document` in between (a third of the time)."""
+        if not isinstance(text, str):
+            raise TypeError(f"text must be a str, not {type(text).__name__}")
+        return text, self.model._parse_text_parts(text, sentences=self.sentences)[1]
+
+    def _doc_of(self, parsed: tuple[str, list[tuple[Any, ...]]]) -> Doc:
+        text, parts = parsed
+        return _doc(self.vocab, text, ((p[2], p[6]) for p in parts))
+
     def __call__(self, text: str) -> Doc:
-        return to_doc(self.vocab, parse_document(self.model, text, sentences=self.sentences))
+        return self._doc_of(self._parts(text))
 
     def pipe(self, texts: Iterable[str], batch_size: int = 64, threads: int = 1) -> Iterator[Doc]:
         """The Docs of ``texts`` in order, parsed by ``threads`` threads (parsing releases the GIL)."""
-        for document in pipe(self.model, texts, threads=threads, batch_size=batch_size, sentences=self.sentences):
-            yield to_doc(self.vocab, document)
+        if threads < 1 or batch_size < 1:
+            raise ValueError(f"threads and batch_size must be at least 1 (got {threads}, {batch_size})")
+        for parsed in _pipe(self._parts, texts, threads, threads * batch_size):
+            yield self._doc_of(parsed)
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (SpoolparseTokenizer, (self.vocab, self.model_path, self.sentences))

@@ -4,6 +4,7 @@
 //! (the same functions as `spoolparse parse`), so that Python and the command line give the
 //! same bytes. Parsing runs with the GIL released.
 
+use std::collections::HashMap;
 use std::io::Cursor;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -16,7 +17,7 @@ use pyo3::exceptions::{
     PyValueError,
 };
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyType};
+use pyo3::types::{PyDict, PyList, PyString, PyTuple, PyType};
 
 use spoolparse::corpus::shard::shard_ranges as library_shard_ranges;
 use spoolparse::corpus::{check_value, parse_head, Column, CorpusError, Format, Limits, Sentence};
@@ -26,7 +27,7 @@ use spoolparse::parse::annotate::{Annotator, NoTagger, Steps};
 use spoolparse::parse::files::{self, FilesError, Publish};
 use spoolparse::parse::fit::Retag;
 use spoolparse::parse::pipeline::{self, Input, Outputs, PipelineError, PipelineOptions};
-use spoolparse::parse::raw::RawSentences;
+use spoolparse::parse::raw::{read_document, RawSentences, SentencePart};
 
 create_exception!(
     spoolparse,
@@ -248,7 +249,7 @@ impl Model {
                 input,
                 &name,
                 format,
-                Outputs { accepted: &mut out, rejected: None, cancel: None },
+                Outputs { accepted: &mut out, rejected: None, cancel: None, confidences: None },
                 opts,
             )
             .map(|_| out)
@@ -256,6 +257,52 @@ impl Model {
         let out = result.map_err(|e| pipeline_error(py, e))?;
         String::from_utf8(out).map_err(|e| PyRuntimeError::new_err(format!("internal error: output not UTF-8: {e}")))
     }
+}
+
+/// Python strings made once per call: a document repeats its tags, labels, FEATS and
+/// common words thousands of times, and one object each keeps its memory (and the time of
+/// making them) to what it says.
+struct Strings<'py> {
+    py: Python<'py>,
+    made: HashMap<String, Bound<'py, PyString>>,
+}
+
+impl<'py> Strings<'py> {
+    fn get(&mut self, s: String) -> Bound<'py, PyString> {
+        if let Some(made) = self.made.get(&s) {
+            return made.clone();
+        }
+        let made = PyString::new(self.py, &s);
+        self.made.insert(s, made.clone());
+        made
+    }
+}
+
+/// The Python tuple of one sentence of ``Model._parse_text_parts``, with its unrounded
+/// `confidence`.
+fn sentence_tuple<'py>(
+    strings: &mut Strings<'py>,
+    part: SentencePart,
+    confidence: Option<f64>,
+) -> PyResult<Bound<'py, PyTuple>> {
+    let py = strings.py;
+    let tokens: Vec<Bound<'py, PyTuple>> = part
+        .tokens
+        .into_iter()
+        .map(|t| (t.first, t.count, t.start, t.end, strings.get(t.misc)).into_pyobject(py))
+        .collect::<PyResult<_>>()?;
+    let words: Vec<Bound<'py, PyTuple>> = part
+        .words
+        .into_iter()
+        .map(|w| {
+            let columns = [w.form, w.lemma, w.upos, w.xpos, w.feats].map(|c| strings.get(c));
+            let [form, lemma, upos, xpos, feats] = columns;
+            let (deprel, misc) = (strings.get(w.deprel), strings.get(w.misc));
+            (w.id, form, lemma, upos, xpos, feats, w.head, deprel, misc, w.confidence, w.start, w.end).into_pyobject(py)
+        })
+        .collect::<PyResult<_>>()?;
+    (part.sent_id, part.text, confidence, part.new_par, part.new_doc, PyList::new(py, tokens)?, PyList::new(py, words)?)
+        .into_pyobject(py)
 }
 
 #[pymethods]
@@ -422,6 +469,50 @@ impl Model {
         let raw_sentences = raw_sentences_named(sentences)?;
         let opts = PipelineOptions { confidence, raw_sentences, ..PipelineOptions::default() };
         self.parse_string(py, text, Format::Raw, opts, name)
+    }
+
+    /// ``parse_text``'s CoNLL-U and the parts of the document it holds, for
+    /// ``spoolparse.parse_document`` (not a public API): per sentence ``(sent_id, text,
+    /// confidence, new_par, new_doc, tokens, words)``, ``confidence`` unrounded (what
+    /// ``--min-confidence`` compares), each token ``(first, count, start, end, misc)`` (its
+    /// words, by index in ``words``, and its span in ``text`` in characters), each word ``(id,
+    /// form, lemma, upos, xpos, feats, head, deprel, misc, confidence, start, end)``.
+    #[pyo3(signature = (text, *, confidence = true, sentences = "model", name = "<string>"))]
+    fn _parse_text_parts<'py>(
+        &self,
+        py: Python<'py>,
+        text: String,
+        confidence: bool,
+        sentences: &str,
+        name: &str,
+    ) -> PyResult<(String, Bound<'py, PyList>)> {
+        let raw_sentences = raw_sentences_named(sentences)?;
+        let opts = PipelineOptions { confidence, raw_sentences, ..PipelineOptions::default() };
+        let model = Arc::clone(&self.model);
+        let name = PathBuf::from(name);
+        let result = py.detach(move || {
+            let mut out = Vec::with_capacity(text.len() + text.len() / 4);
+            let mut confidences = Vec::new();
+            let input = Box::new(Cursor::new(text.clone().into_bytes()));
+            let outputs =
+                Outputs { accepted: &mut out, rejected: None, cancel: None, confidences: Some(&mut confidences) };
+            pipeline::parse_reader(&model, input, &name, Format::Raw, outputs, opts).map_err(Err)?;
+            // The library wrote it from this text: anything else is a bug.
+            let internal = |e: String| Ok(PyRuntimeError::new_err(format!("internal error: {e}")));
+            let conllu = String::from_utf8(out).map_err(|e| internal(format!("output not UTF-8: {e}")))?;
+            let parts = read_document(&conllu, &text).map_err(|e| internal(e.to_string()))?;
+            Ok((conllu, parts, confidences))
+        });
+        let (conllu, parts, confidences) =
+            result.map_err(|e: Result<PyErr, PipelineError>| e.unwrap_or_else(|e| pipeline_error(py, e)))?;
+        let mut strings = Strings { py, made: HashMap::new() };
+        let with_confidence = |i: usize| confidences.get(i).copied().filter(|_| confidence);
+        let sentences: Vec<_> = parts
+            .into_iter()
+            .enumerate()
+            .map(|(i, p)| sentence_tuple(&mut strings, p, with_confidence(i)))
+            .collect::<PyResult<_>>()?;
+        Ok((conllu, PyList::new(py, sentences)?))
     }
 
     /// Parses the file ``input`` (or a list of files, in order) into ``accepted``, exactly as

@@ -99,7 +99,8 @@ def test_a_document_holds_the_conllu_columns_at_their_places_in_the_text(data: D
         ]
         assert [w.confidence for w in sent.words] == [conf(c[9]) for c in words]
         assert sent.sent_id == comment(block, "sent_id") and sent.text == comment(block, "text")
-        assert sent.confidence == float(comment(block, "confidence"))
+        # Unrounded; the CoNLL-U has it to three decimals.
+        assert sent.confidence == pytest.approx(float(comment(block, "confidence")), abs=5e-4 + 1e-6)
         assert sent.confidence == pytest.approx(sum(conf(c[9]) for c in words) / len(words), abs=2e-3)
         assert sent.new_doc == ("# newdoc" in block) and sent.new_par == ("# newpar" in block)
     assert [s.new_doc for s in doc].count(True) == 1 and doc.sentences[0].new_doc
@@ -216,15 +217,22 @@ def test_documents_agree_with_spoolparse_parse_on_every_column_and_confidence(da
     assert len(doc) == len(cli_doc) > 20
     words = 0
     for ours, theirs in zip(doc, cli_doc):
-        assert (ours.text, ours.confidence, ours.new_par, ours.new_doc) == (
-            theirs.text, theirs.confidence, theirs.new_par, theirs.new_doc,
-        )  # fmt: skip
+        assert (ours.text, ours.new_par, ours.new_doc) == (theirs.text, theirs.new_par, theirs.new_doc)
+        assert ours.confidence == pytest.approx(theirs.confidence, abs=5e-4 + 1e-6)
         # The same words, tags, lemmas, features, heads, labels, confidences and offsets; the
         # ids differ only by the input's name (`<string>-N` against `dev.raw-N`).
         assert ours.words == theirs.words
         assert (ours.sent_id or "").rsplit("-", 1)[1] == (theirs.sent_id or "").rsplit("-", 1)[1]
         words += len(ours.words)
     print(f"documents and `spoolparse parse` agree on {len(doc)} sentences, {words} words")
+    # `accepted` keeps what `--min-confidence` keeps, at thresholds that are written values
+    # (where a rounded confidence would disagree with the unrounded one).
+    for threshold in sorted({s.confidence for s in cli_doc})[5::7][:4]:
+        kept = tmp_path / "kept.conllu"
+        data.run("parse", "--model", data.model, raw, "--min-confidence", str(threshold), "--rejected",
+                 tmp_path / "low.conllu", "--output", kept, "--overwrite")
+        cli_kept = [line[len("# text = "):] for line in kept.read_text().splitlines() if line.startswith("# text = ")]
+        assert [s.text for s in doc if s.accepted(threshold)] == cli_kept and cli_kept, threshold
 
 
 def test_bad_input_raises_a_clear_python_exception(data: Data) -> None:
@@ -235,3 +243,11 @@ def test_bad_input_raises_a_clear_python_exception(data: Data) -> None:
     with pytest.raises(UnicodeEncodeError):
         spoolparse.parse_document(model, "half a pair \ud800 of surrogates.")
     assert len(spoolparse.parse_document(model, "")) == 0
+    # 100 MB: refused at once, not after minutes and gigabytes (spaCy's limit, a million
+    # characters); lifted on request.
+    huge = "x" * 100_000_000
+    with pytest.raises(ValueError, match="text of 100,000,000 characters is longer than max_length=1,000,000"):
+        spoolparse.parse_document(model, huge)
+    with pytest.raises(ValueError, match="longer than max_length=10"):
+        next(spoolparse.pipe(model, ["A short one.", "Eleven characters"], max_length=10))
+    assert len(spoolparse.parse_document(model, "Eleven characters.", max_length=None)) == 1

@@ -218,6 +218,7 @@ pub fn parse_to_files(
         accepted: &mut acc.out,
         rejected: rej.as_mut().map(|r| &mut r.out as &mut (dyn Write + Send)),
         cancel,
+        confidences: None,
     };
     // A cancel that came after the last sentence still publishes nothing.
     let cancelled = || cancel.is_some_and(|c| c.load(std::sync::atomic::Ordering::Relaxed));

@@ -386,7 +386,7 @@ pub fn parse_files(
     out: &mut (dyn Write + Send),
     opts: PipelineOptions,
 ) -> Result<ParseStats, PipelineError> {
-    parse_files_split(model, inputs, Outputs { accepted: out, rejected: None, cancel: None }, opts)
+    parse_files_split(model, inputs, Outputs { accepted: out, rejected: None, cancel: None, confidences: None }, opts)
 }
 
 /// [`parse_files`] with every sentence written, in input order, to exactly one of two outputs:
@@ -484,4 +484,7 @@ pub struct Outputs<'a> {
     /// Once set (by another thread), the run stops at the next sentence with
     /// [`PipelineError::Cancelled`].
     pub cancel: Option<&'a AtomicBool>,
+    /// Gets each sentence's confidence as it is written, unrounded (`# confidence` has three
+    /// decimals), in output order.
+    pub confidences: Option<&'a mut Vec<f64>>,
 }

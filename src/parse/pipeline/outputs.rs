@@ -144,6 +144,9 @@ impl Sink for OutputsSink<'_> {
         }
         self.stats.sentences += 1;
         self.stats.words += sent.len();
+        if let Some(c) = self.out.confidences.as_deref_mut() {
+            c.push(confidence);
+        }
         let [accepted, held_rejected] = &mut self.held;
         match (self.min_confidence, self.out.rejected.as_deref_mut()) {
             (Some(min), Some(rejected)) if confidence < min || self.held_back.contains(&job.id) => {

@@ -62,7 +62,7 @@ pub(super) fn parse_ranges_in_parallel(
                 let input = [job(range)];
                 scope.spawn(move || {
                     let rejected = rejected.as_mut().map(|r| r as &mut (dyn Write + Send));
-                    let out = Outputs { accepted, rejected, cancel };
+                    let out = Outputs { accepted, rejected, cancel, confidences: None };
                     parse_inputs_split(model, &input, out, opts)
                 })
             })
@@ -72,6 +72,7 @@ pub(super) fn parse_ranges_in_parallel(
             accepted: &mut out.accepted,
             rejected: out.rejected.as_mut().map(|r| r as &mut (dyn Write + Send)),
             cancel,
+            confidences: None,
         };
         let first = parse_inputs_split(model, &[job(&ranges[0])], first_out, opts);
         let results: Vec<_> = handles

@@ -71,6 +71,7 @@
 //! words/s; one thread 105k → 102k (the splitter's scan and the pieces' copies); en_ewt dev's
 //! text on one line repeated to 1 GB parses with 2 threads in 68 MB of peak RSS.
 
+mod document;
 mod piece;
 mod split;
 mod text;
@@ -82,9 +83,10 @@ use std::sync::Arc;
 use crate::corpus::{CorpusError, Sentence};
 use crate::model::file::ModelFile;
 
+pub use document::{read_document, DocumentError, SentencePart, TokenPart, WordPart};
 pub use piece::{Piece, PieceReader};
 pub use split::{Splitter, MAX_PIECE_CHARS, TARGET_CHARS};
-pub use text::recover_text;
+pub use text::{recover_text, LocateError, TokenLocator};
 
 /// A sentence is cut after this many tokens (with multiword tokens of up to three words, under
 /// the default limit of 1,000 words).

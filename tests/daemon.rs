@@ -41,6 +41,15 @@ fn model(dir: &Path) -> PathBuf {
     model
 }
 
+/// A model without a tagger that keeps every feature: the fixture's tags and forms are then
+/// the model's.
+fn plain_model(dir: &Path) -> PathBuf {
+    let model = dir.join("plain.model");
+    let out = common::train(&common::fixture("special.conllu"), &model, &["--epochs", "2", "--min-feature-count", "1"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    model
+}
+
 /// One input file: its name, its sentences' ids in order, and its bytes.
 struct Input {
     name: String,
@@ -988,11 +997,7 @@ fn published_metrics_match_the_outputs() {
 #[test]
 fn unfit_tags_without_a_tagger_are_flagged_in_log_metrics_and_outputs() {
     let work = tempfile::tempdir().unwrap();
-    let model = work.path().join("plain.model");
-    // Every feature kept: the fixture's tags and forms are then the model's.
-    let out = common::train(&common::fixture("special.conllu"), &model, &["--epochs", "2", "--min-feature-count", "1"]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let setup = Setup::new(&model, 2);
+    let setup = Setup::new(&plain_model(work.path()), 2);
     let fixture = fs::read_to_string(common::fixture("special.conllu")).unwrap();
     fs::write(setup.path("spool/incoming/zz.conllu"), common::foreign_tags(1)).unwrap();
     fs::write(setup.path("spool/incoming/known.conllu"), &fixture).unwrap();
@@ -1017,11 +1022,7 @@ fn unfit_tags_without_a_tagger_are_flagged_in_log_metrics_and_outputs() {
 #[test]
 fn a_file_of_another_language_never_reaches_accepted() {
     let work = tempfile::tempdir().unwrap();
-    let model = work.path().join("plain.model");
-    // Every feature kept: the fixture's forms are then the model's.
-    let out = common::train(&common::fixture("special.conllu"), &model, &["--epochs", "2", "--min-feature-count", "1"]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let setup = Setup::new(&model, 2);
+    let setup = Setup::new(&plain_model(work.path()), 2);
     setup.edit_config("min_confidence = 0.9", "min_confidence = 0");
     let fixture = fs::read_to_string(common::fixture("special.conllu")).unwrap();
     // The same sentences, every form replaced by one the model never saw.

@@ -22,6 +22,7 @@ from collections import deque
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from functools import partial
+from itertools import starmap
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Literal, Optional, TypeVar
 
 if TYPE_CHECKING:
@@ -302,9 +303,11 @@ def parse_document(
 def _sentence_of_parts(text: str, parts: tuple[Any, ...]) -> Sentence:
     """A :class:`Sentence` of one sentence's parts, as ``Model._parse_text_parts`` gives them."""
     sent_id, sentence_text, confidence, new_par, new_doc, token_parts, word_parts = parts
-    words = tuple(Word(*w) for w in word_parts)
+    words = tuple(starmap(Word, word_parts))
+    # A token's words are numbered in a row.
     tokens = tuple(
-        Token(tuple(w.id for w in words[first : first + count]), text[start:end], start, end, misc,
+        Token((words[first].id,), text[start:end], start, end, misc, (words[first],)) if count == 1 else
+        Token(tuple(range(words[first].id, words[first].id + count)), text[start:end], start, end, misc,
               words[first : first + count])
         for first, count, start, end, misc in token_parts
     )

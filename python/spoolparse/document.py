@@ -76,8 +76,9 @@ class Sentence:
     """A sentence: ``sent_id`` and ``text`` from its ``# sent_id`` and ``# text`` comments (None
     without them; ``text`` has each whitespace run as one space), ``confidence`` its mean arc
     confidence (unrounded from :func:`parse_document`, as ``--min-confidence`` compares it;
-    ``# confidence``, three decimals, from :func:`document_from_conllu`), whether it starts a paragraph or a document (``# newpar``,
-    ``# newdoc``), and its span in the text, from its first token's start to its last's end."""
+    ``# confidence``, three decimals, from :func:`document_from_conllu`), whether it starts a
+    paragraph or a document (``# newpar``, ``# newdoc``), and its span in the text, from its
+    first token's start to its last's end."""
 
     sent_id: Optional[str]
     text: Optional[str]
@@ -288,8 +289,7 @@ def parse_document(
     A text longer than ``max_length`` characters raises ValueError before anything is parsed:
     its objects might not fit in memory (:data:`MAX_LENGTH`); parse it in pieces with
     :func:`pipe`, or as a file with ``Model.parse_file``; ``max_length=None`` lifts the limit."""
-    if not isinstance(text, str):
-        raise TypeError(f"text must be a str, not {type(text).__name__}")
+    _check_text(text)
     if max_length is not None and len(text) > max_length:
         raise ValueError(
             f"text of {len(text):,} characters is longer than max_length={max_length:,}: a Document holds "
@@ -313,6 +313,12 @@ def _sentence_of_parts(text: str, parts: tuple[Any, ...]) -> Sentence:
     )
     return Sentence(sent_id, sentence_text, tokens, words, confidence, new_par, new_doc,
                     tokens[0].start_char, tokens[-1].end_char)
+
+
+def _check_text(text: object) -> None:
+    """TypeError unless ``text`` is a str (bytes are not text)."""
+    if not isinstance(text, str):
+        raise TypeError(f"text must be a str, not {type(text).__name__}")
 
 
 def _text_at(position: int, item: object) -> str:
@@ -340,15 +346,20 @@ def pipe(
     position once the documents before it have been yielded; a parsing error is raised where
     its document would have come.
     """
+    parse = partial(parse_document, model, sentences=sentences, max_length=max_length)
+    return _pipe(parse, texts, threads, batch_size)
+
+
+def _pipe(parse: Callable[[str], _T], texts: Iterable[object], threads: int, batch_size: int) -> Iterator[_T]:
+    """``parse`` of each text, as :func:`pipe` gives documents (``spoolparse.spacy``'s pipe
+    too, with another ``parse``); bad ``threads`` or ``batch_size`` raise at once."""
     if threads < 1 or batch_size < 1:
         raise ValueError(f"threads and batch_size must be at least 1 (got {threads}, {batch_size})")
-    parse = partial(parse_document, model, sentences=sentences, max_length=max_length)
-    return _pipe(parse, texts, threads, threads * batch_size)
+    return _stream(parse, texts, threads, threads * batch_size)
 
 
-def _pipe(parse: Callable[[str], _T], texts: Iterable[object], threads: int, ahead: int) -> Iterator[_T]:
-    """:func:`pipe`'s generator, its arguments checked: ``ahead`` texts at most in the pool
-    (``spoolparse.spacy``'s too, with another ``parse``)."""
+def _stream(parse: Callable[[str], _T], texts: Iterable[object], threads: int, ahead: int) -> Iterator[_T]:
+    """:func:`_pipe`'s generator, its arguments checked: ``ahead`` texts at most in the pool."""
     if threads == 1:
         yield from (parse(_text_at(i, item)) for i, item in enumerate(texts))
         return

@@ -38,7 +38,7 @@ except ImportError as e:  # pragma: no cover - the message is the point
     raise ImportError(f"spoolparse.spacy needs spaCy 3: pip install 'spoolparse[spacy]' ({e})") from e
 
 from ._spoolparse import Model
-from .document import Document, _pipe
+from .document import Document, _check_text, _pipe
 
 __all__ = ["SpoolparseTokenizer", "load", "to_doc"]
 
@@ -135,7 +135,7 @@ def _doc(vocab: Vocab, text: str, sentences: Iterable[tuple[Optional[float], Seq
 
 class SpoolparseTokenizer:
     """spaCy's tokenizer slot filled by the whole spoolparse pipeline: called with a text, it
-    parses it (``Model.parse_text``) and returns the parsed ``Doc``. It pickles as the model's
+    parses it (as ``Model.parse_text`` does) and returns the parsed ``Doc``. It pickles as the model's
     path, so that ``nlp.pipe(texts, n_process=N)`` opens the model once in each process."""
 
     def __init__(self, vocab: Vocab, model: str, sentences: str = "model") -> None:
@@ -155,8 +155,7 @@ class SpoolparseTokenizer:
     def _parts(self, text: str) -> tuple[str, list[tuple[Any, ...]]]:
         """What the Doc of ``text`` is made of: its parse's parts, without the objects of
         :mod:`spoolparse.document` in between (a third of the time)."""
-        if not isinstance(text, str):
-            raise TypeError(f"text must be a str, not {type(text).__name__}")
+        _check_text(text)
         return text, self.model._parse_text_parts(text, sentences=self.sentences)[1]
 
     def _doc_of(self, parsed: tuple[str, list[tuple[Any, ...]]]) -> Doc:
@@ -168,10 +167,7 @@ class SpoolparseTokenizer:
 
     def pipe(self, texts: Iterable[str], batch_size: int = 64, threads: int = 1) -> Iterator[Doc]:
         """The Docs of ``texts`` in order, parsed by ``threads`` threads (parsing releases the GIL)."""
-        if threads < 1 or batch_size < 1:
-            raise ValueError(f"threads and batch_size must be at least 1 (got {threads}, {batch_size})")
-        for parsed in _pipe(self._parts, texts, threads, threads * batch_size):
-            yield self._doc_of(parsed)
+        yield from map(self._doc_of, _pipe(self._parts, texts, threads, batch_size))
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (SpoolparseTokenizer, (self.vocab, self.model_path, self.sentences))

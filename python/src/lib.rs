@@ -228,6 +228,39 @@ fn parse_sentences(model: &ModelFile, mut sentences: Vec<Sentence>, tag: bool) -
     Ok(parses)
 }
 
+/// Why parsing text held in memory gave no output: the pipeline's error, or output that is not
+/// what the library writes (a bug).
+enum InMemoryError {
+    Pipeline(PipelineError),
+    Internal(String),
+}
+
+impl InMemoryError {
+    fn into_py(self, py: Python<'_>) -> PyErr {
+        match self {
+            InMemoryError::Pipeline(e) => pipeline_error(py, e),
+            InMemoryError::Internal(e) => PyRuntimeError::new_err(format!("internal error: {e}")),
+        }
+    }
+}
+
+/// Parses `input`, text held in memory, as one input named `name`, returning what `spoolparse
+/// parse` writes for it (and each sentence's unrounded confidence into `confidences`). Call
+/// it with the GIL released.
+fn parse_in_memory(
+    model: &Arc<ModelFile>,
+    input: Box<dyn std::io::BufRead + Send>,
+    name: &std::path::Path,
+    format: Format,
+    opts: PipelineOptions,
+    confidences: Option<&mut Vec<f64>>,
+) -> Result<String, InMemoryError> {
+    let mut out = Vec::new();
+    let outputs = Outputs { accepted: &mut out, rejected: None, cancel: None, confidences };
+    pipeline::parse_reader(model, input, name, format, outputs, opts).map_err(InMemoryError::Pipeline)?;
+    String::from_utf8(out).map_err(|e| InMemoryError::Internal(format!("output not UTF-8: {e}")))
+}
+
 impl Model {
     /// Parses `text` held in memory as one input named `name`, returning what `spoolparse
     /// parse` writes for it.
@@ -241,21 +274,8 @@ impl Model {
     ) -> PyResult<String> {
         let model = Arc::clone(&self.model);
         let name = PathBuf::from(name);
-        let result = py.detach(move || {
-            let mut out = Vec::with_capacity(text.len() + text.len() / 4);
-            let input = Box::new(Cursor::new(text.into_bytes()));
-            pipeline::parse_reader(
-                &model,
-                input,
-                &name,
-                format,
-                Outputs { accepted: &mut out, rejected: None, cancel: None, confidences: None },
-                opts,
-            )
-            .map(|_| out)
-        });
-        let out = result.map_err(|e| pipeline_error(py, e))?;
-        String::from_utf8(out).map_err(|e| PyRuntimeError::new_err(format!("internal error: output not UTF-8: {e}")))
+        let input = Box::new(Cursor::new(text.into_bytes()));
+        py.detach(move || parse_in_memory(&model, input, &name, format, opts, None)).map_err(|e| e.into_py(py))
     }
 }
 
@@ -490,21 +510,18 @@ impl Model {
         let opts = PipelineOptions { confidence, raw_sentences, ..PipelineOptions::default() };
         let model = Arc::clone(&self.model);
         let name = PathBuf::from(name);
+        // One copy of the text, read by the pipeline and then searched for its tokens.
+        let text: Arc<[u8]> = text.into_bytes().into();
+        let input = Box::new(Cursor::new(Arc::clone(&text)));
         let result = py.detach(move || {
-            let mut out = Vec::with_capacity(text.len() + text.len() / 4);
             let mut confidences = Vec::new();
-            let input = Box::new(Cursor::new(text.clone().into_bytes()));
-            let outputs =
-                Outputs { accepted: &mut out, rejected: None, cancel: None, confidences: Some(&mut confidences) };
-            pipeline::parse_reader(&model, input, &name, Format::Raw, outputs, opts).map_err(Err)?;
+            let conllu = parse_in_memory(&model, input, &name, Format::Raw, opts, Some(&mut confidences))?;
             // The library wrote it from this text: anything else is a bug.
-            let internal = |e: String| Ok(PyRuntimeError::new_err(format!("internal error: {e}")));
-            let conllu = String::from_utf8(out).map_err(|e| internal(format!("output not UTF-8: {e}")))?;
-            let parts = read_document(&conllu, &text).map_err(|e| internal(e.to_string()))?;
+            let text = std::str::from_utf8(&text).map_err(|e| InMemoryError::Internal(e.to_string()))?;
+            let parts = read_document(&conllu, text).map_err(|e| InMemoryError::Internal(e.to_string()))?;
             Ok((conllu, parts, confidences))
         });
-        let (conllu, parts, confidences) =
-            result.map_err(|e: Result<PyErr, PipelineError>| e.unwrap_or_else(|e| pipeline_error(py, e)))?;
+        let (conllu, parts, confidences) = result.map_err(|e: InMemoryError| e.into_py(py))?;
         let mut strings = Strings { py, made: HashMap::new() };
         let with_confidence = |i: usize| confidences.get(i).copied().filter(|_| confidence);
         let sentences: Vec<_> = parts

@@ -83,28 +83,31 @@ fn marked(sent: &Sentence, key: &str) -> bool {
     })
 }
 
-/// The parts of one sentence, its tokens at `spans` ([`TokenLocator::locate`]).
-fn sentence_part(
-    sent: &Sentence,
-    spans: &[Option<(usize, usize)>],
-    index: usize,
-) -> Result<SentencePart, DocumentError> {
+/// The parts of the sentence `sent`, the `index`th, its tokens found by `locator`.
+fn sentence_part(sent: &Sentence, index: usize, locator: &mut TokenLocator) -> Result<SentencePart, DocumentError> {
     let mut tokens: Vec<TokenPart> = Vec::new();
     let mut words = Vec::with_capacity(sent.len());
-    for (line, span) in sent.token_lines().iter().zip(spans) {
-        let Some((start, end)) = *span else { continue };
+    let mut find = |line| locator.find(line).map_err(|error| DocumentError::Locate { sentence: index + 1, error });
+    for line in sent.token_lines() {
         let misc = line.get(Column::Misc);
         match line.kind() {
             TokenKind::Empty => {}
             TokenKind::Range => {
+                let (start, end) = find(line)?;
                 let (a, b) = line.get(Column::Id).split_once('-').unwrap_or(("0", "0"));
                 let count = b.parse::<usize>().unwrap_or(0).saturating_sub(a.parse().unwrap_or(0)) + 1;
                 tokens.push(TokenPart { first: words.len(), count, start, end, misc: misc.to_string() });
             }
             TokenKind::Word => {
-                if tokens.last().is_none_or(|t| words.len() >= t.first + t.count) {
-                    tokens.push(TokenPart { first: words.len(), count: 1, start, end, misc: misc.to_string() });
-                }
+                // A word of the last multiword token has its span; any other is a token.
+                let (start, end) = match tokens.last() {
+                    Some(t) if words.len() < t.first + t.count => (t.start, t.end),
+                    _ => {
+                        let (start, end) = find(line)?;
+                        tokens.push(TokenPart { first: words.len(), count: 1, start, end, misc: misc.to_string() });
+                        (start, end)
+                    }
+                };
                 let number = |column: Column, name| {
                     line.get(column).parse::<usize>().map_err(|_| DocumentError::NotANumber {
                         sentence: index + 1,
@@ -146,9 +149,7 @@ pub fn read_document(conllu: &str, text: &str) -> Result<Vec<SentencePart>, Docu
     let mut locator = TokenLocator::new(text);
     let mut parts = Vec::new();
     for (i, sent) in reader.enumerate() {
-        let sent = sent?;
-        let spans = locator.locate(&sent).map_err(|error| DocumentError::Locate { sentence: i + 1, error })?;
-        parts.push(sentence_part(&sent, &spans, i)?);
+        parts.push(sentence_part(&sent?, i, &mut locator)?);
     }
     locator.finish().map_err(DocumentError::Leftover)?;
     Ok(parts)

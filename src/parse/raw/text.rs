@@ -1,7 +1,7 @@
 //! The text that CoNLL-U written from raw text holds: whitespace and raw forms as MISC values
 //! (written and read back), and the raw text recovered from sentences ([`recover_text`]).
 
-use crate::corpus::Sentence;
+use crate::corpus::{Column, Sentence, TokenKind, TokenLine};
 
 /// Writes whitespace as a MISC value (see the parent module's comment).
 pub(super) fn escape(space: &[char], out: &mut String) {
@@ -64,10 +64,17 @@ fn unescape(value: &str, out: &mut String) {
     }
 }
 
+/// Appends a token line's characters as the text had them: its `RawForm=`, else its form.
+fn raw_form(line: &TokenLine, out: &mut String) {
+    match line.get(Column::Misc).split('|').find_map(|e| e.strip_prefix("RawForm=")) {
+        Some(raw) => unescape(raw, out),
+        None => out.push_str(line.get(Column::Form)),
+    }
+}
+
 /// The raw text that CoNLL-U written from raw text holds (see the module comment): for a
 /// round-trip check, and for whoever wants the text back.
 pub fn recover_text<'s>(sentences: impl IntoIterator<Item = &'s Sentence>) -> String {
-    use crate::corpus::{Column, TokenKind};
     let mut out = String::new();
     for sent in sentences {
         let mut skip_until = 0usize;
@@ -86,10 +93,7 @@ pub fn recover_text<'s>(sentences: impl IntoIterator<Item = &'s Sentence>) -> St
             if let Some(before) = entry("SpacesBefore=") {
                 unescape(before, &mut out);
             }
-            match entry("RawForm=") {
-                Some(raw) => unescape(raw, &mut out),
-                None => out.push_str(line.get(Column::Form)),
-            }
+            raw_form(line, &mut out);
             match entry("SpacesAfter=") {
                 Some(after) => unescape(after, &mut out),
                 None if misc.split('|').any(|e| e == "SpaceAfter=No") => {}
@@ -145,54 +149,21 @@ impl<'t> TokenLocator<'t> {
         }
     }
 
-    /// The span `(start, end)` in characters of each token line of `sent` (as
-    /// [`Sentence::token_lines`] lists them): the words of a multiword token have its range's,
-    /// an empty node `None`.
-    pub fn locate(&mut self, sent: &Sentence) -> Result<Vec<Option<(usize, usize)>>, LocateError> {
-        use crate::corpus::{Column, TokenKind};
-        let mut spans = Vec::with_capacity(sent.token_lines().len());
-        let mut range: Option<(usize, (usize, usize))> = None;
-        for line in sent.token_lines() {
-            let id = line.get(Column::Id);
-            match line.kind() {
-                TokenKind::Empty => {
-                    spans.push(None);
-                    continue;
-                }
-                TokenKind::Word => {
-                    if let Some((last, span)) = range.filter(|&(last, _)| id.parse::<usize>().is_ok_and(|n| n <= last))
-                    {
-                        spans.push(Some(span));
-                        if id.parse::<usize>().is_ok_and(|n| n == last) {
-                            range = None;
-                        }
-                        continue;
-                    }
-                }
-                TokenKind::Range => {}
-            }
-            let misc = line.get(Column::Misc);
-            self.raw.clear();
-            match misc.split('|').find_map(|e| e.strip_prefix("RawForm=")) {
-                Some(raw) => unescape(raw, &mut self.raw),
-                None => self.raw.push_str(line.get(Column::Form)),
-            }
-            self.skip_space();
-            if self.raw.is_empty() || !self.text[self.byte..].starts_with(self.raw.as_str()) {
-                let found = self.excerpt(self.byte, self.raw.chars().count() + 10);
-                return Err(LocateError::Missing { token: self.raw.clone(), at: self.chars, found });
-            }
-            let start = self.chars;
-            self.byte += self.raw.len();
-            self.chars += self.raw.chars().count();
-            let span = (start, self.chars);
-            if line.kind() == TokenKind::Range {
-                let last = id.split_once('-').and_then(|(_, b)| b.parse().ok()).unwrap_or(0);
-                range = Some((last, span));
-            }
-            spans.push(Some(span));
+    /// The span `(start, end)` in characters of the token of `line` (a word's or a multiword
+    /// token's range line: the words inside a range are not tokens of the text), found next
+    /// in the text.
+    pub fn find(&mut self, line: &TokenLine) -> Result<(usize, usize), LocateError> {
+        self.raw.clear();
+        raw_form(line, &mut self.raw);
+        self.skip_space();
+        if self.raw.is_empty() || !self.text[self.byte..].starts_with(self.raw.as_str()) {
+            let found = self.excerpt(self.byte, self.raw.chars().count() + 10);
+            return Err(LocateError::Missing { token: self.raw.clone(), at: self.chars, found });
         }
-        Ok(spans)
+        let start = self.chars;
+        self.byte += self.raw.len();
+        self.chars += self.raw.chars().count();
+        Ok((start, self.chars))
     }
 
     /// Checks that nothing but whitespace follows the last token found.

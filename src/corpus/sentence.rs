@@ -265,6 +265,15 @@ impl Sentence {
         c.push_str(value);
     }
 
+    /// The value of the first comment `# key = value` (or `# key value`), trimmed, if non-empty.
+    pub fn comment(&self, key: &str) -> Option<&str> {
+        let value = self.comments.iter().find_map(|c| {
+            let rest = c.strip_prefix('#')?.trim_start().strip_prefix(key)?;
+            rest.starts_with([' ', '=']).then(|| rest.trim_start_matches([' ', '=']))
+        });
+        value.map(str::trim).filter(|v| !v.is_empty())
+    }
+
     /// Turns a sentence read as CoNLL-X into CoNLL-U: DEPS becomes `_`, and PHEAD/PDEPREL,
     /// when given, move into MISC as `PHEAD=…|PDEPREL=…` so that nothing is lost.
     pub fn conllx_to_conllu(&mut self) {
@@ -431,5 +440,25 @@ impl Sentence {
         let mut sent = Sentence::default();
         sent.fill_from_conllu_lines(&text).expect("a test sentence");
         sent
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_comment_is_read_by_its_key_with_or_without_an_equals_sign_and_empty_is_none() {
+        let mut sent = Sentence::default();
+        for c in ["# sent_idx = other", "# sent_id = a-1", "#text=Hi there ", "# newpar", "# confidence 0.91"] {
+            sent.push_comment(c);
+        }
+        sent.set_comment("empty", "");
+        assert_eq!(sent.comment("sent_id"), Some("a-1"));
+        assert_eq!(sent.comment("text"), Some("Hi there"));
+        assert_eq!(sent.comment("confidence"), Some("0.91"));
+        assert_eq!((sent.comment("newpar"), sent.comment("empty"), sent.comment("missing")), (None, None, None));
+        sent.set_comment("sent_id", "a-2");
+        assert_eq!(sent.comment("sent_id"), Some("a-2"));
     }
 }

@@ -84,7 +84,7 @@ pub const TAGS_KEY: &str = "tags";
 
 /// Whether a person reviewed the tags of `sent` ([`TAGS_KEY`]).
 pub fn tags_reviewed(sent: &crate::corpus::Sentence) -> bool {
-    store::comment_value(sent, TAGS_KEY) == Some("reviewed")
+    sent.comment(TAGS_KEY) == Some("reviewed")
 }
 
 /// `# tags_checked = 3 7`: a person checked the UPOS and XPOS of these words (1-based ids); a
@@ -104,7 +104,7 @@ pub fn checked_tags(sent: &crate::corpus::Sentence) -> Option<Vec<Gold>> {
     }
     let mut gold = vec![Gold::Unchecked; sent.len()];
     for (key, level) in [(UPOS_CHECKED_KEY, Gold::Upos), (TAGS_CHECKED_KEY, Gold::Tag)] {
-        let ids = store::comment_value(sent, key).unwrap_or_default().split_whitespace();
+        let ids = sent.comment(key).unwrap_or_default().split_whitespace();
         for id in ids.filter_map(|id| id.parse::<usize>().ok()).filter(|&id| id >= 1 && id <= sent.len()) {
             gold[id - 1] = level;
         }
@@ -120,7 +120,7 @@ pub const LEMMAS_CHECKED_KEY: &str = "lemmas_checked";
 /// is word 1), `None` if none.
 pub fn checked_lemmas(sent: &crate::corpus::Sentence) -> Option<Vec<bool>> {
     let mut checked = vec![false; sent.len()];
-    let ids = store::comment_value(sent, LEMMAS_CHECKED_KEY).unwrap_or_default().split_whitespace();
+    let ids = sent.comment(LEMMAS_CHECKED_KEY).unwrap_or_default().split_whitespace();
     for id in ids.filter_map(|id| id.parse::<usize>().ok()).filter(|&id| id >= 1 && id <= sent.len()) {
         checked[id - 1] = true;
     }

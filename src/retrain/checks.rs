@@ -6,7 +6,7 @@
 use std::path::Path;
 
 use super::reference::{agreement, Reference, CONFIDENT, MAX_UNKNOWN_SHARE, MIN_CONFIDENT_ARCS, MIN_WORDS_FOR_LEXICON};
-use super::store::{comment_value, FileReport};
+use super::store::FileReport;
 use crate::corpus::tree::{is_projective_partial, partial_heads, PartialHeads};
 use crate::corpus::unparsed::{ERROR_KEY, PLACEHOLDER_MISC};
 use crate::corpus::{Column, CorpusError, Format, Reader, Sentence};
@@ -188,7 +188,7 @@ pub(super) fn check_sentence(
             ),
         ));
     }
-    if let Some(annotator) = annotator.filter(|_| comment_value(&sent, CONFIRMED_KEY) != Some("yes")) {
+    if let Some(annotator) = annotator.filter(|_| sent.comment(CONFIRMED_KEY) != Some("yes")) {
         let a = agreement(annotator, &sent);
         if a.is_suspect() {
             let why = if a.confident >= MIN_CONFIDENT_ARCS {
@@ -227,7 +227,7 @@ pub const CONFIRMED_KEY: &str = "confirmed";
 /// The words whose arc nobody reviewed: those whose MISC still has the parser's
 /// [`CONF_KEY`] or [`LOW_CONF_KEY`] mark, unless the sentence says `# reviewed = all`.
 pub(super) fn unreviewed_words(sent: &Sentence) -> Vec<usize> {
-    if comment_value(sent, REVIEWED_KEY) == Some("all") {
+    if sent.comment(REVIEWED_KEY) == Some("all") {
         return Vec::new();
     }
     let marked = |misc: &str| {

@@ -339,11 +339,14 @@ pub fn run_cycle(
             a.analyze(sent, Analyze::ALL)
         }
     };
+    let analyzed_annotations = |analyze: &mut dyn FnMut(&mut crate::corpus::Sentence)| {
+        heldout_sentences
+            .iter()
+            .map(|&s| DevSentence::analyzed(s.clone(), &store.segments, morphology, analyze))
+            .collect::<Result<Vec<_>, _>>()
+    };
     let heldout = train::load_dev_with(&heldout_path, morphology, &mut serving_analysis)?;
-    let heldout_annotations = heldout_sentences
-        .iter()
-        .map(|&s| DevSentence::analyzed(s.clone(), &store.segments, morphology, &mut serving_analysis))
-        .collect::<Result<Vec<_>, _>>()?;
+    let heldout_annotations = analyzed_annotations(&mut serving_analysis)?;
     report.annotations_heldout = heldout_annotations.len();
     report.annotations_heldout_arcs = heldout_annotations.iter().map(DevSentence::annotated).sum();
     let new_tagger = match (retrain_tagger, serving.as_mut()) {
@@ -374,10 +377,7 @@ pub fn run_cycle(
     let (candidate_heldout, candidate_annotations) = match new_tagger.is_some() || new_lemmatizer.is_some() {
         true => {
             let mut analysis = CandidateAnalysis::new(&new_tagger, &new_lemmatizer, serving.as_mut());
-            let annotations = heldout_sentences
-                .iter()
-                .map(|&s| DevSentence::analyzed(s.clone(), &store.segments, morphology, &mut |x| analysis.analyze(x)))
-                .collect::<Result<Vec<_>, _>>()?;
+            let annotations = analyzed_annotations(&mut |x| analysis.analyze(x))?;
             (Some(analyzed_heldout(&heldout_path, morphology, &mut analysis)?), Some(annotations))
         }
         false => (None, None),

@@ -366,7 +366,7 @@ impl Store {
         provenance.time = crate::model::registry::unix_time();
         provenance.sentences = sentences.len();
         for s in sentences {
-            if let Some(name) = comment_value(s, ANNOTATOR_KEY) {
+            if let Some(name) = s.comment(ANNOTATOR_KEY) {
                 if !provenance.annotators.iter().any(|a| a == name) {
                     provenance.annotators.push(name.to_string());
                 }
@@ -417,16 +417,7 @@ pub fn dedup_key(sent: &Sentence) -> String {
 
 /// The value of `# sent_id`, if the sentence has a non-empty one.
 fn sent_id(sent: &Sentence) -> Option<&str> {
-    comment_value(sent, "sent_id")
-}
-
-/// The value of the comment `# KEY = value` (or `# KEY value`), if non-empty.
-pub(super) fn comment_value<'s>(sent: &'s Sentence, key: &str) -> Option<&'s str> {
-    let value = sent.comments.iter().find_map(|c| {
-        let rest = c.strip_prefix('#')?.trim_start().strip_prefix(key)?;
-        rest.starts_with([' ', '=']).then(|| rest.trim_start_matches([' ', '=']))
-    });
-    value.map(str::trim).filter(|v| !v.is_empty())
+    sent.comment("sent_id")
 }
 
 /// Moves the sentences of `problems` aside into `dir` (`rejected/`, `suspect/`): a file of

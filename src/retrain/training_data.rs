@@ -143,7 +143,7 @@ fn confident_output(
         let path = dir.join(name);
         for sent in Reader::open(&path, Format::from_path(&path))? {
             let sent = sent?;
-            let confidence = store::comment_value(&sent, "confidence").and_then(|c| c.parse::<f64>().ok());
+            let confidence = sent.comment("confidence").and_then(|c| c.parse::<f64>().ok());
             match confidence {
                 Some(c) if c >= min && !held.contains(&reference::forms_hash(&sent)) => {
                     chosen.push((c, sent, path.clone()))

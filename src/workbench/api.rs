@@ -210,8 +210,10 @@ impl Workbench {
             let errors = self.queue.lock().unwrap_or_else(|p| p.into_inner()).errors().clone();
             let mut reparser = Reparser::new(&model);
             let words = reparser.view(&sent, &Constraints::none(sent.len()), &[], &errors);
-            let sent_id = comment(&sent, "sent_id").unwrap_or_else(|| source.clone());
-            let text = comment(&sent, "text")
+            let sent_id = sent.comment("sent_id").map_or_else(|| source.clone(), str::to_string);
+            let text = sent
+                .comment("text")
+                .map(str::to_string)
                 .unwrap_or_else(|| words.iter().map(|w| w.form.as_str()).collect::<Vec<_>>().join(" "));
             let body = json!({ "task": task_id, "sent_id": sent_id, "text": text, "words": words });
             let task = Task {
@@ -589,12 +591,4 @@ fn cycle_reports(dir: &std::path::Path) -> Vec<serde_json::Value> {
         .filter_map(|bytes| serde_json::from_slice::<serde_json::Value>(&bytes).ok())
         .filter(|r| r["candidate"]["model"].is_string())
         .collect()
-}
-
-/// The value of comment `# key = value`.
-fn comment(sent: &Sentence, key: &str) -> Option<String> {
-    sent.comments.iter().find_map(|c| {
-        let rest = c.strip_prefix("# ")?.strip_prefix(key)?.trim_start().strip_prefix('=')?;
-        Some(rest.trim().to_string())
-    })
 }

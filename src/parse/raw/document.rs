@@ -66,15 +66,6 @@ pub enum DocumentError {
     NotANumber { sentence: usize, id: String, column: &'static str },
 }
 
-/// The value of comment `key` (`# key = value`; the first such comment; empty for `# key`).
-fn comment(sent: &Sentence, key: &str) -> Option<String> {
-    sent.comments.iter().find_map(|c| {
-        let c = c.strip_prefix('#')?;
-        let (k, v) = c.split_once('=').unwrap_or((c, ""));
-        (k.trim() == key).then(|| v.trim().to_string())
-    })
-}
-
 /// Whether a comment's first word is `key` (`# newpar`, `# newpar id = …`).
 fn marked(sent: &Sentence, key: &str) -> bool {
     sent.comments.iter().any(|c| {
@@ -133,8 +124,8 @@ fn sentence_part(sent: &Sentence, index: usize, locator: &mut TokenLocator) -> R
         }
     }
     Ok(SentencePart {
-        sent_id: comment(sent, "sent_id"),
-        text: comment(sent, "text"),
+        sent_id: sent.comment("sent_id").map(str::to_string),
+        text: sent.comment("text").map(str::to_string),
         new_par: marked(sent, "newpar"),
         new_doc: marked(sent, "newdoc"),
         tokens,

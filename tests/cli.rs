@@ -429,6 +429,26 @@ fn parse_passes_any_malformed_sentence_to_rejected_unparsed_when_asked() {
 }
 
 #[test]
+fn a_truncated_zst_input_fails_the_run_whatever_malformed_says_and_publishes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = fixture_model(dir.path());
+    // Many times the reader's chunk and the pipeline's blocks, cut in its last compressed
+    // block: the cut is met after whole blocks were read (where it once passed for the end).
+    let text = numbered_fixtures(|_, bytes| bytes < 4 << 20);
+    let whole = zstd::encode_all(&text[..], 3).unwrap();
+    let (input, out) = (dir.path().join("cut.conllu.zst"), dir.path().join("out.conllu"));
+    std::fs::write(&input, &whole[..whole.len() - 64]).unwrap();
+    for threads in ["1", "2"] {
+        for malformed in ["fail", "lowconf"] {
+            let args = ["--threads", threads, "--malformed", malformed];
+            let stderr = fails(common::parse(&model, &input, &out, &args), "the zstd stream is truncated");
+            assert!(stderr.contains("cut.conllu.zst"), "the file is named: {stderr}");
+            assert!(!out.exists(), "an output of a cut file was published ({threads} threads, {malformed})");
+        }
+    }
+}
+
+#[test]
 fn train_replaces_an_existing_model_only_when_asked_and_never_its_own_input() {
     let dir = tempfile::tempdir().unwrap();
     let train = dir.path().join("train.conllu");

@@ -34,15 +34,25 @@ const AHEAD_CHUNK: usize = 256 << 10;
 /// chunks ahead, so that decompressing runs beside the work of whoever reads, not under it:
 /// in the parsing pipeline the reading stage runs one thread at a time, and decompressing
 /// there was a serial share that more cores could never shorten (about 1% of a CoNLL-U parse).
-/// The thread ends at the end of the input, at its first error (passed on), or once the
-/// reader is dropped.
+/// The thread ends at the end of the input, at its first error, or once the reader is dropped.
+/// The error is passed on at every read from then on, never as the end of the input: readers
+/// that meet an error where they cannot report it leave it to be met again (the block reader
+/// of the pipeline does), and a truncated `.zst` read as ending early lost the rest of the file
+/// without a word.
 pub struct ReadAhead {
     chunks: crossbeam_channel::Receiver<io::Result<Vec<u8>>>,
     /// Chunks read, given back for the thread to fill again.
     spent: crossbeam_channel::Sender<Vec<u8>>,
     chunk: Vec<u8>,
     at: usize,
-    done: bool,
+    end: Option<End>,
+}
+
+/// How a [`ReadAhead`]'s input ended.
+enum End {
+    Complete,
+    /// The input's error, as its kind and message (an `io::Error` cannot be cloned).
+    Failed(io::ErrorKind, String),
 }
 
 impl ReadAhead {
@@ -69,7 +79,7 @@ impl ReadAhead {
             }
         });
         started.map_err(|e| io::Error::new(e.kind(), format!("cannot start a thread to read ahead: {e}")))?;
-        Ok(ReadAhead { chunks, spent, chunk: Vec::new(), at: 0, done: false })
+        Ok(ReadAhead { chunks, spent, chunk: Vec::new(), at: 0, end: None })
     }
 }
 
@@ -88,22 +98,24 @@ impl io::Read for ReadAhead {
 
 impl BufRead for ReadAhead {
     fn fill_buf(&mut self) -> io::Result<&[u8]> {
-        while self.at == self.chunk.len() && !self.done {
+        while self.at == self.chunk.len() && self.end.is_none() {
             match self.chunks.recv() {
                 Ok(Ok(next)) if !next.is_empty() => {
                     let spent = std::mem::replace(&mut self.chunk, next);
                     let _ = self.spent.send(spent);
                     self.at = 0;
                 }
-                Ok(Err(e)) => {
-                    self.done = true;
-                    return Err(e);
-                }
+                Ok(Err(e)) => self.end = Some(End::Failed(e.kind(), e.to_string())),
                 // The end of the input (an empty chunk, or the thread gone after sending it).
-                Ok(Ok(_)) | Err(_) => self.done = true,
+                Ok(Ok(_)) | Err(_) => self.end = Some(End::Complete),
             }
         }
-        Ok(&self.chunk[self.at..])
+        match &self.end {
+            Some(End::Failed(kind, message)) if self.at == self.chunk.len() => {
+                Err(io::Error::new(*kind, message.clone()))
+            }
+            _ => Ok(&self.chunk[self.at..]),
+        }
     }
 
     fn consume(&mut self, n: usize) {
@@ -613,15 +625,18 @@ mod tests {
     }
 
     #[test]
-    fn reading_ahead_gives_every_byte_in_order_then_the_input_s_error() {
+    fn reading_ahead_gives_every_byte_in_order_then_the_input_s_error_at_every_read() {
         use io::Read as _;
         let bytes: Vec<u8> = (0..3 * AHEAD_CHUNK + 12_345).map(|i| (i * 7 % 251) as u8).collect();
         let mut ahead = ReadAhead::spawn(Failing { bytes: bytes.clone(), at: 0 }).unwrap();
         let mut got = vec![0; bytes.len()];
         ahead.read_exact(&mut got).unwrap();
         assert!(got == bytes, "the bytes differ");
-        let err = ahead.read(&mut [0; 10]).unwrap_err();
-        assert_eq!(err.to_string(), "the disk went away");
+        // The error stays: a reader that meets it again must not take it for the end.
+        for _ in 0..3 {
+            let err = ahead.read(&mut [0; 10]).unwrap_err();
+            assert_eq!(err.to_string(), "the disk went away");
+        }
         let zst = tempfile::Builder::new().suffix(".zst").tempfile().unwrap();
         std::fs::write(zst.path(), zstd::encode_all(&bytes[..], 3).unwrap()).unwrap();
         let mut whole = Vec::new();

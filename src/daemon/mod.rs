@@ -457,6 +457,18 @@ impl Scheduler<'_> {
     }
 }
 
+/// How long past the grace period a stop waits for the files in flight to be given up before
+/// the daemon exits without them: giving up takes the pipeline a batch (milliseconds), and
+/// systemd kills a stop that overruns `TimeoutStopSec` (30 s in the shipped unit).
+const STOP_WAIT: Duration = Duration::from_secs(2);
+
+/// Gives up the files in flight (they stay in `processing/` for the next start), once.
+fn give_up(abandon: &AtomicBool) {
+    if !abandon.swap(true, Ordering::SeqCst) {
+        log("grace period over: leaving the files in flight for the next start");
+    }
+}
+
 /// Removes temporaries of dead daemons: outputs, `failed/` sidecars, metrics.
 fn sweep_temporaries(spool: &Spool, config: &Config) -> std::io::Result<usize> {
     let mut n = spool.sweep_temporaries()?;
@@ -555,7 +567,7 @@ fn serve(setup: &Setup, requests: &Receiver<Request>, metrics: &Arc<Metrics>) ->
     let mut request: Option<Request> = None;
     let mut deadline: Option<Instant> = None;
     let mut engine_result: Option<Result<(), String>> = None;
-    while engine_result.is_none() {
+    'serving: while engine_result.is_none() {
         if request.is_none() {
             s.fill()?;
         }
@@ -566,9 +578,14 @@ fn serve(setup: &Setup, requests: &Receiver<Request>, metrics: &Arc<Metrics>) ->
                 if r == Request::Stop {
                     let grace = Duration::from_secs_f64(setup.config.shutdown.grace_seconds);
                     let now = Instant::now();
-                    deadline = Some(if request == Some(Request::Stop) { now } else { now + grace });
+                    let at = if request == Some(Request::Stop) { now } else { now + grace };
+                    deadline = Some(at);
                     systemd::stopping();
-                    log("stopping: no new files; finishing the files in flight");
+                    if at <= now {
+                        give_up(&abandon);
+                    } else {
+                        log("stopping: no new files; finishing the files in flight");
+                    }
                 } else if request.is_none() {
                     systemd::reloading();
                     log("reloading: finishing the files in flight first");
@@ -611,14 +628,27 @@ fn serve(setup: &Setup, requests: &Receiver<Request>, metrics: &Arc<Metrics>) ->
                     last_status = Instant::now();
                     systemd::status(&metrics.status());
                 }
-                if deadline.is_some_and(|d| Instant::now() >= d) && !abandon.swap(true, Ordering::SeqCst) {
-                    log("grace period over: leaving the files in flight for the next start");
+                if let Some(d) = deadline.filter(|d| Instant::now() >= *d) {
+                    give_up(&abandon);
+                    if d.elapsed() >= STOP_WAIT {
+                        error(&format!(
+                            "the files in flight did not stop within {} s of the grace period's end: exiting \
+                             without them; they stay in processing/ and are parsed again from the start at the \
+                             next start",
+                            STOP_WAIT.as_secs()
+                        ));
+                        break 'serving;
+                    }
                 }
             }
         }
     }
     while let Ok(f) = finished_rx.try_recv() {
         s.finished(f);
+    }
+    if engine_result.is_none() {
+        // Left running: the process exits, which a publication survives as it survives kill -9.
+        return Ok(Request::Stop);
     }
     let _ = engine.join();
     match engine_result {

@@ -169,6 +169,11 @@ pub(super) fn fill_batch(
     batch: &mut Batch,
     first: Option<&mut Steps>,
 ) -> Option<Outcome> {
+    // Before any way of reading: a file read in blocks never meets the check below, and a
+    // stop waited for the whole of a large file (35 s for 640 MB, past systemd's stop timeout).
+    if abandon.load(Ordering::Relaxed) {
+        return Some(Outcome::Abandoned);
+    }
     let reader = match reader {
         Source::Raw(raw) => return fill_pieces(opts, abandon, raw, job, batch, first),
         Source::Corpus(corpus) if first.is_none() && corpus.between_sentences() => {

@@ -113,8 +113,13 @@ impl Server {
 
     /// Starts it with tokens configured ([`with_tokens`]); `get` and `post` send `token`.
     fn start_as(spool: &Spool, extra: &[&str], token: Option<&str>) -> Server {
+        Server::start_on(spool, "127.0.0.1:0", extra, token)
+    }
+
+    /// Starts it listening on `listen`.
+    fn start_on(spool: &Spool, listen: &str, extra: &[&str], token: Option<&str>) -> Server {
         let mut child = Command::new(env!("CARGO_BIN_EXE_spoolparse"))
-            .args(["annotate", "--config", spool.config.to_str().unwrap(), "--listen", "127.0.0.1:0"])
+            .args(["annotate", "--config", spool.config.to_str().unwrap(), "--listen", listen])
             .args(extra)
             .stderr(Stdio::piped())
             .spawn()
@@ -123,9 +128,11 @@ impl Server {
         let addr = loop {
             let line = lines.next().expect("the workbench says where it listens").unwrap();
             if let Some(rest) = line.split("workbench on http://").nth(1) {
-                break rest.trim_end_matches('/').parse().unwrap();
+                break rest.trim_end_matches('/').parse::<SocketAddr>().unwrap();
             }
         };
+        // On every address: reached, and named, through loopback.
+        let addr = if addr.ip().is_unspecified() { SocketAddr::from(([127, 0, 0, 1], addr.port())) } else { addr };
         // Keep draining the log so the server never blocks on a full pipe.
         std::thread::spawn(move || for _ in lines {});
         let server = Server { child, addr, token: token.map(str::to_string) };
@@ -594,6 +601,34 @@ fn without_tokens_it_listens_on_loopback_only_and_with_them_every_request_needs_
     assert_eq!(server.request("POST", "/api/answer", body.as_bytes(), Some("tok-ana")).0, 200);
     let text = std::fs::read_to_string(&with_tokens.corrections()[0]).unwrap();
     assert!(text.contains("# annotator = ana"), "{text}");
+}
+
+/// Listening on every address with tokens, a request that names the machine by its loopback
+/// address, `localhost` or its host name with the port is served (every request, the page
+/// included, used to be a 403 unless `hosts` listed the name with its port); a name is taken
+/// by `--listen` (`localhost:PORT` used to be refused as no address); a foreign name is still
+/// refused.
+#[test]
+fn on_every_address_with_tokens_the_machines_own_names_are_served_and_a_name_can_be_listened_on() {
+    let spool = Spool::new(6, "");
+    with_tokens(&spool, &[("ana", false)]);
+    let server = Server::start_on(&spool, "0.0.0.0:0", &[], Some("tok-ana"));
+    let port = server.addr.port();
+    let name = std::fs::read_to_string("/proc/sys/kernel/hostname").map(|n| n.trim().to_string()).unwrap_or_default();
+    for host in [format!("127.0.0.1:{port}"), format!("localhost:{port}"), format!("{name}:{port}")] {
+        for path in ["/", "/api/stats"] {
+            let (status, body) = server.raw("GET", path, &format!("Host: {host}\r\n"), b"", Some("tok-ana"));
+            assert_eq!(status, 200, "GET {path} for {host}: {body}");
+        }
+    }
+    let (status, _) = server.raw("GET", "/api/stats", "Host: evil.example\r\n", b"", Some("tok-ana"));
+    assert_eq!(status, 403, "a foreign name");
+    drop(server);
+    let server = Server::start_on(&Spool::new(6, ""), "localhost:0", &[], None);
+    assert!(server.addr.ip().is_loopback(), "{}", server.addr);
+    let (status, body) =
+        server.raw("GET", "/api/stats", &format!("Host: localhost:{}\r\n", server.addr.port()), b"", None);
+    assert_eq!(status, 200, "{body}");
 }
 
 /// A web page on another site cannot act on the workbench, tokens or not: a `text/plain` POST

@@ -149,8 +149,9 @@ def workbench(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathF
             print(f"spoolparse annotate's output:\n{output}")
 
 
-@pytest.fixture(scope="module")
-def browser(workbench: Workbench, tmp_path_factory: pytest.TempPathFactory):
+def start_chromium(profile: Path):
+    """Headless Chromium under Selenium, with its profile in `profile`; skips the test where
+    either is missing."""
     missing = [p for p in (CHROMIUM, CHROMEDRIVER) if not Path(p).is_file()]
     if missing:
         note(f"{', '.join(missing)} not found: the workbench browser test needs Debian's chromium and chromium-driver")
@@ -166,10 +167,15 @@ def browser(workbench: Workbench, tmp_path_factory: pytest.TempPathFactory):
     options.binary_location = CHROMIUM
     for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync", "--no-first-run", "--window-size=1280,900",
-                 f"--user-data-dir={tmp_path_factory.mktemp('chromium-profile')}"):
+                 f"--user-data-dir={profile}"):
         options.add_argument(flag)
-    driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    return webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
+
+
+@pytest.fixture(scope="module")
+def browser(workbench: Workbench, tmp_path_factory: pytest.TempPathFactory):
+    driver = start_chromium(tmp_path_factory.mktemp("chromium-profile"))
     try:
         driver.get(workbench.url + "/")
         authenticate(driver)
@@ -704,3 +710,31 @@ def test_tab_reaches_the_buttons_for_a_keyboard_only_user(browser) -> None:
 def test_the_page_logged_no_script_error(browser) -> None:
     errors = [e for e in browser.get_log("browser") if e["level"] == "SEVERE" and "/api/" not in e["message"]]
     assert not errors, f"the page's console: {errors}"
+
+
+def test_a_page_of_another_origin_cannot_frame_the_workbench(workbench: Workbench, tmp_path: Path) -> None:
+    """Clickjacking: a page on another port frames the workbench under a decoy and gets the
+    user's clicks and keys on it. The server forbids framing (CSP frame-ancestors, and
+    X-Frame-Options for older browsers); the frame stays empty. Its own browser, so that the
+    refusal logged in the console does not count against the page's own test."""
+    import http.server
+    import threading
+    page = (f'<!doctype html><title>decoy</title><p>Click to win!</p>'
+            f'<iframe id="victim" src="{workbench.url}/" style="width:900px;height:600px;opacity:0.3"></iframe>')
+    (tmp_path / "index.html").write_text(page)
+    handler = lambda *a, **k: http.server.SimpleHTTPRequestHandler(*a, directory=str(tmp_path), **k)
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    driver = start_chromium(tmp_path / "profile")
+    try:
+        driver.get(f"http://127.0.0.1:{server.server_address[1]}/index.html")
+        frame = wait(driver, lambda: driver.find_elements("id", "victim"), "the decoy's frame")[0]
+        time.sleep(1.5)  # time for the frame to load whatever it may
+        screenshot(driver, "12-framed-by-another-origin")
+        driver.switch_to.frame(frame)
+        shown = driver.execute_script("return [document.URL, !!document.getElementById('error-text'), "
+                                      "document.body ? document.body.innerText.slice(0, 200) : '']")
+        assert not shown[1], f"the workbench loaded inside another origin's frame: {shown}"
+    finally:
+        driver.quit()
+        server.shutdown()

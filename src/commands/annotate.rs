@@ -1,7 +1,6 @@
 //! `spoolparse annotate`: serves the correction workbench (the library's
 //! [`spoolparse::workbench`]).
 
-use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
@@ -19,9 +18,10 @@ use super::ConfigArg;
 pub struct AnnotateArgs {
     #[command(flatten)]
     config: ConfigArg,
-    /// Listen here instead of `[annotate] listen` (loopback unless tokens are configured).
+    /// Listen here instead of `[annotate] listen`: an address or a name with a port
+    /// (`127.0.0.1:8040`, `localhost:8040`); loopback unless tokens are configured.
     #[arg(long)]
-    listen: Option<SocketAddr>,
+    listen: Option<String>,
     /// CoNLL-U files to queue besides the daemon's `lowconf/` (words marked `LowConf=Yes`).
     #[arg(long)]
     input: Vec<PathBuf>,

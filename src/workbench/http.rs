@@ -85,8 +85,9 @@ impl Response {
     fn write_to(&self, out: &mut impl Write) -> io::Result<()> {
         let head = format!(
             "HTTP/1.1 {} {}\r\nContent-Type: {}\r\nContent-Length: {}\r\nConnection: close\r\n\
-             Cache-Control: no-store\r\nX-Content-Type-Options: nosniff\r\n\
-             Content-Security-Policy: default-src 'self'; style-src 'self'; img-src 'self' data:\r\n\r\n",
+             Cache-Control: no-store\r\nX-Content-Type-Options: nosniff\r\nX-Frame-Options: DENY\r\n\
+             Content-Security-Policy: default-src 'self'; style-src 'self'; img-src 'self' data:; \
+             frame-ancestors 'none'\r\n\r\n",
             self.status,
             reason(self.status),
             self.content_type,

@@ -58,20 +58,17 @@ pub enum WorkbenchError {
 /// What `spoolparse annotate` was asked to do.
 #[derive(Debug, Clone)]
 pub struct Options {
-    /// Where to listen (overrides `[annotate] listen`).
-    pub listen: Option<SocketAddr>,
+    /// Where to listen (overrides `[annotate] listen`): an address or a name with a port.
+    pub listen: Option<String>,
     /// CoNLL-U files queued besides `lowconf/`.
     pub inputs: Vec<PathBuf>,
 }
 
 /// The address, checked: a non-loopback address needs tokens.
 pub fn listen_address(config: &Config, options: &Options) -> Result<SocketAddr, WorkbenchError> {
-    let addr = match options.listen {
-        Some(a) => a,
-        None => config
-            .annotate
-            .listen
-            .parse()
+    let addr = match &options.listen {
+        Some(text) => resolve(text).map_err(|e| WorkbenchError::Config(format!("--listen {text:?}: {e}")))?,
+        None => resolve(&config.annotate.listen)
             .map_err(|e| WorkbenchError::Config(format!("[annotate] listen {:?}: {e}", config.annotate.listen)))?,
     };
     if !addr.ip().is_loopback() && config.annotate.tokens_file.is_none() {
@@ -81,6 +78,20 @@ pub fn listen_address(config: &Config, options: &Options) -> Result<SocketAddr, 
         )));
     }
     Ok(addr)
+}
+
+/// The address to bind for `text`: `127.0.0.1:8040`, `[::1]:8040`, or a name with a port
+/// (`localhost:8040`), looked up, its first IPv4 address preferred (what browsers try first).
+fn resolve(text: &str) -> Result<SocketAddr, String> {
+    use std::net::ToSocketAddrs;
+    if let Ok(addr) = text.parse() {
+        return Ok(addr);
+    }
+    if !text.rsplit_once(':').is_some_and(|(_, port)| port.parse::<u16>().is_ok()) {
+        return Err("expected an address or a name with a port (127.0.0.1:8040, localhost:8040)".into());
+    }
+    let found: Vec<SocketAddr> = text.to_socket_addrs().map_err(|e| format!("cannot look the name up: {e}"))?.collect();
+    found.iter().find(|a| a.is_ipv4()).or(found.first()).copied().ok_or_else(|| "the name has no address".into())
 }
 
 /// Runs the workbench until `stop` is set.

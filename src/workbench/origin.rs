@@ -3,8 +3,10 @@
 //!
 //! - **Host.** Every request must name the workbench in its `Host` header: its listen address
 //!   (and `localhost` for a loopback one) with its port, or a name `[annotate] hosts` lists (a
-//!   reverse proxy's). A page on another site whose name an attacker points at 127.0.0.1 (DNS
-//!   rebinding) is refused, and so cannot read tasks.
+//!   reverse proxy's). Listening on every address (`0.0.0.0`, `[::]`), the machine's own
+//!   addresses and host name are its names, each with the listen port, besides the loopback
+//!   ones. A page on another site whose name an attacker points at 127.0.0.1 (DNS rebinding) is
+//!   refused, and so cannot read tasks.
 //! - **Origin.** A request that changes something or leases work (every `POST`, and `GET
 //!   /api/next`) must not come from another site: a browser says where a request comes from
 //!   (`Origin`, `Sec-Fetch-Site`), and one from a foreign origin is refused, tokens or not. Tools
@@ -15,7 +17,7 @@
 //!
 //! Each refusal is a 403 saying why. This module owns the rules; it knows requests, not tasks.
 
-use std::net::SocketAddr;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 
 use super::http::{Request, Response};
 
@@ -35,8 +37,16 @@ impl Origins {
         if !bound.ip().is_unspecified() {
             hosts.push(bound.to_string());
         }
-        if bound.ip().is_loopback() {
+        if bound.ip().is_loopback() || bound.ip().is_unspecified() {
             hosts.extend([format!("localhost:{port}"), format!("127.0.0.1:{port}"), format!("[::1]:{port}")]);
+        }
+        if bound.ip().is_unspecified() {
+            // Without them every request was refused, the page included, unless `hosts`
+            // listed each name with its port.
+            let v4_only = bound.is_ipv4();
+            let own = interface_addresses().into_iter().filter(|a| !v4_only || a.is_ipv4());
+            hosts.extend(own.map(|a| SocketAddr::new(a, port).to_string()));
+            hosts.extend(host_name().map(|name| format!("{}:{port}", name.to_ascii_lowercase())));
         }
         hosts.extend(extra.iter().map(|h| h.trim().to_ascii_lowercase()));
         let mut seen = std::collections::HashSet::new();
@@ -90,6 +100,50 @@ impl Origins {
     }
 }
 
+/// The addresses of this machine's network interfaces (none where they cannot be listed).
+#[cfg(target_os = "linux")]
+fn interface_addresses() -> Vec<IpAddr> {
+    let mut list: *mut libc::ifaddrs = std::ptr::null_mut();
+    // SAFETY: on success getifaddrs points `list` at a linked list that stays valid until
+    // freeifaddrs; each entry's address, when not null, is a sockaddr of the family it says.
+    unsafe {
+        if libc::getifaddrs(&mut list) != 0 {
+            return Vec::new();
+        }
+        let mut found = Vec::new();
+        let mut at = list;
+        while let Some(entry) = at.as_ref() {
+            if let Some(addr) = entry.ifa_addr.as_ref() {
+                match i32::from(addr.sa_family) {
+                    libc::AF_INET => {
+                        let v4 = &*(entry.ifa_addr as *const libc::sockaddr_in);
+                        found.push(IpAddr::V4(Ipv4Addr::from(u32::from_be(v4.sin_addr.s_addr))));
+                    }
+                    libc::AF_INET6 => {
+                        let v6 = &*(entry.ifa_addr as *const libc::sockaddr_in6);
+                        found.push(IpAddr::V6(Ipv6Addr::from(v6.sin6_addr.s6_addr)));
+                    }
+                    _ => {}
+                }
+            }
+            at = entry.ifa_next;
+        }
+        libc::freeifaddrs(list);
+        found
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn interface_addresses() -> Vec<IpAddr> {
+    Vec::new()
+}
+
+/// This machine's host name, as the kernel has it.
+fn host_name() -> Option<String> {
+    let name = std::fs::read_to_string("/proc/sys/kernel/hostname").ok()?;
+    Some(name.trim().to_string()).filter(|n| !n.is_empty())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -139,5 +193,25 @@ mod tests {
         assert!(!ok(&cross));
         cross.fetch_site = Some("same-origin".into());
         assert!(ok(&cross));
+    }
+
+    #[test]
+    fn on_every_address_the_machines_own_addresses_and_name_with_the_port_are_its_names() {
+        let o = Origins::new("0.0.0.0:8041".parse().unwrap(), &[]);
+        let ok = |host: &str| o.check(&request("GET", "/", Some(host), None, None)).is_ok();
+        for host in ["127.0.0.1:8041", "localhost:8041", "[::1]:8041"] {
+            assert!(ok(host), "{host}: {:?}", o.hosts);
+        }
+        let own: Vec<IpAddr> = interface_addresses().into_iter().filter(IpAddr::is_ipv4).collect();
+        assert!(!own.is_empty(), "no interface address found (not even loopback)");
+        for a in own {
+            assert!(ok(&SocketAddr::new(a, 8041).to_string()), "{a}: {:?}", o.hosts);
+            assert!(!ok(&SocketAddr::new(a, 8042).to_string()), "another port");
+        }
+        if let Some(name) = host_name() {
+            assert!(ok(&format!("{}:8041", name.to_uppercase())), "{name}");
+        }
+        assert!(!ok("evil.example:8041"), "DNS rebinding");
+        assert!(!ok("0.0.0.0:8041"), "not an address a client reaches");
     }
 }

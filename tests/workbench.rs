@@ -60,6 +60,21 @@ impl Spool {
         Spool { dir, config }
     }
 
+    /// Turns the daemon's retraining cycles on in the configuration (on the spool's gold file,
+    /// gated on a sentence the queue does not hold).
+    fn run_retraining(&self) {
+        let heldout = self.dir.path().join("heldout.conllu");
+        std::fs::write(&heldout, "1\theld\t_\tNOUN\tNOUN\t_\t0\troot\t_\t_\n\n").unwrap();
+        let text = std::fs::read_to_string(&self.config).unwrap();
+        let gold = self.dir.path().join("gold.conllu");
+        let retrain = format!(
+            "[retrain]\nenabled = true\nevery = \"100d\"\nbase = [\"{}\"]\nheldout = \"{}\"\n",
+            gold.display(),
+            heldout.display()
+        );
+        std::fs::write(&self.config, format!("{text}\n{retrain}")).unwrap();
+    }
+
     fn annotated(&self) -> PathBuf {
         self.dir.path().join("spool/annotated")
     }
@@ -569,6 +584,7 @@ fn a_reparse_parses_with_the_tags_given() {
 #[test]
 fn without_tokens_it_listens_on_loopback_only_and_with_them_every_request_needs_one() {
     let spool = Spool::new(6, "");
+    spool.run_retraining();
     let out = common::spoolparse(&["annotate", "--config", spool.config.to_str().unwrap(), "--listen", "0.0.0.0:0"]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success() && stderr.contains("not a loopback address"), "{stderr}");
@@ -601,6 +617,18 @@ fn without_tokens_it_listens_on_loopback_only_and_with_them_every_request_needs_
     assert_eq!(server.request("POST", "/api/answer", body.as_bytes(), Some("tok-ana")).0, 200);
     let text = std::fs::read_to_string(&with_tokens.corrections()[0]).unwrap();
     assert!(text.contains("# annotator = ana"), "{text}");
+}
+
+/// "Retrain now" on a daemon whose configuration runs no cycle is refused saying so, and asks
+/// for nothing (it used to answer that the cycle runs now).
+#[test]
+fn asking_for_a_retraining_the_configuration_does_not_run_is_refused_saying_why() {
+    let spool = Spool::new(6, "");
+    let server = Server::start(&spool, &[]);
+    let (status, body) = server.post("/api/retrain", json!({}));
+    assert_eq!(status, 409, "{body}");
+    assert!(body["error"].as_str().unwrap_or("").contains("[retrain] enabled = false"), "{body}");
+    assert!(!spool.annotated().join(".retrain-requested").exists());
 }
 
 /// Listening on every address with tokens, a request that names the machine by its loopback

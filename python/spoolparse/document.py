@@ -355,6 +355,10 @@ def _pipe(parse: Callable[[str], _T], texts: Iterable[object], threads: int, bat
     too, with another ``parse``); bad ``threads`` or ``batch_size`` raise at once."""
     if threads < 1 or batch_size < 1:
         raise ValueError(f"threads and batch_size must be at least 1 (got {threads}, {batch_size})")
+    # A str is an iterable of texts too: one document per character.
+    if isinstance(texts, (str, bytes)):
+        raise TypeError(f"texts must be an iterable of str, not one {type(texts).__name__}: "
+                        "pipe(model, [text]) for one text, or parse_document(model, text)")
     return _stream(parse, texts, threads, threads * batch_size)
 
 

@@ -190,6 +190,39 @@ class SpoolparseTokenizer:
             return self.from_bytes(f.read())
 
 
+# The relations of a nominal that heads a noun chunk, by UD's universal part (``nsubj:pass`` is
+# ``nsubj``): spaCy's own iterators know the labels of its English models (``dobj``,
+# ``nsubjpass``, ``pobj``), not UD's, and missed every ``obj`` and ``nsubj:pass``.
+_CHUNK_RELATIONS = frozenset({"nsubj", "obj", "iobj", "obl", "nmod", "appos", "root", "conj", "vocative",
+                              "dislocated", "expl", "xcomp"})
+_NOMINALS = frozenset({"NOUN", "PROPN", "PRON"})
+# Left dependents that are not part of a noun chunk: UD attaches prepositions (``case``) and
+# conjunctions to the noun, where spaCy's English trees attach them above it.
+_OUTSIDE_CHUNK = frozenset({"case", "mark", "cc", "punct", "acl", "advcl", "parataxis"})
+
+
+def ud_noun_chunks(doclike: Any) -> Iterator[tuple[int, int, int]]:
+    """spaCy's ``Doc.noun_chunks`` over UD trees: each noun, proper noun or pronoun in a
+    nominal relation (:data:`_CHUNK_RELATIONS`), from its leftmost modifier (its determiner,
+    adjectives, compounds, possessor, with their subtrees; not its preposition) to itself;
+    nested chunks are left out."""
+    doc = doclike.doc
+    label = doc.vocab.strings.add("NP")
+    end = -1
+    for word in doclike:
+        if word.pos_ not in _NOMINALS or word.dep_.split(":")[0] not in _CHUNK_RELATIONS:
+            continue
+        start = word.i
+        for child in reversed(list(word.lefts)):
+            if child.dep_.split(":")[0] in _OUTSIDE_CHUNK:
+                break
+            start = child.left_edge.i
+        if start <= end:
+            continue
+        end = word.i
+        yield start, word.i + 1, label
+
+
 def load(model: str, lang: str = "xx", sentences: str = "model") -> Language:
     """A blank spaCy pipeline of language ``lang`` (``"xx"``: any) whose tokenizer is spoolparse
     with the model file ``model`` (it needs a tokenizer: ``train --tokenizer``); components added
@@ -197,6 +230,7 @@ def load(model: str, lang: str = "xx", sentences: str = "model") -> Language:
     ``sentences="lines"`` ends a sentence at every line end. The model is opened, and checked,
     now."""
     nlp = get_lang_class(lang)()
+    nlp.vocab.get_noun_chunks = ud_noun_chunks
     tokenizer = SpoolparseTokenizer(nlp.vocab, model, sentences)
     tokenizer.model  # noqa: B018 - a missing or bad model is an error here, not at the first text
     nlp.tokenizer = tokenizer

@@ -251,3 +251,6 @@ def test_bad_input_raises_a_clear_python_exception(data: Data) -> None:
     with pytest.raises(ValueError, match="longer than max_length=10"):
         next(spoolparse.pipe(model, ["A short one.", "Eleven characters"], max_length=10))
     assert len(spoolparse.parse_document(model, "Eleven characters.", max_length=None)) == 1
+    # One string is not an iterable of texts (it gave a document per character).
+    with pytest.raises(TypeError, match="texts must be an iterable of str, not one str"):
+        spoolparse.pipe(model, "A text, not a list of them.")  # type: ignore[arg-type]

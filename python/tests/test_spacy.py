@@ -141,3 +141,19 @@ def test_bad_input_and_a_model_without_a_tokenizer_are_clear_errors(nlp, data: D
     assert len(nlp("")) == 0
     with pytest.raises(Exception, match="missing.model"):
         spoolparse.spacy.load(str(tmp_path / "missing.model"))
+
+
+def test_noun_chunks_follow_ud_relations(nlp) -> None:
+    """``doc.noun_chunks`` over UD labels: spaCy's English iterator knew only its own models'
+    (``dobj``, ``nsubjpass``) and missed every ``obj`` and ``nsubj:pass``; a preposition
+    (UD's ``case``, a child of the noun) stays out of the chunk."""
+    from spacy.tokens import Doc
+    words = ["The", "new", "budget", "was", "approved", "on", "Tuesday", ";", "critics", "called", "it", "a",
+             "mistake", "."]
+    pos = ["DET", "ADJ", "NOUN", "AUX", "VERB", "ADP", "PROPN", "PUNCT", "NOUN", "VERB", "PRON", "DET", "NOUN",
+           "PUNCT"]
+    heads = [2, 2, 4, 4, 4, 6, 4, 9, 9, 4, 9, 12, 9, 4]
+    deps = ["det", "amod", "nsubj:pass", "aux:pass", "root", "case", "obl", "punct", "nsubj", "parataxis", "obj",
+            "det", "xcomp", "punct"]
+    doc = Doc(nlp.vocab, words=words, pos=pos, heads=heads, deps=deps)
+    assert [c.text for c in doc.noun_chunks] == ["The new budget", "Tuesday", "critics", "it", "a mistake"]

@@ -48,7 +48,9 @@ use crate::model::file::{ModelError, ModelFile};
 pub enum RegistryError {
     #[error("{}: {error}", path.display())]
     Io { path: PathBuf, error: io::Error },
-    #[error("{}: not a usable model: {error}", source_path.display())]
+    /// `error` is said without its own file's name: the model may have been checked as a
+    /// temporary copy, whose name means nothing to the user.
+    #[error("{}: not a usable model: {}", source_path.display(), error.problem())]
     Model { source_path: PathBuf, error: ModelError },
     #[error("{0}")]
     Rollback(String),
@@ -467,7 +469,7 @@ fn install_named(source: &Path, dir: &Path, stem: &str) -> Result<ModelFile, Reg
         // Checked before it gets its final name, so that a file there is always a whole model;
         // opened again after the rename only to carry that name (no second checksum pass).
         drop(checked(&tmp, source)?);
-        fs::set_permissions(&tmp, fs::Permissions::from_mode(0o444)).map_err(io_err(&tmp))?;
+        fs::set_permissions(&tmp, fs::Permissions::from_mode(0o444)).map_err(io_err(dir))?;
         fs::rename(&tmp, &name).map_err(io_err(&name))?;
         sync_dir(dir).map_err(io_err(dir))?;
         ModelFile::open(&name).map_err(|error| RegistryError::Model { source_path: name.clone(), error })
@@ -508,6 +510,7 @@ mod tests {
         let models = dir.path().join("models");
         let e = install(&source, &models).err().expect("refused").to_string();
         assert!(e.contains("m.model: not a usable model"), "{e}");
+        assert!(!e.contains(".install") && !e.contains(".model.tmp"), "the error names the temporary copy: {e}");
         assert_eq!(fs::read_dir(&models).unwrap().count(), 0, "a temporary copy was left");
         let e = install(&dir.path().join("absent.model"), &models).err().expect("refused").to_string();
         assert!(e.contains("absent.model"), "{e}");

@@ -315,6 +315,10 @@ impl Store {
     /// Takes segment `number` out of the store: moved with its provenance into
     /// `store/removed/` (nothing is lost; moving them back restores it). Returns where it went.
     pub fn remove(&self, number: u64) -> Result<PathBuf, StoreError> {
+        // Nothing stored yet: no store to lock (whose lock file the error used to name).
+        if !self.segments.is_dir() {
+            return Err(StoreError::NoSegment(number, self.segments.clone()));
+        }
         let _lock = self.lock()?;
         let path = self.segment_path(number);
         if !path.exists() {
@@ -522,6 +526,14 @@ mod tests {
 
     const GOOD: [(&str, &str, &str); 3] = [("a", "2", "dep"), ("b", "0", "root"), ("c", "2", "dep")];
     const CYCLE: [(&str, &str, &str); 3] = [("a", "2", "dep"), ("b", "1", "dep"), ("c", "0", "root")];
+
+    #[test]
+    fn removing_from_a_store_never_made_says_there_is_no_such_segment() {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let store = Store::new(&dir.path().join("annotated"));
+        let e = store.remove(99).expect_err("nothing to remove").to_string();
+        assert!(e.starts_with("no segment 99 in ") && !e.contains(".lock"), "{e}");
+    }
 
     #[test]
     fn sentences_sharing_a_sent_id_are_kept_apart_and_a_correction_replaces_its_own() {

@@ -90,6 +90,9 @@ pub struct Workbench {
     annotated: PathBuf,
     tokens: Option<Tokens>,
     today: Mutex<Today>,
+    /// Whether the daemon runs retraining cycles (`[retrain] enabled`): without them, asking
+    /// for one is refused, not acknowledged as if it ran.
+    retraining: bool,
 }
 
 impl Workbench {
@@ -111,7 +114,13 @@ impl Workbench {
             annotated,
             tokens,
             today: Mutex::new(Today::default()),
+            retraining: true,
         }
+    }
+
+    /// The same workbench for a daemon whose configuration runs no retraining cycle.
+    pub fn without_retraining(self) -> Workbench {
+        Workbench { retraining: false, ..self }
     }
 
     /// Answers one request.
@@ -547,6 +556,13 @@ impl Workbench {
             return Err(Response::error(
                 403,
                 format!("{} is not an admin: only admins may ask for a retraining", who.name),
+            ));
+        }
+        if !self.retraining {
+            return Err(Response::error(
+                409,
+                "retraining is off in the daemon's configuration ([retrain] enabled = false): no cycle would run; \
+                 set enabled = true with every = … under [retrain] and reload the daemon",
             ));
         }
         let request = self.annotated.join(RETRAIN_REQUEST);

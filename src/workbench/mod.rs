@@ -117,7 +117,8 @@ pub fn run(config: &Config, options: &Options, stop: &AtomicBool) -> Result<(), 
             .map_err(|e| WorkbenchError::Config(format!("{}: {e}", config.paths.model.display())))?,
     };
     let listener = http::bind(addr).map_err(io(format!("listening on {addr}")))?;
-    let bench = Arc::new(api::Workbench::new(queue, registry, (current, Arc::new(model)), answers, annotated, tokens));
+    let bench = api::Workbench::new(queue, registry, (current, Arc::new(model)), answers, annotated, tokens);
+    let bench = Arc::new(if config.retrain.enabled { bench } else { bench.without_retraining() });
     let lowconf = config.paths.output.join("lowconf");
     spawn_scanner(Arc::clone(&bench), lowconf, options.inputs.clone());
     // The address bound (port 0 picks one), in the form scripts and tests wait for.

@@ -360,6 +360,16 @@ pub enum ModelError {
     Format { path: PathBuf, error: FormatError },
 }
 
+impl ModelError {
+    /// What is wrong, without the file's name: for a message that names the file itself.
+    pub fn problem(&self) -> String {
+        match self {
+            ModelError::Io { error, .. } => error.to_string(),
+            ModelError::Format { error, .. } => error.to_string(),
+        }
+    }
+}
+
 /// Byte ranges of a weight table's slots and rows in the file.
 type TableRanges = (Range<usize>, Range<usize>);
 

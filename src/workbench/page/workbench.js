@@ -46,6 +46,7 @@ const state = {
   tagging: null,     // the word whose tag the tag chooser is open for
   lemmatizing: null, // the word whose lemma the lemma editor is open for
   skipArmed: 0,      // when s was pressed with changes not submitted (a second s skips)
+  errorOfTask: null, // the task the error shown is about, when it is about one task only
 };
 
 const $ = (selector) => document.querySelector(selector);
@@ -67,13 +68,8 @@ function save() {
     sessionStorage.removeItem(SAVED_KEY);
     return;
   }
-  const saved = {
-    task: state.task.task,
-    arcs: [...state.arcs.values()],
-    tags: [...state.tags],
-    lemmas: [...state.lemmas],
-    current: state.current,
-  };
+  const plain = (s) => ({ arcs: [...s.arcs.values()], tags: [...s.tags], lemmas: [...s.lemmas], current: s.current });
+  const saved = { task: state.task.task, ...plain(state), history: state.history.map(plain) };
   sessionStorage.setItem(SAVED_KEY, JSON.stringify(saved));
 }
 
@@ -96,11 +92,18 @@ async function resume() {
     return loadNext();
   }
   setTask(task);
-  state.arcs = new Map((saved.arcs || []).map((arc) => [arc.id, arc]));
-  state.tags = new Map(saved.tags || []);
-  state.lemmas = new Map(saved.lemmas || []);
-  if (word(saved.current)) state.current = saved.current;
+  const restored = (s) => ({
+    arcs: new Map((s.arcs || []).map((arc) => [arc.id, arc])),
+    tags: new Map(s.tags || []),
+    lemmas: new Map(s.lemmas || []),
+    current: s.current,
+  });
+  Object.assign(state, restored(saved));
+  if (!word(state.current)) state.current = state.flagged.length ? state.flagged[0] : (state.words.length ? 1 : null);
+  // Undo reaches back past the reload (it used to find nothing to undo).
+  state.history = (saved.history || []).map(restored);
   const kept = state.arcs.size + state.tags.size + state.lemmas.size;
+  if (kept && !state.history.length) state.history = [restored({ current: state.current })];
   if (kept) showNotice(`Resumed ${task.sent_id} with the ${kept} change(s) made before the reload.`);
   render();
   scrollToWord(state.current);
@@ -109,6 +112,9 @@ async function resume() {
 }
 
 function setTask(task) {
+  // A warning about the sentence left (changes not submitted) is not the next one's.
+  if (state.errorOfTask && (!task || task.task !== state.errorOfTask)) $('#error').hidden = true;
+  state.errorOfTask = null;
   state.task = task;
   state.words = task ? task.words : [];
   state.flagged = state.words.filter((w) => w.check).map((w) => w.id);
@@ -295,6 +301,7 @@ async function skip() {
   if (changes && Date.now() - state.skipArmed > 5000) {
     state.skipArmed = Date.now();
     showError(`${changes} change(s) on this sentence are not submitted: Ctrl-Enter submits them; s again skips and drops them.`);
+    state.errorOfTask = state.task.task;
     return;
   }
   state.skipArmed = 0;

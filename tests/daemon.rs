@@ -256,15 +256,25 @@ fn signal(child: &Child, signal: &str) {
 
 /// Sends SIGTERM and waits for the exit, at most `limit`.
 fn terminate(child: &mut Child, limit: Duration) -> (ExitStatus, Duration) {
+    stop(child, 1, Duration::ZERO, limit)
+}
+
+/// Sends SIGTERM `count` times, `apart`, and waits for the exit (a panic after `limit`).
+fn stop(child: &mut Child, count: usize, apart: Duration, limit: Duration) -> (ExitStatus, Duration) {
     let started = Instant::now();
-    signal(child, "-TERM");
+    for i in 0..count {
+        if i > 0 {
+            std::thread::sleep(apart);
+        }
+        signal(child, "-TERM");
+    }
     loop {
         if let Some(status) = child.try_wait().unwrap() {
             return (status, started.elapsed());
         }
         if started.elapsed() > limit {
             let _ = child.kill();
-            panic!("no exit within {limit:?} of SIGTERM");
+            panic!("no exit within {limit:?} of the first SIGTERM");
         }
         std::thread::sleep(Duration::from_millis(10));
     }
@@ -461,27 +471,6 @@ fn sigterm_while_busy_exits_cleanly_and_a_restart_completes_the_work() {
     terminate(&mut daemon, Duration::from_secs(10));
     for input in &inputs {
         assert_split_losslessly(&setup, input);
-    }
-}
-
-/// Sends SIGTERM `count` times, `apart`, and waits for the exit (a panic after `limit`).
-fn stop(child: &mut Child, count: usize, apart: Duration, limit: Duration) -> (ExitStatus, Duration) {
-    let started = Instant::now();
-    for i in 0..count {
-        if i > 0 {
-            std::thread::sleep(apart);
-        }
-        signal(child, "-TERM");
-    }
-    loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            return (status, started.elapsed());
-        }
-        if started.elapsed() > limit {
-            let _ = child.kill();
-            panic!("no exit within {limit:?} of the first SIGTERM");
-        }
-        std::thread::sleep(Duration::from_millis(10));
     }
 }
 

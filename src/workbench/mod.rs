@@ -87,7 +87,7 @@ fn resolve(text: &str) -> Result<SocketAddr, String> {
     if let Ok(addr) = text.parse() {
         return Ok(addr);
     }
-    if !text.rsplit_once(':').is_some_and(|(_, port)| port.parse::<u16>().is_ok()) {
+    if text.rsplit_once(':').is_none_or(|(_, port)| port.parse::<u16>().is_err()) {
         return Err("expected an address or a name with a port (127.0.0.1:8040, localhost:8040)".into());
     }
     let found: Vec<SocketAddr> = text.to_socket_addrs().map_err(|e| format!("cannot look the name up: {e}"))?.collect();

@@ -1095,9 +1095,10 @@ fn unfit_tags_without_a_tagger_are_flagged_in_log_metrics_and_outputs() {
 
 /// A file whose forms the model mostly never saw (another language) sends every sentence to
 /// lowconf/, however sure its parses look: at `min_confidence = 0` the model's own text is all
-/// accepted, the foreign file's is all held back, and the log says why.
+/// accepted, the foreign file's is all held back, the log says why, and so does a
+/// `# held_back` comment at the head of its lowconf output.
 #[test]
-fn a_file_of_another_language_never_reaches_accepted() {
+fn a_file_of_another_language_never_reaches_accepted_and_its_lowconf_output_says_so() {
     let work = tempfile::tempdir().unwrap();
     let setup = Setup::new(&plain_model(work.path()), 2);
     setup.edit_config("min_confidence = 0.9", "min_confidence = 0");
@@ -1123,6 +1124,10 @@ fn a_file_of_another_language_never_reaches_accepted() {
     assert!(known_accepted > 0 && sentences(setup.output("lowconf", "known.conllu")) == 0);
     assert_eq!(sentences(setup.output("accepted", "foreign.conllu")), 0);
     assert_eq!(sentences(setup.output("lowconf", "foreign.conllu")), known_accepted, "every sentence kept");
+    // Its lowconf output says so at its head, for the workbench's queue and the annotation store.
+    let held = setup.output("lowconf", "foreign.conllu").unwrap_or_default();
+    assert!(held.lines().take(3).any(|l| l.starts_with("# held_back = another language")), "{held}");
+    assert!(!setup.output("accepted", "known.conllu").unwrap_or_default().contains("# held_back"));
     let log = setup.log("daemon.log");
     assert!(
         log.lines().any(|l| l.contains("foreign.conllu: ") && l.ends_with("every sentence goes to lowconf/")),

@@ -357,7 +357,7 @@ fn requests_that_cannot_be_right_are_refused_and_write_nothing() {
         (
             answer(json!([{ "id": 1, "head": 2, "deprel": "foobarlabel" }]), false),
             422,
-            "\"foobarlabel\" is neither a label",
+            "DEPREL foobarlabel is neither a UD relation nor a label",
         ),
         (
             answer(json!([{ "id": 1, "head": 2, "deprel": "det" }, { "id": 2, "head": 1, "deprel": "det" }]), false),
@@ -550,6 +550,79 @@ fn a_ud_relation_the_model_has_not_seen_is_stored_as_given() {
     let (status, answer) = server.post("/api/answer", json!({ "task": task["task"], "arcs": arcs }));
     assert_eq!(status, 200, "{answer}");
     assert_eq!(arcs_of(&spool.corrections()[0])[4], ("3".to_string(), "obl:tmod".to_string()));
+}
+
+/// A DEPREL whose subtype neither the model nor UD knows (`obl:tmodx`, `dislocated:foo`) is
+/// refused with a 422 naming it and the labels close to it, and nothing is written: it was
+/// stored as a new class.
+#[test]
+fn a_subtype_typo_is_refused_naming_the_label_and_nothing_is_written() {
+    let spool = Spool::new(6, "");
+    let server = Server::start(&spool, &[]);
+    let (_, task) = server.get("/api/next");
+    for label in ["obl:tmodx", "dislocated:foo"] {
+        let arcs = json!([{ "id": 5, "head": 3, "deprel": label }]);
+        for route in ["/api/reparse", "/api/answer"] {
+            let (status, body) = server.post(route, json!({ "task": task["task"], "arcs": arcs }));
+            assert_eq!(status, 422, "{route} {label}: {body}");
+            let error = body["error"].as_str().unwrap_or_default();
+            assert!(error.contains(&format!("DEPREL {label} is a subtype")) && error.contains("close to it"), "{body}");
+        }
+    }
+    assert!(spool.corrections().is_empty());
+}
+
+/// A lemma with a control or separator character (U+2028, U+0085) or of 100,000 characters is
+/// refused with a 422 saying why (not repeating it), and nothing is written: it was stored.
+#[test]
+fn a_lemma_with_a_separator_or_of_runaway_length_is_refused() {
+    let spool = Spool::new(6, "");
+    let server = Server::start(&spool, &[]);
+    let (_, task) = server.get("/api/next");
+    let long = "x".repeat(100_000);
+    for (lemma, why) in [
+        ("dog\u{2028}cat", "U+2028"),
+        ("dog\u{85}cat", "U+0085"),
+        (long.as_str(), "100000 characters long (at most 256)"),
+    ] {
+        let arcs = json!([{ "id": 2, "head": 3, "deprel": "nsubj", "lemma": lemma }]);
+        let (status, body) = server.post("/api/answer", json!({ "task": task["task"], "arcs": arcs }));
+        assert_eq!(status, 422, "{why}: {body}");
+        let error = body["error"].as_str().unwrap_or_default();
+        assert!(error.contains(why) && error.len() < 1000, "{error}");
+    }
+    assert!(spool.corrections().is_empty());
+}
+
+/// The sentences of a file the daemon held back as another language (its lowconf output
+/// begins `# held_back = …`) are never queued: answered, they were stored or refused by their
+/// length (the store judges a file's language from 50 words on).
+#[test]
+fn sentences_of_a_file_held_back_as_another_language_are_never_queued() {
+    let spool = Spool::new(6, "");
+    let lowconf = spool.dir.path().join("out/lowconf");
+    let night = zstd::decode_all(std::fs::File::open(lowconf.join("night.conllu.zst")).unwrap()).unwrap();
+    // Other words (not duplicates of night's), the mark at the head of the file.
+    let foreign = String::from_utf8(night).unwrap().replace("\tw", "\tq");
+    let foreign = format!("# held_back = another language: every sentence is in lowconf/\n{foreign}");
+    std::fs::write(lowconf.join(".foreign.conllu"), foreign).unwrap();
+    std::fs::rename(lowconf.join(".foreign.conllu"), lowconf.join("foreign.conllu")).unwrap();
+    let server = Server::start(&spool, &[]);
+    // Until the scan has been through both files (12 queued where the mark is not read).
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let stats = loop {
+        let (_, stats) = server.get("/api/stats");
+        if stats["held_back_files"] == json!(1) || stats["queued"] == json!(12) || Instant::now() > deadline {
+            break stats;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert_eq!((&stats["queued"], &stats["held_back_files"]), (&json!(6), &json!(1)), "{stats}");
+    let asked = server.drain();
+    assert_eq!(asked.len(), 6);
+    let forms: Vec<&str> =
+        asked.iter().flat_map(|t| t["words"].as_array().unwrap()).filter_map(|w| w["form"].as_str()).collect();
+    assert!(forms.iter().all(|f| f.starts_with('w')), "{forms:?}");
 }
 
 /// A sentence of the gate's held-out file (`retrain.heldout`) is never asked about: the store

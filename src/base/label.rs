@@ -80,15 +80,109 @@ pub const UD_RELATIONS: [&str; 37] = [
     "xcomp",
 ];
 
-/// Whether `name` is a UD relation: a universal one, or one with a subtype of lowercase letters
-/// (`obl:tmod`, `nmod:poss`), as UD writes language-specific subtypes. What a model has not
-/// seen may still be right; a typo (`nsubjj`, `Obj`) is not one.
-pub fn is_ud_relation(name: &str) -> bool {
-    let (base, subtype) = match name.split_once(':') {
-        Some((b, s)) => (b, Some(s)),
-        None => (name, None),
+/// Subtyped relations that UD documents (its guidelines and the languages of the shared
+/// treebanks): a model that has not seen one may still be given it as a new class. Any other
+/// subtype (`obl:tmodx`, `dislocated:foo`) is a typo unless the model knows it: a typo would
+/// otherwise become a class of its own, trained on a handful of arcs.
+pub const UD_SUBTYPES: [&str; 44] = [
+    "acl:relcl",
+    "advcl:relcl",
+    "advmod:emph",
+    "advmod:lmod",
+    "advmod:tmod",
+    "aux:pass",
+    "cc:preconj",
+    "compound:lvc",
+    "compound:prt",
+    "compound:redup",
+    "compound:svc",
+    "csubj:outer",
+    "csubj:pass",
+    "det:numgov",
+    "det:nummod",
+    "det:poss",
+    "det:predet",
+    "expl:impers",
+    "expl:pass",
+    "expl:pv",
+    "flat:foreign",
+    "flat:name",
+    "iobj:agent",
+    "mark:rel",
+    "nmod:desc",
+    "nmod:lmod",
+    "nmod:npmod",
+    "nmod:poss",
+    "nmod:tmod",
+    "nmod:unmarked",
+    "nsubj:outer",
+    "nsubj:pass",
+    "nummod:gov",
+    "obj:agent",
+    "obj:lvc",
+    "obl:agent",
+    "obl:arg",
+    "obl:lmod",
+    "obl:npmod",
+    "obl:tmod",
+    "obl:unmarked",
+    "parataxis:insert",
+    "xcomp:pred",
+    "xcomp:ds",
+];
+
+/// Close labels offered in [`new_label_problem`]'s message.
+const CLOSE_LABELS: usize = 5;
+
+/// Why `name`, a DEPREL that is not in a model's inventory `known` (plain labels), must not
+/// become a new class: `None` when it may (a universal relation, or a subtype UD documents,
+/// [`UD_SUBTYPES`]); otherwise a message naming it and the known labels closest to it (those
+/// of its universal relation first, by edit distance).
+pub fn new_label_problem<'a>(name: &str, known: impl IntoIterator<Item = &'a str>) -> Option<String> {
+    let subtype = name.split_once(':').map(|(_, s)| s);
+    let documented = match subtype {
+        None => UD_RELATIONS.contains(&name),
+        Some(_) => UD_SUBTYPES.contains(&name),
     };
-    UD_RELATIONS.contains(&base) && subtype.is_none_or(|s| !s.is_empty() && s.bytes().all(|b| b.is_ascii_lowercase()))
+    if documented {
+        return None;
+    }
+    let mut close: Vec<&str> = known
+        .into_iter()
+        .chain(UD_RELATIONS.iter().copied())
+        .chain(UD_SUBTYPES.iter().copied())
+        .filter(|k| !k.contains(['↑', '↓']))
+        .collect();
+    close.sort_unstable();
+    close.dedup();
+    let base = universal(name);
+    close.sort_by_key(|k| (universal(k) != base, edit_distance(k, name)));
+    close.truncate(CLOSE_LABELS);
+    let what = if UD_RELATIONS.contains(&base) && subtype.is_some() {
+        "a subtype that neither the serving model nor UD knows"
+    } else {
+        "neither a UD relation nor a label of the serving model"
+    };
+    Some(format!(
+        "DEPREL {name} is {what} (a typo would become a new class); known labels close to it: {}",
+        close.join(", ")
+    ))
+}
+
+/// The Levenshtein distance between `a` and `b`, by characters.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut diagonal = row[0];
+        row[0] = i + 1;
+        for (j, &cb) in b.iter().enumerate() {
+            let next = (diagonal + usize::from(ca != cb)).min(row[j] + 1).min(row[j + 1] + 1);
+            diagonal = row[j + 1];
+            row[j + 1] = next;
+        }
+    }
+    row[b.len()]
 }
 
 /// Labels beyond this many would not fit the transition index space.

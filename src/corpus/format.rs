@@ -125,6 +125,28 @@ pub fn check_value(value: &str) -> Result<(), &'static str> {
     }
 }
 
+/// A lemma longer than this (in characters) is refused where people write lemmas (the
+/// workbench, annotations), unless it is its word's FORM: no word of the shared treebanks has
+/// a lemma near it, and a runaway paste would be trained on as a class of the lemmatizer.
+pub const MAX_LEMMA_CHARS: usize = 256;
+
+/// Whether `lemma` can be a lemma of a word whose FORM is `form`: a column value
+/// ([`check_value`]), without control characters (Unicode Cc) or line and paragraph
+/// separators (U+2028, U+2029: line breaks to most editors and to JavaScript, though not to
+/// CoNLL-U), and at most [`MAX_LEMMA_CHARS`] characters unless it is the form. Returns what is
+/// wrong otherwise (never the value itself, which may be huge).
+pub fn check_lemma(lemma: &str, form: &str) -> Result<(), String> {
+    check_value(lemma).map_err(str::to_string)?;
+    if let Some(c) = lemma.chars().find(|&c| c.is_control() || c == '\u{2028}' || c == '\u{2029}') {
+        return Err(format!("contains the control or separator character U+{:04X}", u32::from(c)));
+    }
+    let chars = lemma.chars().count();
+    if chars > MAX_LEMMA_CHARS && lemma != form {
+        return Err(format!("is {chars} characters long (at most {MAX_LEMMA_CHARS})"));
+    }
+    Ok(())
+}
+
 /// Parses a HEAD value: `_` is `None`; otherwise an integer in `0..=len`.
 pub fn parse_head(text: &str, len: usize) -> Result<Option<usize>, ErrorKind> {
     if text == "_" {

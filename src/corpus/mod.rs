@@ -26,6 +26,8 @@ pub mod tree;
 pub mod unparsed;
 
 pub use error::{BadToken, CorpusError, ErrorKind};
-pub use format::{check_value, parse_head, Column, Format, TokenKind, Upos, COLUMNS, UPOS_TAGS};
+pub use format::{
+    check_lemma, check_value, parse_head, Column, Format, TokenKind, Upos, COLUMNS, MAX_LEMMA_CHARS, UPOS_TAGS,
+};
 pub use reader::{BlockRead, Limits, Reader, NOT_THIS_FORMAT_AFTER};
 pub use sentence::{is_space_separator, Sentence, TokenLine};

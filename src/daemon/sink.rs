@@ -196,6 +196,10 @@ impl FileOutputs {
                 if let Some(check) = &self.input_check {
                     writeln!(w, "# input_check = {check}")?;
                 }
+                if self.held_back {
+                    let key = crate::parse::fit::HELD_BACK_KEY;
+                    writeln!(w, "# {key} = another language: every sentence is in lowconf/, none is to be annotated")?;
+                }
             }
             what(w, held)
         })();

@@ -8,6 +8,7 @@ use crate::learn::confidence_model::ArcSignals;
 use crate::model::analysis::{Analyze, Analyzer};
 use crate::model::file::{ModelFile, TableView};
 use crate::parse::confidence::{ArcConfidence, Parsed};
+use crate::parse::constrained::Constraints;
 use crate::parse::parser::{mean_confidence, Parser};
 
 /// An analyzer (if the model has a tagger) and a parser over one model file.
@@ -50,6 +51,18 @@ fn format_probability(p: f32, buf: &mut [u8; 5]) -> &str {
     buf[3] = b'0' + (thousandths / 10 % 10) as u8;
     buf[4] = b'0' + (thousandths % 10) as u8;
     std::str::from_utf8(buf).unwrap_or("0.000")
+}
+
+/// How the model rates given arcs of a sentence ([`Annotator::plausibility`]).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Plausibility {
+    /// The natural logarithm of the probability of the model's own tree, and of its best tree
+    /// that holds the given arcs (the transitions that build them forced).
+    pub best_log: f64,
+    pub given_log: f64,
+    /// Per word (index 0 unused), the rank by score of the transition that built its given arc
+    /// among the legal ones ([`Parser::ranks`]; 0 for a word without one).
+    pub ranks: Vec<u32>,
 }
 
 /// A sentence needs tags but the model has no tagger.
@@ -100,6 +113,27 @@ impl<'m> Annotator<'m> {
     /// pipeline confidence or [`Annotator::collecting_signals`] asked for them.
     pub fn signals(&self) -> &[ArcSignals] {
         self.pipeline.signals()
+    }
+
+    /// How the model rates `constraints` (arcs given for `sent`, its tags analyzed first as
+    /// `analyze` says): its own tree's probability against that of its best tree holding them,
+    /// and each given arc's rank among the transitions it could have taken. Meaningful only for
+    /// an annotator that computes confidences.
+    pub fn plausibility(
+        &mut self,
+        sent: &Sentence,
+        constraints: &Constraints,
+        analyze: Analyze,
+    ) -> Result<Plausibility, NoTagger> {
+        let mut parsed = sent.clone();
+        self.annotate(&mut parsed, Steps { analyze, ..Steps::default() })?;
+        let best_log = self.parser.log_tree_probability();
+        self.parser.parse_sentence_constrained(&parsed, constraints);
+        Ok(Plausibility {
+            best_log,
+            given_log: self.parser.log_tree_probability(),
+            ranks: self.parser.ranks().to_vec(),
+        })
     }
 
     /// Analyzes `sent` if asked (writing UPOS and XPOS, and FEATS and LEMMA where the model

@@ -86,6 +86,11 @@ pub const UNKNOWN_FORMS_UNFIT: f64 = 0.5;
 /// another domain, below what another language shows (the table in the module doc).
 pub const UNKNOWN_FORMS_FOREIGN: f64 = 0.7;
 
+/// The comment (`# held_back = …`) the daemon writes at the head of the outputs of a file it
+/// held back ([`FitReport::holds_back`]: another language): every sentence went to `lowconf/`,
+/// and the correction workbench does not offer them, nor does the annotation store take them.
+pub const HELD_BACK_KEY: &str = "held_back";
+
 /// What the first words of a file showed.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct FitCounts {

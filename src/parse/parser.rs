@@ -244,7 +244,13 @@ pub struct Parser<'m, S: Scorer> {
     repaired: usize,
     /// Scratch for constrained decoding: legal transitions by score.
     ranked: Vec<(f32, Transition)>,
+    /// Per word (index 0 unused), after a constrained parse: the rank (0: the best) by score,
+    /// among the legal transitions, of the transition that attached it.
+    ranks: Vec<u32>,
 }
+
+/// [`Parser::ranks`] of a constrained arc that no transition built.
+pub const NOT_BUILT: u32 = u32::MAX;
 
 impl<'m> Parser<'m, TableView<'m>> {
     /// A parser for a model file.
@@ -278,6 +284,7 @@ impl<'m, S: Scorer> Parser<'m, S> {
             log_tree_prob: 0.0,
             repaired: 0,
             ranked: Vec::new(),
+            ranks: Vec::new(),
         }
     }
 
@@ -315,6 +322,14 @@ impl<'m, S: Scorer> Parser<'m, S> {
     pub fn parse_constrained(&mut self, attrs: &[TokenAttrs], constraints: &Constraints) {
         debug_assert_eq!(attrs.len(), constraints.len() + 1);
         self.decode(attrs, Some(constraints));
+        // An arc no transition built (no projective tree holds it with the others) is imposed
+        // below: the model never chose it.
+        for arc in constraints.arcs() {
+            let w = arc.word as usize;
+            if self.heads[w] != arc.head || arc.label.is_some_and(|l| l != self.arc_labels[w]) {
+                self.ranks[w] = NOT_BUILT;
+            }
+        }
         impose(&mut self.heads, &mut self.arc_labels, constraints, self.fallback);
         for arc in constraints.arcs() {
             self.arc_confidence[arc.word as usize] = 1.0;
@@ -326,6 +341,8 @@ impl<'m, S: Scorer> Parser<'m, S> {
         self.config.reset(n);
         self.arc_confidence.clear();
         self.arc_confidence.resize(n + 1, 0.0);
+        self.ranks.clear();
+        self.ranks.resize(n + 1, 0);
         self.log_tree_prob = 0.0;
         let system = self.system;
         while !system.is_terminal(&self.config) {
@@ -333,11 +350,14 @@ impl<'m, S: Scorer> Parser<'m, S> {
             let legal = system.legal(&self.config);
             self.scores.score(&self.weights, feats, &legal);
             // Neither system has a dead end: something is legal.
-            let t = match constraints {
-                None => self.scores.best(&legal),
-                Some(c) => self.best_keeping(&legal, c),
+            let (t, rank) = match constraints {
+                None => (self.scores.best(&legal), 0),
+                Some(c) => self.best_keeping(&legal, c).map_or((None, 0), |(t, rank)| (Some(t), rank)),
+            };
+            let t = t.unwrap_or(Transition::Shift);
+            if let Some(w) = system.attached(&self.config, t).filter(|_| constraints.is_some()) {
+                self.ranks[w as usize] = rank;
             }
-            .unwrap_or(Transition::Shift);
             if let Some(temperature) = self.temperature {
                 let p = self.scores.probability(&legal, t, temperature);
                 self.log_tree_prob += f64::from(p).ln();
@@ -364,23 +384,45 @@ impl<'m, S: Scorer> Parser<'m, S> {
     /// least cost against `constraints`. Costs are computed in score order and the first that
     /// costs nothing is taken: no cost is lower, and it is the best of those that cost nothing.
     /// Usually that is the first tried, instead of a cost for each of the hundred or so legal
-    /// transitions.
-    fn best_keeping(&mut self, legal: &Legal, constraints: &Constraints) -> Option<Transition> {
+    /// transitions. With it, its rank in score order (0: the best).
+    fn best_keeping(&mut self, legal: &Legal, constraints: &Constraints) -> Option<(Transition, u32)> {
         let ranked = &mut self.ranked;
         ranked.clear();
         ranked.extend(legal.transitions(self.labels.len()).map(|t| (self.scores.get(t), t)));
         ranked.sort_unstable_by(|a, b| b.0.total_cmp(&a.0).then(a.1.index().cmp(&b.1.index())));
-        let mut best: Option<(Transition, u32)> = None;
-        for &(_, t) in ranked.iter() {
+        let mut best: Option<(Transition, u32, u32)> = None;
+        for (rank, &(_, t)) in ranked.iter().enumerate() {
             let cost = self.system.cost(&self.config, constraints.gold(), t);
             if cost == 0 {
-                return Some(t);
+                return Some((t, rank as u32));
             }
-            if best.is_none_or(|(_, c)| cost < c) {
-                best = Some((t, cost));
+            if best.is_none_or(|(_, c, _)| cost < c) {
+                best = Some((t, cost, rank as u32));
             }
         }
-        best.map(|(t, _)| t)
+        best.map(|(t, _, rank)| (t, rank))
+    }
+
+    /// Parses `sent` (as given: its tags are read, its arcs are not) into the best tree that
+    /// holds `constraints` ([`Parser::parse_constrained`]); the tree is then in
+    /// [`Parser::heads`] and [`Parser::labels`], and each constrained word's rank in
+    /// [`Parser::ranks`].
+    pub fn parse_sentence_constrained(&mut self, sent: &Sentence, constraints: &Constraints) {
+        let mut attrs = std::mem::take(&mut self.attrs);
+        encode_sentence(sent, self.morphology, &mut attrs);
+        self.parse_constrained(&attrs, constraints);
+        self.attrs = attrs;
+    }
+
+    /// After a constrained parse, per word (index 0 unused): the rank by score (0: the
+    /// model's best), among the legal transitions of its step, of the transition that
+    /// attached it. A word whose arc the model would build itself ranks 0; one whose given
+    /// head or label the model finds implausible ranks far down (a sentence has about twice as
+    /// many legal transitions as the model has labels). A constrained arc that the transitions
+    /// did not build (one no projective tree holds with the others, imposed afterwards) ranks
+    /// [`NOT_BUILT`]; a word without a constraint attached after the transitions ranks 0.
+    pub fn ranks(&self) -> &[u32] {
+        &self.ranks
     }
 
     /// Parses `sent` and writes HEAD and DEPREL of its words.

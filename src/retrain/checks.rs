@@ -5,12 +5,16 @@
 
 use std::path::Path;
 
-use super::reference::{agreement, Reference, CONFIDENT, MAX_UNKNOWN_SHARE, MIN_CONFIDENT_ARCS, MIN_WORDS_FOR_LEXICON};
+use super::reference::{
+    agreement, Plausible, Reference, CONFIDENT, MAX_CROSSING, MAX_UNKNOWN_SHARE, MIN_CONFIDENT_ARCS,
+    MIN_WORDS_FOR_LEXICON, RANK_PLAUSIBLE,
+};
 use super::store::FileReport;
 use crate::corpus::tree::{is_projective_partial, partial_heads, PartialHeads};
 use crate::corpus::unparsed::{ERROR_KEY, PLACEHOLDER_MISC};
-use crate::corpus::{Column, CorpusError, Format, Reader, Sentence};
+use crate::corpus::{check_lemma, Column, CorpusError, Format, Reader, Sentence};
 use crate::parse::annotate::Annotator;
+use crate::parse::fit::HELD_BACK_KEY;
 
 /// A problem of one sentence of an input file: the line to fix (0: the whole file), and what.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -81,6 +85,7 @@ pub(super) fn check_file(path: &Path, name: &str, reference: &Reference) -> Chec
     }
     let mut annotator = reference.annotator();
     let (mut unknown, mut words) = (0usize, 0usize);
+    let mut held_back = false;
     let mut kept: Vec<(Sentence, usize, usize)> = Vec::new();
     for sent in Reader::new(&raw[..], path, Format::Conllu) {
         let sent = match sent {
@@ -91,6 +96,7 @@ pub(super) fn check_file(path: &Path, name: &str, reference: &Reference) -> Chec
                 continue;
             }
         };
+        held_back |= sent.comment(HELD_BACK_KEY).is_some();
         if let Some((u, n)) = reference.unknown_forms(&sent) {
             unknown += u;
             words += n;
@@ -107,14 +113,24 @@ pub(super) fn check_file(path: &Path, name: &str, reference: &Reference) -> Chec
     if reference.unknown_forms(&Sentence::default()).is_some() {
         checked.report.unknown_words = Some((unknown, words));
     }
-    if words >= MIN_WORDS_FOR_LEXICON && unknown as f64 > MAX_UNKNOWN_SHARE * words as f64 {
-        // Unlike the training data as a whole: none of it is taken, each sentence says why.
-        let why = format!(
+    let why = if held_back {
+        // Whatever its length: a lone sentence copied out of such a file says too little itself.
+        Some(format!(
+            "the daemon held this file back as another language than the model's (`# {HELD_BACK_KEY}`): its \
+             sentences were not stored"
+        ))
+    } else if words >= MIN_WORDS_FOR_LEXICON && unknown as f64 > MAX_UNKNOWN_SHARE * words as f64 {
+        Some(format!(
             "{unknown} of the file's {words} words ({:.0}%) are unknown to the serving model (at most {:.0}% \
              taken): another language or domain than the model's? Its sentences were not stored",
             100.0 * unknown as f64 / words as f64,
             100.0 * MAX_UNKNOWN_SHARE
-        );
+        ))
+    } else {
+        None
+    };
+    if let Some(why) = why {
+        // Unlike the training data as a whole: none of it is taken, each sentence says why.
         let suspect = std::mem::take(&mut checked.suspect);
         let sentences = kept.drain(..).map(|(s, _, _)| s.first_line).chain(suspect.iter().map(|p| p.line));
         checked.bad.extend(sentences.map(|line| Problem::at(line, why.clone())));
@@ -158,6 +174,15 @@ pub(super) fn check_sentence(
                     i + 1
                 ),
             ));
+        }
+    }
+    for (i, w) in sent.words().enumerate() {
+        let lemma = w.get(Column::Lemma);
+        match check_lemma(lemma, w.get(Column::Form)) {
+            Err(why) if lemma != "_" => {
+                return Err(Problem::at(sent.line_of_word(i + 1), format!("word {}'s LEMMA {why}", i + 1)))
+            }
+            _ => {}
         }
     }
     let heads = partial_heads(&sent, path)?;
@@ -206,6 +231,18 @@ pub(super) fn check_sentence(
                     a.expected
                 )
             };
+            return Ok(Verdict::Suspect(Problem::at(sent.first_line, why), dropped));
+        }
+        if let Some(p) = reference.plausibility(annotator, &sent).filter(Plausible::is_suspect) {
+            let why = format!(
+                "{} of its {} arcs are ones the serving model ranks below its first {RANK_PLAUSIBLE} choices or never \
+                 builds (at most {:.0}% taken), and {} cross another arc (at most {:.0}%): unlike a correction: suspect",
+                p.implausible(),
+                p.arcs,
+                100.0 * p.max_implausible(),
+                p.crossing,
+                100.0 * MAX_CROSSING
+            );
             return Ok(Verdict::Suspect(Problem::at(sent.first_line, why), dropped));
         }
     }
@@ -325,12 +362,14 @@ pub(super) fn training_skips(sent: &Sentence, heads: &PartialHeads, root_label: 
 /// The first two annotated words (`a < b`) whose arcs cross, if any: one arc has exactly one
 /// end strictly inside the other's span (arcs from node 0 included).
 pub(super) fn crossing_arcs(heads: &PartialHeads) -> Option<(usize, usize)> {
+    (1..=heads.len()).find_map(|a| (a + 1..=heads.len()).find(|&b| crossing_pair(heads, a, b)).map(|b| (a, b)))
+}
+
+/// Whether the annotated arcs of words `a` and `b` cross.
+pub(super) fn crossing_pair(heads: &PartialHeads, a: usize, b: usize) -> bool {
     let span = |w: usize| heads[w - 1].map(|h| (h.min(w), h.max(w)));
-    (1..=heads.len()).filter_map(|a| span(a).map(|s| (a, s))).find_map(|(a, (lo, hi))| {
-        (a + 1..=heads.len())
-            .find(|&b| span(b).is_some_and(|(l, h)| (lo < l && l < hi && hi < h) || (l < lo && lo < h && h < hi)))
-            .map(|b| (a, b))
-    })
+    let (Some((lo, hi)), Some((l, h))) = (span(a), span(b)) else { return false };
+    (lo < l && l < hi && hi < h) || (l < lo && lo < h && h < hi)
 }
 
 /// Whether `sent` is the daemon's placeholder for a malformed input sentence: a

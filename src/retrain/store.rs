@@ -36,11 +36,13 @@
 //! DEPREL, where annotated, is the root label and no other word's is, and a partial annotation
 //! can be completed into a projective tree (a whole non-projective tree is left to training,
 //! see `training_skips`). Against [`Reference`] (the serving model and `retrain.heldout`,
-//! see [`super::reference`]), its DEPRELs are labels of the serving model (unless
-//! `retrain.allow_new_labels`), its words are not those of a held-out sentence, and its file
-//! is not mostly words the model never saw; a sentence that disagrees with most arcs the
-//! serving model is sure of goes to `suspect/` until a person checks it, adds
-//! `# confirmed = yes` and moves it back. This module owns these directories; it must not
+//! see [`super::reference`]), its DEPRELs are labels of the serving model, universal relations
+//! or subtypes UD documents (unless `retrain.allow_new_labels`), its LEMMAs pass
+//! [`crate::corpus::check_lemma`], its words are not those of a held-out sentence, and its file
+//! is not mostly words the model never saw nor one the daemon held back as another language
+//! (`# held_back`); a sentence that disagrees with most arcs the serving model is sure of, or
+//! whose arcs the model ranks far down its choices or which cross too often, goes to
+//! `suspect/` until a person checks it, adds `# confirmed = yes` and moves it back. This module owns these directories; it must not
 //! train or decide anything about models.
 
 use std::collections::HashMap;

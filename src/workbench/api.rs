@@ -3,7 +3,9 @@
 //!
 //! Every request is checked before anything is written ([`super::origin`] first): an unknown or
 //! expired task, a cycle, a head out of range, a label that is neither the model's nor a UD
-//! relation or a tag that is not a UD UPOS is a 4xx with a message, and changes nothing. A word's `upos` (and `xpos`) in an answer fixes or
+//! relation or documented subtype ([`crate::base::label::new_label_problem`]), a tag that is not
+//! a UD UPOS or a lemma [`crate::corpus::check_lemma`] refuses is a 4xx with a message, and
+//! changes nothing. A word's `upos` (and `xpos`) in an answer fixes or
 //! confirms its tag, its `lemma` its LEMMA: the sentence is re-parsed with them (a parser that
 //! reads the analysis reads the lemma too), and the correction records them. An answer gets its
 //! 200 only once its correction file and audit line are durable; one [`super::review`] finds a
@@ -270,8 +272,9 @@ impl Workbench {
     }
 
     /// Reads the arcs of a request into constraints on `sent`, with labels the model knows, and
-    /// the labels given that it does not but that are UD relations (`obl:tmod` through a model
-    /// that never saw one), by word: those arcs hold their head, and are stored with that label.
+    /// the labels given that it does not but that are universal relations or documented
+    /// subtypes (`obl:tmod` through a model that never saw one), by word: those arcs hold their
+    /// head, and are stored with that label. Any other label (`obl:tmodx`) is refused.
     fn constraints(
         &self,
         reparser: &Reparser,
@@ -285,16 +288,21 @@ impl Workbench {
                 None | Some("" | "_") => None,
                 Some(name) => match reparser.label(name) {
                     Some(label) => Some(label),
-                    None if crate::base::label::is_ud_relation(name) && name != "root" => {
-                        new_labels.insert(a.id, name.to_string());
-                        None
-                    }
-                    None => {
-                        return Err(unprocessable(format!(
-                            "word {}: {name:?} is neither a label of the model nor a UD relation (GET /api/labels)",
-                            a.id
-                        )))
-                    }
+                    None => match crate::base::label::new_label_problem(
+                        name,
+                        reparser.label_names().iter().map(String::as_str),
+                    ) {
+                        None if name != "root" => {
+                            new_labels.insert(a.id, name.to_string());
+                            None
+                        }
+                        None => {
+                            return Err(unprocessable(format!("word {}: only the root word has DEPREL root", a.id)))
+                        }
+                        Some(problem) => {
+                            return Err(unprocessable(format!("word {}: {problem} (GET /api/labels)", a.id)))
+                        }
+                    },
                 },
             };
             out.push(ArcConstraint { word: a.id, head, label });
@@ -476,7 +484,10 @@ impl Workbench {
     fn labels(&self) -> Response {
         let model = self.serving();
         let names = Reparser::new(&model).label_names();
-        let relations = crate::base::label::UD_RELATIONS.as_slice();
+        // What an arc may have besides the model's labels: a universal relation or a subtype UD
+        // documents (the page offers only these; the answer routes refuse any other).
+        let relations: Vec<&str> =
+            crate::base::label::UD_RELATIONS.iter().chain(&crate::base::label::UD_SUBTYPES).copied().collect();
         Response::json(200, &json!({ "labels": names, "relations": relations }))
     }
 
@@ -497,6 +508,7 @@ impl Workbench {
                 "leased": s.leased,
                 "duplicates": s.duplicates,
                 "held_out": s.held_out,
+                "held_back_files": s.held_back_files,
             }),
         )
     }

@@ -94,8 +94,9 @@ pub(super) fn tag_fixes(sent: &Sentence, arcs: &[ArcIn]) -> Result<Vec<Option<Ta
     Ok(fixes)
 }
 
-/// The lemmas a request fixes or confirms, per word (index 0 unused), checked: a value a
-/// CoNLL-U column can hold, not `_`, once per word of the sentence.
+/// The lemmas a request fixes or confirms, per word (index 0 unused), checked: a lemma
+/// ([`crate::corpus::check_lemma`]: no control or separator characters, not too long), not
+/// `_`, once per word of the sentence.
 pub(super) fn lemma_fixes(sent: &Sentence, arcs: &[ArcIn]) -> Result<Vec<Option<String>>, Refusal> {
     let n = sent.len();
     let mut fixes: Vec<Option<String>> = vec![None; n + 1];
@@ -105,11 +106,11 @@ pub(super) fn lemma_fixes(sent: &Sentence, arcs: &[ArcIn]) -> Result<Vec<Option<
             return Err(unprocessable(format!("word {}: no such word (the sentence has {n})", a.id)));
         }
         let lemma = lemma.trim();
-        if lemma.is_empty() || lemma == "_" || crate::corpus::check_value(lemma).is_err() {
-            return Err(unprocessable(format!(
-                "word {}: {lemma:?} cannot be a lemma (no tabs or newlines, not empty or _)",
-                a.id
-            )));
+        if lemma.is_empty() || lemma == "_" {
+            return Err(unprocessable(format!("word {}: cannot be a lemma: empty or _", a.id)));
+        }
+        if let Err(why) = crate::corpus::check_lemma(lemma, sent.word(a.id as usize).get(Column::Form)) {
+            return Err(unprocessable(format!("word {}: cannot be a lemma: it {why}", a.id)));
         }
         match &fixes[a.id as usize] {
             Some(other) if other != lemma => {

@@ -19,7 +19,8 @@
 //! [`DIVERSITY_WINDOW`] candidates differs), and a [`RANDOM_SHARE`] of tasks drawn at random, so
 //! that the ranking can be checked against chance. Sentences whose words (lowercased) repeat an
 //! earlier candidate's are queued once and counted ([`Stats::duplicates`]), never dropped
-//! silently. Answered and flagged-bad sentences are never asked again: [`Queue::mark_done`] is
+//! silently. A file the daemon held back as another language is not queued at all
+//! ([`Stats::held_back_files`]). Answered and flagged-bad sentences are never asked again: [`Queue::mark_done`] is
 //! fed at start from the audit log in `annotated/` (see [`super::answers`]).
 //!
 //! This module owns ranking and leases; it does not read sentences' words beyond scanning, and
@@ -119,6 +120,16 @@ pub struct Stats {
     /// Sentences with the words of one of the gate's held-out file (`retrain.heldout`): never
     /// asked, as the store would refuse the answer.
     pub held_out: usize,
+    /// Files the daemon held back as another language (`# held_back`, see
+    /// [`crate::parse::fit::HELD_BACK_KEY`]): none of their sentences is asked.
+    pub held_back_files: usize,
+}
+
+/// Whether the file whose first sentence is `first` says the daemon held it back as another
+/// language (the comment at its head).
+fn held_back(path: &Path, first: &[u8]) -> bool {
+    let first = Reader::new(first, path, Format::Conllu).next();
+    first.is_some_and(|s| s.is_ok_and(|s| s.comment(crate::parse::fit::HELD_BACK_KEY).is_some()))
 }
 
 /// A sentence's flagged words (LowConf=Yes), likeliest wrong first: calibrated probability of
@@ -330,6 +341,10 @@ impl Queue {
             let blank = n == 0 || line.iter().all(|b| b.is_ascii_whitespace());
             if blank && !chunk.is_empty() {
                 chunk.push(b'\n');
+                if ordinal == 0 && held_back(path, &chunk) {
+                    self.stats.held_back_files += 1;
+                    return Ok(0);
+                }
                 if self.add_sentence(path, file, &chunk, start, ordinal) {
                     added += 1;
                 }

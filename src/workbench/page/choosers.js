@@ -45,10 +45,10 @@ function matchingLabels(typed) {
   return found;
 }
 
-// Whether `name` is a UD relation: a universal one, with a subtype of lowercase letters or none.
+// Whether `name` is a UD relation: a universal one or a subtype UD documents, as GET /api/labels
+// lists them (any other subtype, obl:tmodx, is a typo the server refuses).
 function isRelation(name) {
-  const [base, subtype, ...rest] = name.split(':');
-  return state.relations.includes(base) && !rest.length && (subtype === undefined || /^[a-z]+$/.test(subtype));
+  return state.relations.includes(name);
 }
 
 function filterLabels() {

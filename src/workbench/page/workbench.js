@@ -29,7 +29,7 @@ const UPOS = ['ADJ', 'ADP', 'ADV', 'AUX', 'CCONJ', 'DET', 'INTJ', 'NOUN', 'NUM',
 const state = {
   token: sessionStorage.getItem(TOKEN_KEY),
   labels: [],
-  relations: [],     // UD's universal relations: a label the model lacks may still be one
+  relations: [],     // UD's relations and documented subtypes: a label the model lacks may still be one
   task: null,        // the task as GET /api/next gave it (its words are the parser's first tree)
   words: [],         // the tree drawn: the last reparse
   flagged: [],       // ids of the words the server asks to check, in sentence order

@@ -1093,6 +1093,43 @@ fn unfit_tags_without_a_tagger_are_flagged_in_log_metrics_and_outputs() {
     assert!(log.lines().any(|l| l.contains(" WARN ") && l.contains("zz.conllu: 100% of the first")), "{log}");
 }
 
+/// A file with gold UPOS, LEMMA and FEATS but no XPOS (as en_atis): the model's tagger gives
+/// it XPOS under its UPOS, and every given value comes out as it went in, said in the log.
+#[test]
+fn a_file_with_upos_and_no_xpos_keeps_every_given_value_through_the_daemon() {
+    let work = tempfile::tempdir().unwrap();
+    let setup = Setup::new(&model(work.path()), 2);
+    let input = common::upos_only(30);
+    fs::write(setup.path("spool/incoming/atis.conllu"), &input).unwrap();
+    let mut daemon = setup.start("daemon.log");
+    setup.wait_until_finished(1, &mut daemon);
+    let output = setup.output("accepted", "atis.conllu").unwrap() + &setup.output("lowconf", "atis.conllu").unwrap();
+    let by_id = |text: &str| -> BTreeMap<String, Vec<[String; 5]>> {
+        Reader::new(text.as_bytes(), Path::new("t"), Format::Conllu)
+            .map(|s| s.unwrap())
+            .map(|s| {
+                let mut one = Vec::new();
+                s.write_to(&mut one).unwrap();
+                (s.comment("sent_id").unwrap().to_string(), common::word_columns(&one))
+            })
+            .collect()
+    };
+    let (given, parsed) = (by_id(&input), by_id(&output));
+    assert_eq!(given.len(), 30);
+    assert_eq!(given.keys().collect::<Vec<_>>(), parsed.keys().collect::<Vec<_>>());
+    for (id, words) in &given {
+        for (g, p) in words.iter().zip(&parsed[id]) {
+            assert_eq!((&g[0], &g[1], &g[3]), (&p[0], &p[1], &p[3]), "{id}: {g:?} became {p:?}");
+        }
+    }
+    // The XPOS the file lacks are the tagger's (whose tag set has `_` too, from the fixture).
+    assert!(parsed.values().flatten().any(|p| p[2] == "VBZ" || p[2] == "NNS"), "{parsed:?}");
+    assert!(output.contains("\n# input_check = 100% of the first") && output.contains("under the file's own tags"));
+    terminate(&mut daemon, Duration::from_secs(10));
+    let log = setup.log("daemon.log");
+    assert!(log.contains("atis.conllu: 100% of the first") && log.contains("the file's values are kept"), "{log}");
+}
+
 /// A file whose forms the model mostly never saw (another language) sends every sentence to
 /// lowconf/, however sure its parses look: at `min_confidence = 0` the model's own text is all
 /// accepted, the foreign file's is all held back, the log says why, and so does a

@@ -96,7 +96,7 @@ fn steady_state_parsing_does_not_allocate() {
     let bare = allocations(&text, |s| parser.parse(s));
     // The default path of `spoolparse parse`: mapped model, confidence computed and written.
     let mut annotator = Annotator::new(&file, true);
-    let steps = Steps { analyze: Analyze::NONE, write_confidence: true, mark_below: Some(0.9) };
+    let steps = Steps { analyze: Analyze::NONE, write_confidence: true, mark_below: Some(0.9), mark_deps: true };
     let default = allocations(&text, |s| annotator.annotate(s, steps).unwrap());
     for (name, (small, large, words)) in [("parser", bare), ("annotator with confidence", default)] {
         assert!(words > 2000);

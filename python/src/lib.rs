@@ -198,7 +198,7 @@ fn parse_sentences(model: &ModelFile, mut sentences: Vec<Sentence>, tag: bool) -
     let mut annotator = Annotator::new(model, true);
     // Given tags are kept; FEATS and LEMMA are predicted where the model predicts them.
     let analyze = if tag { Analyze::ALL } else { Analyze { feats: true, lemmas: true, ..Analyze::NONE } };
-    let steps = Steps { analyze, write_confidence: false, mark_below: None };
+    let steps = Steps { analyze, write_confidence: false, mark_below: None, mark_deps: false };
     let (has_lemmas, has_feats) = (model.lemmatizer().is_some(), model.feats().is_some());
     let mut parses = Vec::with_capacity(sentences.len());
     for sent in &mut sentences {

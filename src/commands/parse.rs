@@ -15,7 +15,11 @@ use spoolparse::parse::fit::Retag;
 use spoolparse::parse::pipeline::{Input, PipelineError, PipelineOptions};
 use spoolparse::parse::raw::RawSentences;
 
-/// Parse CoNLL-U/CoNLL-X: HEAD and DEPREL are filled, every other byte is kept.
+/// Parse CoNLL-U/CoNLL-X: HEAD and DEPREL are filled. Every value the input gives is kept (the
+/// model's analysis fills only what it lacks, `_`), but with `--retag` (always), which
+/// replaces the analysis and keeps each replaced value in MISC. DEPS are kept, with `#
+/// spoolparse_deps = input` where the parsed tree is not the input's. Confidences go into MISC
+/// and comments.
 #[derive(Args)]
 pub struct ParseArgs {
     #[arg(long)]
@@ -33,11 +37,16 @@ pub struct ParseArgs {
     /// text).
     #[arg(long, value_enum)]
     format: Option<FormatArg>,
-    /// When to replace UPOS and XPOS of CoNLL-U/CoNLL-X input with the model's tagger's: `auto`
-    /// when most of a file's first 1000 words have tags the model was not trained on (XPOS `_`,
-    /// another tag set), `always`, or `never`. A bare `--retag` is `--retag=always`, which also
-    /// replaces FEATS and LEMMA with the model's; otherwise a file's own FEATS and LEMMA are
-    /// kept, and predicted only where the file has none.
+    /// When the model's tagger tags CoNLL-U/CoNLL-X input. `auto`: when most of a file's first
+    /// 1000 words have tags the model was not trained on (XPOS `_`, another tag set); it then
+    /// predicts only what the file lacks, under what it gives: a given UPOS stays and the XPOS
+    /// is chosen among its tags; every given UPOS, XPOS, FEATS and LEMMA is kept (the parser
+    /// reads the tagger's XPOS where the file's is of another tag set), and FEATS and LEMMA are
+    /// predicted only in a file that has none. `never`: the file's tags are parsed as they are.
+    /// `always` (a bare `--retag`): the model's whole analysis replaces UPOS, XPOS, FEATS and
+    /// LEMMA, each replaced value kept in MISC (`OrigUPOS=`, `OrigXPOS=`, `OrigFEATS=`,
+    /// `OrigLEMMA=`, `|` as `\p`). What was replaced or kept is said on stderr, per file and
+    /// column.
     #[arg(long, value_enum, default_value = "auto", num_args = 0..=1, require_equals = true,
           default_missing_value = "always")]
     retag: RetagArg,
@@ -218,7 +227,7 @@ pub fn exec(args: ParseArgs) -> Result<()> {
             (Some(p), true) => format!("; every sentence went to {}", p.display()),
             _ => String::new(),
         };
-        eprintln!("spoolparse: {kind}: {}: {}{held}", note.path.display(), note.report.describe());
+        eprintln!("spoolparse: {kind}: {}: {}{held}", note.path.display(), note.describe());
     }
     if let (Some(p), Some(_)) = (rejected, opts.min_confidence) {
         let below = stats.rejected - stats.malformed;

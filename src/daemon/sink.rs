@@ -13,8 +13,10 @@ use super::metrics::Metrics;
 use super::spool::{Claim, OutputPaths, Spool};
 use crate::base::io::Output;
 use crate::corpus::{unparsed, Column, Sentence};
+use crate::model::analysis::Given;
 use crate::model::file::ModelFile;
 use crate::parse::fit::FitReport;
+use crate::parse::given::GivenCounts;
 use crate::parse::pipeline::{HeldBack, Job, JobError, Outcome, Sink, Unreadable, Written};
 
 /// Claims of the files handed to the pipeline, by job id: the scheduler puts them in, the sink
@@ -69,6 +71,10 @@ struct FileOutputs {
     input_check: Option<String>,
     /// Every sentence goes to `lowconf/` ([`FitReport::holds_back`]: another language).
     held_back: bool,
+    /// What was done with the file's given values ([`FitReport::given`]), and to how many
+    /// ([`Sink::given`]): logged when the file is over.
+    given: Given,
+    given_counts: GivenCounts,
 }
 
 /// The daemon's [`Sink`]. An output that cannot be written (a full or read-only disk) fails
@@ -176,6 +182,8 @@ impl FileOutputs {
             malformed: 0,
             input_check: None,
             held_back: false,
+            given: Given::Kept,
+            given_counts: GivenCounts::default(),
         }
     }
 
@@ -308,6 +316,7 @@ impl Sink for SpoolSink {
     /// Logs a retagged file (info) or one the model does not fit (warning), counts it, and
     /// says so in the outputs' `# input_check` line.
     fn fit(&mut self, job: &Job, report: &FitReport) -> io::Result<()> {
+        self.outputs(job).given = report.given;
         if !report.is_notable() {
             return Ok(());
         }
@@ -329,12 +338,21 @@ impl Sink for SpoolSink {
         Ok(())
     }
 
+    /// Adds up what became of the file's given values, for the log line at its end.
+    fn given(&mut self, job: &Job, counts: &GivenCounts) -> io::Result<()> {
+        self.outputs(job).given_counts.add(counts);
+        Ok(())
+    }
+
     fn end(&mut self, job: &Job, outcome: Outcome) -> io::Result<()> {
         let name = spool_name(job);
         let claim = self.take_claim(job)?;
         match outcome {
             Outcome::Complete => {
                 let out = self.open.remove(&job.id).unwrap_or_else(|| FileOutputs::create(self.spool.outputs(&name)));
+                if out.given_counts.any() {
+                    super::log(&format!("{name}: {}", out.given_counts.describe(out.given)));
+                }
                 let sent = self.publish.as_ref().is_some_and(|p| p.send((name, out, claim)).is_ok());
                 if !sent {
                     self.join_publisher()?;

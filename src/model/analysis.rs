@@ -170,20 +170,40 @@ pub fn copy_analysis(from: &Sentence, to: &mut Sentence) {
     }
 }
 
-/// Which columns an analysis writes into a sentence: UPOS and XPOS (the tagger), FEATS, LEMMA.
-/// Each later stage reads the columns as they are then, predicted or given.
+/// What an analysis does with the values a sentence already has (not `_`) in the columns it
+/// writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Given {
+    /// Written over, unrecorded: tokenized text (which has none), and sentences made into
+    /// training data as the tagger tags them.
+    #[default]
+    Replaced,
+    /// Kept: the tagger chooses under them ([`crate::model::tagger::Tagger::tag_given`]: a
+    /// given UPOS stays and only the XPOS is predicted), and whatever a stage still wrote over
+    /// is put back once the sentence is parsed (`crate::parse::given`): only the values the
+    /// sentence lacks are the model's.
+    Kept,
+    /// Written over by the model's whole analysis, each replaced value kept in MISC
+    /// (`OrigUPOS=…`, `crate::parse::given`).
+    Recorded,
+}
+
+/// Which columns an analysis writes into a sentence: UPOS and XPOS (the tagger), FEATS, LEMMA,
+/// and what becomes of the values the sentence has in them ([`Given`]). Each later stage reads
+/// the columns as they are then, predicted or given.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Analyze {
     pub tags: bool,
     pub feats: bool,
     pub lemmas: bool,
+    pub given: Given,
 }
 
 impl Analyze {
     /// Every column.
-    pub const ALL: Analyze = Analyze { tags: true, feats: true, lemmas: true };
+    pub const ALL: Analyze = Analyze { tags: true, feats: true, lemmas: true, given: Given::Replaced };
     /// None: the sentence is parsed as given.
-    pub const NONE: Analyze = Analyze { tags: false, feats: false, lemmas: false };
+    pub const NONE: Analyze = Analyze { tags: false, feats: false, lemmas: false, given: Given::Replaced };
 
     /// Whether any column is written.
     pub fn any(self) -> bool {
@@ -203,8 +223,10 @@ impl<'m, S: Scorer> Analyzer<'m, S> {
     /// Writes the columns `what` asks for into `sent` (those the model predicts): UPOS and
     /// XPOS, then FEATS, then LEMMA.
     pub fn analyze(&mut self, sent: &mut Sentence, what: Analyze) {
-        if what.tags {
-            self.tagger.tag(sent);
+        match (what.tags, what.given) {
+            (false, _) => {}
+            (true, Given::Kept) => self.tagger.tag_given(sent),
+            (true, _) => self.tagger.tag(sent),
         }
         if let Some(f) = self.feats.as_mut().filter(|_| what.feats) {
             f.tag(sent);
@@ -255,5 +277,12 @@ mod tests {
         assert_eq!(cols(Column::Upos), ["DET", "NOUN", "VERB"]);
         assert_eq!(cols(Column::Feats), ["Definite=Def", "Number=Plur", "_"]);
         assert_eq!(cols(Column::Lemma), ["the", "hat", "run"]);
+        // With its UPOS given, a word's FEATS and lemma are those of that UPOS: "hats" as a
+        // VERB gets the one FEATS value verbs had (`_`), not the noun's Number=Plur.
+        let mut s = sentence(&[("the", "_", "DET", "_"), ("hats", "_", "VERB", "_"), ("run", "_", "VERB", "_")]);
+        analyzer.analyze(&mut s, Analyze { given: Given::Kept, ..Analyze::ALL });
+        let cols = |c| s.words().map(|w| w.get(c).to_string()).collect::<Vec<_>>();
+        assert_eq!(cols(Column::Upos), ["DET", "VERB", "VERB"]);
+        assert_eq!(cols(Column::Feats), ["Definite=Def", "_", "_"]);
     }
 }

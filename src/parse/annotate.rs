@@ -5,10 +5,11 @@
 
 use crate::corpus::Sentence;
 use crate::learn::confidence_model::ArcSignals;
-use crate::model::analysis::{Analyze, Analyzer};
+use crate::model::analysis::{Analyze, Analyzer, Given};
 use crate::model::file::{ModelFile, TableView};
 use crate::parse::confidence::{ArcConfidence, Parsed};
 use crate::parse::constrained::Constraints;
+use crate::parse::given::{GivenColumns, GivenCounts};
 use crate::parse::parser::{mean_confidence, Parser};
 
 /// An analyzer (if the model has a tagger) and a parser over one model file.
@@ -23,6 +24,8 @@ pub struct Annotator<'m> {
     collect: bool,
     /// Reused buffer for formatting.
     scratch: String,
+    /// The last sentence's given values, and what became of them.
+    given: GivenColumns,
 }
 
 /// What to do with a sentence besides parsing it.
@@ -37,6 +40,10 @@ pub struct Steps {
     /// confidence is below this: the arcs an annotator should look at (partial annotation
     /// leaves the others `_`, see [`crate::transition::GoldTree::partial`]).
     pub mark_below: Option<f32>,
+    /// Mark a sentence whose DEPS were kept beside a parsed tree other than the input's
+    /// (`# spoolparse_deps = input`, [`crate::parse::given`]): CoNLL-U only (CoNLL-X has no
+    /// comments, and its ninth column is PHEAD).
+    pub mark_deps: bool,
 }
 
 /// Formats a probability with three decimals ("0.973") into `buf`, without allocating:
@@ -78,7 +85,15 @@ impl<'m> Annotator<'m> {
         let pipeline =
             ArcConfidence::new(model.confidence().map(|c| &c.model).filter(|_| confidence), &model.meta().labels);
         let parser = if confidence { pipeline.parser(model) } else { Parser::new(model) };
-        Annotator { parser, analyzer, confidence, pipeline, collect: false, scratch: String::new() }
+        Annotator {
+            parser,
+            analyzer,
+            confidence,
+            pipeline,
+            collect: false,
+            scratch: String::new(),
+            given: GivenColumns::default(),
+        }
     }
 
     /// The last sentence's confidence (the mean arc confidence: the share of its arcs expected
@@ -136,9 +151,18 @@ impl<'m> Annotator<'m> {
         })
     }
 
+    /// What became of the last sentence's given values ([`crate::parse::given`]).
+    pub fn given_counts(&self) -> GivenCounts {
+        self.given.counts
+    }
+
     /// Analyzes `sent` if asked (writing UPOS and XPOS, and FEATS and LEMMA where the model
-    /// predicts them), parses it, and writes its confidences if asked (and computed).
+    /// predicts them), parses it, puts back or records the given values the analysis wrote
+    /// over (as `steps.analyze.given` says), marks DEPS left beside a changed tree, and writes
+    /// its confidences if asked (and computed).
     pub fn annotate(&mut self, sent: &mut Sentence, steps: Steps) -> Result<(), NoTagger> {
+        let given = steps.analyze.given;
+        self.given.take(sent, steps.analyze.any() && given != Given::Replaced, steps.mark_deps);
         // Tags are required of a model asked to tag; FEATS and LEMMA are written where the
         // model predicts them.
         match self.analyzer.as_mut() {
@@ -155,6 +179,11 @@ impl<'m> Annotator<'m> {
             };
             let tagger = self.analyzer.as_ref().map(|a| &a.tagger);
             self.pipeline.read(sent, parsed, tagger, steps.analyze.tags);
+        }
+        // After the parse and its confidence, which read what the parser read.
+        self.given.restore(sent, given);
+        if steps.mark_deps {
+            self.given.mark_deps(sent);
         }
         if steps.write_confidence && self.confidence {
             let mut buf = [0u8; 5];

@@ -8,6 +8,8 @@
 //! - [`constrained`]: what arcs a parse must hold, for re-parsing around corrections;
 //! - [`fit`]: whether a file's tags and forms are what the model was trained on, and whether
 //!   to retag it;
+//! - [`given`]: what becomes of the values an input gives (kept, or kept in MISC where
+//!   replaced; DEPS beside a parsed tree);
 //! - [`raw`]: raw text into sentences, through the model's tokenizer;
 //! - [`pipeline`]: streaming, multi-threaded, order-preserving parsing of files;
 //! - [`files`]: parsing files into files, as `spoolparse parse` does (model opening, outputs
@@ -20,6 +22,7 @@ pub mod confidence;
 pub mod constrained;
 pub mod files;
 pub mod fit;
+pub mod given;
 pub mod parser;
 pub mod pipeline;
 pub mod raw;

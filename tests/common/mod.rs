@@ -115,3 +115,69 @@ pub fn validate(path: &std::path::Path, lang: &str) {
         .unwrap();
     assert!(out.status.success(), "{}\n{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
 }
+
+/// Words with their lemma, UPOS, XPOS and FEATS, which [`tagged_corpus`] trains on and
+/// [`upos_only`] is made of.
+pub const WORDS: [(&str, &str, &str, &str, &str); 10] = [
+    ("the", "the", "DET", "DT", "Definite=Def|PronType=Art"),
+    ("dog", "dog", "NOUN", "NN", "Number=Sing"),
+    ("barks", "bark", "VERB", "VBZ", "Mood=Ind|Number=Sing|Person=3|Tense=Pres|VerbForm=Fin"),
+    ("at", "at", "ADP", "IN", "_"),
+    ("cats", "cat", "NOUN", "NNS", "Number=Plur"),
+    ("quickly", "quickly", "ADV", "RB", "_"),
+    ("big", "big", "ADJ", "JJ", "Degree=Pos"),
+    ("and", "and", "CCONJ", "CC", "_"),
+    ("sees", "see", "VERB", "VBZ", "Mood=Ind|Number=Sing|Person=3|Tense=Pres|VerbForm=Fin"),
+    (".", ".", "PUNCT", ".", "_"),
+];
+
+/// `n` sentences of [`WORDS`] (sentence `s` starts at word `s mod 10`, takes every third word
+/// after it, 3 to 8 words, each attached to the one before), with `# sent_id` and `# text`;
+/// `columns` gives a word's LEMMA, UPOS, XPOS and FEATS.
+fn sentences_of_words(n: usize, columns: impl Fn(usize) -> [String; 4]) -> String {
+    let mut out = String::new();
+    for s in 0..n {
+        let words: Vec<usize> = (0..3 + s % 6).map(|i| (s + 3 * i) % WORDS.len()).collect();
+        let forms: Vec<&str> = words.iter().map(|&w| WORDS[w].0).collect();
+        out.push_str(&format!("# sent_id = s{s}\n# text = {}\n", forms.join(" ")));
+        for (i, &w) in words.iter().enumerate() {
+            let [lemma, upos, xpos, feats] = columns(w);
+            let (head, deprel) = if i == 0 { (0, "root") } else { (i, "dep") };
+            out.push_str(&format!(
+                "{}\t{}\t{lemma}\t{upos}\t{xpos}\t{feats}\t{head}\t{deprel}\t_\t_\n",
+                i + 1,
+                forms[i]
+            ));
+        }
+        out.push('\n');
+    }
+    out
+}
+
+/// Training text of `n` sentences of [`WORDS`], every column given.
+pub fn tagged_corpus(n: usize) -> String {
+    sentences_of_words(n, |w| {
+        let (_, lemma, upos, xpos, feats) = WORDS[w];
+        [lemma, upos, xpos, feats].map(str::to_string)
+    })
+}
+
+/// `n` sentences of [`WORDS`] as en_atis gives its words: gold UPOS, LEMMA and FEATS, XPOS `_`;
+/// and "barks" is a NOUN ("the dog's barks", `Number=Plur`), which a tagger trained on
+/// [`tagged_corpus`] never makes it.
+pub fn upos_only(n: usize) -> String {
+    sentences_of_words(n, |w| {
+        let (form, lemma, upos, _, feats) = WORDS[w];
+        let (upos, feats) = if form == "barks" { ("NOUN", "Number=Plur") } else { (upos, feats) };
+        [lemma, upos, "_", feats].map(str::to_string)
+    })
+}
+
+/// The LEMMA, UPOS, XPOS, FEATS and DEPS of every word of CoNLL-U `text`, in order.
+pub fn word_columns(text: &[u8]) -> Vec<[String; 5]> {
+    use spoolparse::corpus::{Column, Format, Reader};
+    let cols = [Column::Lemma, Column::Upos, Column::Xpos, Column::Feats, Column::Deps];
+    Reader::new(text, std::path::Path::new("text"), Format::Conllu)
+        .flat_map(|s| s.unwrap().words().map(|w| cols.map(|c| w.get(c).to_string())).collect::<Vec<_>>())
+        .collect()
+}

@@ -200,14 +200,72 @@ pub struct TaggerModel {
     pub second: Weights,
 }
 
-/// One greedy left-to-right pass over `words` into `out`; with `right`, the second pass. With
-/// `margins`, each word's score margin goes there ([`Tagger::margins`]).
+/// What a word's tag may be, from what its sentence gives of it ([`Tagger::tag_given`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Allowed {
+    /// Any tag: nothing given, or nothing the tag set has.
+    Any,
+    /// A tag with the same UPOS as tag `0` (the first of the set with it): the UPOS is given.
+    Upos(u16),
+    /// This tag: its UPOS and XPOS are given.
+    Tag(u16),
+}
+
+impl Allowed {
+    /// Whether tag `t` may be chosen; `upos_of[t]` is the first tag with `t`'s UPOS.
+    fn admits(self, t: usize, upos_of: &[u16]) -> bool {
+        match self {
+            Allowed::Any => true,
+            Allowed::Upos(u) => upos_of.get(t) == Some(&u),
+            Allowed::Tag(x) => t == x as usize,
+        }
+    }
+}
+
+/// What a pass may choose for each word: `allowed` (`None`: any tag) with the map of tags to
+/// their UPOS that [`Allowed::admits`] reads.
+#[derive(Clone, Copy)]
+struct Constraint<'a> {
+    allowed: Option<&'a [Allowed]>,
+    upos_of: &'a [u16],
+}
+
+impl Constraint<'_> {
+    const NONE: Constraint<'static> = Constraint { allowed: None, upos_of: &[] };
+
+    fn at(&self, i: usize) -> Allowed {
+        self.allowed.and_then(|a| a.get(i).copied()).unwrap_or(Allowed::Any)
+    }
+}
+
+/// `allowed`, or `None` (any tag) when it is empty.
+fn constrained(allowed: &[Allowed]) -> Option<&[Allowed]> {
+    (!allowed.is_empty()).then_some(allowed)
+}
+
+/// The best tag `allow` admits and its margin over the next best it admits.
+fn best_allowed(scores: &[f32], allow: Allowed, upos_of: &[u16]) -> (u16, f32) {
+    let best = argmax(scores, |j| allow.admits(j, upos_of)).unwrap_or(0);
+    let second = scores
+        .iter()
+        .enumerate()
+        .filter(|&(j, _)| j != best && allow.admits(j, upos_of))
+        .map(|(_, &s)| s)
+        .fold(f32::NEG_INFINITY, f32::max);
+    (best as u16, scores.get(best).map_or(0.0, |&b| b - second))
+}
+
+/// One greedy left-to-right pass over `words` into `out`; with `right`, the second pass. Each
+/// word's tag is one `constraint` allows: a given tag unscored, else the tag dictionary's if
+/// allowed, else the best-scoring allowed one. With `margins`, each word's score margin goes
+/// there ([`Tagger::margins`]).
 #[allow(clippy::too_many_arguments)]
 fn tag_pass<S: Scorer>(
     weights: &S,
     dict: &TagDict,
     words: &[WordAttrs],
     right: Option<&[u16]>,
+    constraint: Constraint<'_>,
     feats: &mut Vec<u64>,
     scores: &mut [f32],
     out: &mut Vec<u16>,
@@ -219,19 +277,17 @@ fn tag_pass<S: Scorer>(
     }
     let (mut prev, mut prev2) = (None, None);
     for (i, w) in words.iter().enumerate() {
-        let (tag, margin) = match dict.get(w) {
+        let allow = constraint.at(i);
+        let fixed = match allow {
+            Allowed::Tag(t) => Some(t),
+            _ => dict.get(w).filter(|&t| allow.admits(t as usize, constraint.upos_of)),
+        };
+        let (tag, margin) = match fixed {
             Some(t) => (t, f32::INFINITY),
             None => {
                 extract(words, i, history(prev), history(prev2), right, feats);
                 weights.score(feats, scores);
-                let best = argmax(scores, |_| true).unwrap_or(0);
-                let second = scores
-                    .iter()
-                    .enumerate()
-                    .filter(|&(j, _)| j != best)
-                    .map(|(_, &s)| s)
-                    .fold(f32::NEG_INFINITY, f32::max);
-                (best as u16, scores.get(best).map_or(0.0, |&b| b - second))
+                best_allowed(scores, allow, constraint.upos_of)
             }
         };
         if let Some(m) = margins.as_deref_mut() {
@@ -343,7 +399,8 @@ pub fn train_tagger(sentences: &[TagSentence], tags: &TagSet, epochs: u32, seed:
         for (i, s) in reversed.iter().enumerate().filter(|(i, _)| i % k == fold) {
             let mut words = s.words.clone();
             fold_dict.annotate(&mut words);
-            tag_pass(&&weights, &fold_dict, &words, None, &mut feats, &mut scores, &mut right[i], None);
+            let (out, none) = (&mut right[i], Constraint::NONE);
+            tag_pass(&&weights, &fold_dict, &words, None, none, &mut feats, &mut scores, out, None);
             right[i].reverse();
         }
     }
@@ -368,6 +425,11 @@ pub struct Tagger<'m, S: Scorer> {
     out: Vec<u16>,
     /// Per word of the last sentence, the second pass's score margin of its tag.
     margins: Vec<f32>,
+    /// Per tag, the first tag with its UPOS ([`Allowed::Upos`]).
+    upos_of: Vec<u16>,
+    /// What each word of the sentence being tagged may get, left to right and right to left.
+    allowed: Vec<Allowed>,
+    allowed_reversed: Vec<Allowed>,
 }
 
 impl<'m> Tagger<'m, &'m Weights> {
@@ -394,6 +456,9 @@ impl<'m, S: Scorer> Tagger<'m, S> {
             reversed: Vec::new(),
             out: Vec::new(),
             margins: Vec::new(),
+            upos_of: (0..tags.len() as u16).map(|t| tags.with_upos(tags.get(t).0).unwrap_or(t)).collect(),
+            allowed: Vec::new(),
+            allowed_reversed: Vec::new(),
         }
     }
 
@@ -417,19 +482,39 @@ impl<'m, S: Scorer> Tagger<'m, S> {
 
     /// Tags words given by their attributes; returns one tag per word.
     pub fn tag_words(&mut self, words: &[WordAttrs]) -> &[u16] {
+        self.allowed.clear();
+        self.tag_allowed(words)
+    }
+
+    /// Tags words as [`Tagger::tag_words`], each with a tag `allowed` admits (one per word):
+    /// both passes choose under it, so the right context the second pass reads is chosen so
+    /// too. A word the tag dictionary fixes gets its tag only where that is allowed.
+    pub fn tag_words_allowed(&mut self, words: &[WordAttrs], allowed: &[Allowed]) -> &[u16] {
+        self.allowed.clear();
+        self.allowed.extend_from_slice(allowed);
+        self.tag_allowed(words)
+    }
+
+    /// Tags `words` under `self.allowed` (empty: any tag).
+    fn tag_allowed(&mut self, words: &[WordAttrs]) -> &[u16] {
         let (feats, scores) = (&mut self.feats, &mut self.scores);
         self.annotated.clear();
         self.annotated.extend_from_slice(words);
         self.dict.annotate(&mut self.annotated);
         self.reversed.clear();
         self.reversed.extend(self.annotated.iter().rev());
-        tag_pass(&self.first, self.dict, &self.reversed, None, feats, scores, &mut self.first_out, None);
+        self.allowed_reversed.clear();
+        self.allowed_reversed.extend(self.allowed.iter().rev());
+        let first = Constraint { allowed: constrained(&self.allowed_reversed), upos_of: &self.upos_of };
+        tag_pass(&self.first, self.dict, &self.reversed, None, first, feats, scores, &mut self.first_out, None);
         self.first_out.reverse();
+        let second = Constraint { allowed: constrained(&self.allowed), upos_of: &self.upos_of };
         tag_pass(
             &self.second,
             self.dict,
             &self.annotated,
             Some(&self.first_out),
+            second,
             feats,
             scores,
             &mut self.out,
@@ -438,12 +523,42 @@ impl<'m, S: Scorer> Tagger<'m, S> {
         &self.out
     }
 
+    /// What the tag set admits for a word given `upos` and `xpos` (`_`: not given): the pair
+    /// if the set has it, else any tag with the UPOS if it has one, else any tag.
+    pub fn allowed(&self, upos: &str, xpos: &str) -> Allowed {
+        if upos == "_" {
+            return Allowed::Any;
+        }
+        match self.tags.find(upos, xpos) {
+            Some(t) if xpos != "_" => Allowed::Tag(t),
+            _ => self.tags.with_upos(upos).map_or(Allowed::Any, Allowed::Upos),
+        }
+    }
+
     /// Tags `sent`, writing UPOS and XPOS of its words.
     pub fn tag(&mut self, sent: &mut Sentence) {
+        self.allowed.clear();
+        self.tag_sentence(sent);
+    }
+
+    /// Tags `sent` under what it gives ([`Tagger::allowed`] of each word's UPOS and XPOS): a
+    /// word with a UPOS the tag set has keeps it and gets the best-scoring XPOS with it, one
+    /// whose UPOS and XPOS the set has keeps both, the others are tagged freely. Writes UPOS
+    /// and XPOS of every word: a given value the set lacks is written over.
+    pub fn tag_given(&mut self, sent: &mut Sentence) {
+        let mut allowed = std::mem::take(&mut self.allowed);
+        allowed.clear();
+        allowed.extend(sent.words().map(|w| self.allowed(w.get(Column::Upos), w.get(Column::Xpos))));
+        self.allowed = allowed;
+        self.tag_sentence(sent);
+    }
+
+    /// Tags `sent` under `self.allowed` and writes UPOS and XPOS.
+    fn tag_sentence(&mut self, sent: &mut Sentence) {
         let mut words = std::mem::take(&mut self.words);
         words.clear();
         words.extend(sent.words().map(|w| word_attrs(w.get(Column::Form))));
-        self.tag_words(&words);
+        self.tag_allowed(&words);
         self.words = words;
         for (i, &t) in self.out.iter().enumerate() {
             let (upos, xpos) = self.tags.get(t);
@@ -559,6 +674,31 @@ mod tests {
         let mut tagger = Tagger::from_model(model);
         let out = tagger.tag_words(&words).to_vec();
         out.iter().map(|&t| (model.tags.get(t).0.to_string(), model.tags.get(t).1.to_string())).collect()
+    }
+
+    #[test]
+    fn given_tags_constrain_the_tagger_a_given_upos_to_its_best_tag_with_it() {
+        let mut tags = TagSet::default();
+        let model = train_tagger(&base(&mut tags), &tags, 5, 7);
+        let mut tagger = Tagger::from_model(&model);
+        let tagged = |s: &Sentence| {
+            s.words().map(|w| format!("{}/{}", w.get(Column::Upos), w.get(Column::Xpos))).collect::<Vec<_>>()
+        };
+        let mut free = sentence(&[("the", "_", "_"), ("dog", "_", "_"), ("runs", "_", "_")]);
+        tagger.tag(&mut free);
+        assert_eq!(tagged(&free), ["DET/DT", "NOUN/NN", "VERB/VB"]);
+        // UPOS given: "runs" as a NOUN gets the NOUN tag (its XPOS predicted), not VERB/VB; a
+        // known pair is kept though the tagger would say otherwise; a UPOS the tag set lacks
+        // constrains nothing.
+        let mut given = sentence(&[("the", "DET", "_"), ("dog", "DET", "DT"), ("runs", "NOUN", "_")]);
+        tagger.tag_given(&mut given);
+        assert_eq!(tagged(&given), ["DET/DT", "DET/DT", "NOUN/NN"]);
+        let mut unknown = sentence(&[("the", "INTJ", "_"), ("dog", "_", "_"), ("runs", "INTJ", "UH")]);
+        tagger.tag_given(&mut unknown);
+        assert_eq!(tagged(&unknown), tagged(&free));
+        // The margins are among the allowed tags: a given pair is sure.
+        assert_eq!(tagger.tag_words_allowed(&[word_attrs("runs")], &[Allowed::Tag(0)]), [0]);
+        assert_eq!(tagger.margins(), [f32::INFINITY]);
     }
 
     #[test]

@@ -12,6 +12,7 @@ use std::sync::Arc;
 use crate::corpus::{BlockRead, CorpusError, Reader, Sentence};
 use crate::parse::annotate::{Annotator, Steps};
 use crate::parse::fit::{FitCheck, FitCounts, FitReport, Stages, CHECK_WORDS};
+use crate::parse::given::GivenCounts;
 use crate::parse::raw::{Piece, PieceReader, RawReader};
 
 use super::numbering::Numbering;
@@ -75,6 +76,8 @@ pub(super) struct Batch {
     pub(super) block_after: Option<u64>,
     /// The sentences as written, rendered where they were parsed.
     pub(super) rendered: Rendered,
+    /// What became of the values its sentences gave ([`Sink::given`]).
+    pub(super) given: GivenCounts,
 }
 
 impl Batch {
@@ -100,6 +103,7 @@ impl Batch {
         }
         self.confidence.clear();
         self.rendered.clear();
+        self.given = GivenCounts::default();
         self.malformed.clear();
         self.end = None;
         self.fit = None;
@@ -148,6 +152,9 @@ impl Batch {
                     sink.sentence(job, s, written, self.confidence.get(i).copied().unwrap_or(1.0))?
                 }
             }
+        }
+        if self.given.any() {
+            sink.given(job, &self.given)?;
         }
         match self.end.take() {
             Some(outcome) => sink.end(job, outcome).map(|()| true),
@@ -355,6 +362,7 @@ fn read_pieces(opts: &PipelineOptions, reader: &mut Option<PieceReader>, batch: 
 pub(super) fn annotate_batch(annotator: &mut Annotator<'_>, batch: &mut Batch) {
     batch.confidence.clear();
     batch.rendered.clear();
+    batch.given = GivenCounts::default();
     for i in 0..batch.used {
         if batch.is_malformed(i) {
             batch.confidence.push(0.0);
@@ -363,6 +371,7 @@ pub(super) fn annotate_batch(annotator: &mut Annotator<'_>, batch: &mut Batch) {
         }
         // Checked when the job was opened: the model can tag whenever a job needs it.
         let _ = annotator.annotate(&mut batch.sentences[i], batch.steps);
+        batch.given.add(&annotator.given_counts());
         batch.confidence.push(annotator.confidence().0);
         batch.rendered.push(Some(&batch.sentences[i]));
     }

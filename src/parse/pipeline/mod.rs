@@ -47,10 +47,11 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
 use crate::corpus::{Column, CorpusError, Format, Limits, Reader, Sentence};
-use crate::model::analysis::Analyze;
+use crate::model::analysis::{Analyze, Given};
 use crate::model::file::ModelFile;
 use crate::parse::annotate::{Annotator, NoTagger, Steps};
 use crate::parse::fit::{FitReport, Retag};
+use crate::parse::given::GivenCounts;
 use crate::parse::raw::{NoTokenizer, RawReader, RawSentences};
 
 use batch::Malformed;
@@ -165,6 +166,14 @@ pub trait Sink {
         let _ = (job, report);
         Ok(())
     }
+    /// What became of the values some of the job's sentences gave, when anything did
+    /// ([`crate::parse::given`]: given values put back or replaced, DEPS beside a changed
+    /// tree); after those sentences, before `end`. What was done with the values the job's
+    /// [`FitReport::given`] says.
+    fn given(&mut self, job: &Job, counts: &GivenCounts) -> Result<(), Self::Error> {
+        let _ = (job, counts);
+        Ok(())
+    }
     /// The job is over.
     fn end(&mut self, job: &Job, outcome: Outcome) -> Result<(), Self::Error>;
 }
@@ -254,9 +263,16 @@ impl PipelineOptions {
         // CoNLL-X has no MISC column and no comments to put confidences in.
         let conllu_out = self.writes_conllu(format);
         Steps {
-            analyze: if self.needs_tags(format) { Analyze::ALL } else { Analyze::NONE },
+            // Until a file's first words decide ([`crate::parse::fit`]).
+            analyze: match (self.needs_tags(format), format) {
+                (false, _) => Analyze::NONE,
+                (true, Format::Text | Format::Raw) => Analyze::ALL,
+                (true, _) => Analyze { given: Given::Recorded, ..Analyze::ALL },
+            },
             write_confidence: self.confidence && conllu_out,
             mark_below: self.min_confidence.map(|t| t as f32),
+            // CoNLL-X made CoNLL-U has DEPS `_` by then.
+            mark_deps: conllu_out,
         }
     }
 

@@ -1,7 +1,7 @@
 //! The sink of `parse`: sentences into one output stream, or two split by confidence, with
 //! what a run parsed ([`ParseStats`]) and why it stopped ([`PipelineError`]).
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::io;
 use std::path::PathBuf;
 use std::sync::atomic::Ordering;
@@ -9,6 +9,7 @@ use std::sync::atomic::Ordering;
 use crate::corpus::{CorpusError, Sentence};
 use crate::parse::annotate::NoTagger;
 use crate::parse::fit::FitReport;
+use crate::parse::given::GivenCounts;
 use crate::parse::raw::NoTokenizer;
 
 use super::busy::Busy;
@@ -26,7 +27,8 @@ pub struct ParseStats {
     /// [`PipelineOptions::keep_malformed`]; counted in `sentences` too, with no words).
     pub malformed: usize,
     /// The inputs that were retagged or that the model does not fit ([`FitReport::is_notable`]),
-    /// each once, in input order.
+    /// or whose given values were replaced or put back ([`GivenCounts::any`]), each once, in
+    /// input order.
     pub notes: Vec<InputNote>,
     /// Where the time went ([`Busy`]); summed over the shards of a file parsed in shards at
     /// once ([`ParseStats::shards`]).
@@ -41,6 +43,17 @@ pub struct ParseStats {
 pub struct InputNote {
     pub path: PathBuf,
     pub report: FitReport,
+    /// What became of its given values, over the whole input.
+    pub given: GivenCounts,
+}
+
+impl InputNote {
+    /// One line saying what was found and done.
+    pub fn describe(&self) -> String {
+        let fit = self.report.is_notable().then(|| self.report.describe());
+        let given = self.given.any().then(|| self.given.describe(self.report.given));
+        fit.into_iter().chain(given).collect::<Vec<_>>().join("; ")
+    }
 }
 
 impl ParseStats {
@@ -56,10 +69,12 @@ impl ParseStats {
         }
     }
 
-    /// Keeps `note` unless its input has one (a file parsed in shards is reported once).
+    /// Keeps `note`, or adds its counts to its input's (a file parsed in shards is reported
+    /// once).
     fn note(&mut self, note: InputNote) {
-        if !self.notes.iter().any(|n| n.path == note.path) {
-            self.notes.push(note);
+        match self.notes.iter_mut().find(|n| n.path == note.path) {
+            Some(n) => n.given.add(&note.given),
+            None => self.notes.push(note),
         }
     }
 }
@@ -99,6 +114,8 @@ pub(super) struct OutputsSink<'a> {
     keep_malformed: bool,
     /// The jobs whose sentences all go to the rejected output ([`FitReport::holds_back`]).
     held_back: HashSet<u64>,
+    /// Each open job's report, for a note of its given values ([`Sink::given`]).
+    reports: HashMap<u64, FitReport>,
     pub(super) stats: ParseStats,
 }
 
@@ -110,6 +127,7 @@ impl<'a> OutputsSink<'a> {
             min_confidence: opts.min_confidence,
             keep_malformed: opts.keep_malformed,
             held_back: HashSet::new(),
+            reports: HashMap::new(),
             stats: ParseStats::default(),
         }
     }
@@ -184,15 +202,24 @@ impl Sink for OutputsSink<'_> {
 
     fn fit(&mut self, job: &Job, report: &FitReport) -> Result<(), PipelineError> {
         if report.is_notable() {
-            self.stats.note(InputNote { path: job.path.clone(), report: *report });
+            self.stats.note(InputNote { path: job.path.clone(), report: *report, given: GivenCounts::default() });
         }
         if report.holds_back() {
             self.held_back.insert(job.id);
         }
+        self.reports.insert(job.id, *report);
         Ok(())
     }
 
-    fn end(&mut self, _: &Job, outcome: Outcome) -> Result<(), PipelineError> {
+    fn given(&mut self, job: &Job, counts: &GivenCounts) -> Result<(), PipelineError> {
+        if let Some(&report) = self.reports.get(&job.id) {
+            self.stats.note(InputNote { path: job.path.clone(), report, given: *counts });
+        }
+        Ok(())
+    }
+
+    fn end(&mut self, job: &Job, outcome: Outcome) -> Result<(), PipelineError> {
+        self.reports.remove(&job.id);
         match outcome {
             Outcome::Complete | Outcome::Abandoned => Ok(()),
             Outcome::Failed(JobError::Corpus(e)) => Err(e.into()),

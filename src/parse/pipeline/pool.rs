@@ -9,6 +9,7 @@ use std::time::Instant;
 use crossbeam_channel::{bounded, select, Receiver, Sender};
 
 use crate::corpus::Sentence;
+use crate::parse::given::GivenCounts;
 
 use super::batch::{annotate_batch, fill_batch, read_text, Batch};
 use super::busy::{BusyTime, Stage};
@@ -77,13 +78,20 @@ pub(super) fn run_reader<S: Sink>(
         seq += 1;
     }
     let (mut sent, mut rendered) = (Sentence::default(), Rendered::default());
+    // What became of the given values of the sentences after the first batch, for the sink
+    // at the end.
+    let mut given = GivenCounts::default();
+    let end = |given: &GivenCounts, sink: &mut S, outcome| match given.any() {
+        true => sink.given(job, given).map(|()| outcome),
+        false => Ok(outcome),
+    };
     loop {
         let start = Instant::now();
         let read = opts.read(&mut reader, &mut sent, job.format);
         let start = busy.lap(Stage::Reading, start);
         match read {
-            Read::End => return Ok(Outcome::Complete),
-            Read::Unreadable(e) => return Ok(Outcome::Failed(e.into())),
+            Read::End => return end(&given, sink, Outcome::Complete),
+            Read::Unreadable(e) => return end(&given, sink, Outcome::Failed(e.into())),
             Read::Malformed(mut m) => {
                 m.sent_id = numbering.take().map(str::to_string);
                 m.deliver(job, sink)?
@@ -91,6 +99,7 @@ pub(super) fn run_reader<S: Sink>(
             Read::Sentence => {
                 // Checked when the job was opened: the model can tag if the job needs it.
                 let _ = annotator.annotate(&mut sent, steps);
+                given.add(&annotator.given_counts());
                 rendered.clear();
                 rendered.push(Some(&sent));
                 let start = busy.lap(Stage::Parsing, start);

@@ -5,6 +5,11 @@ confirmed whole, exactly as the parser drew it, after 0.26 s a word plus 1.05 s 
 answer and, against the gold trees of GOLD (by sent_id), how many of the stored answers' arcs are
 wrong; the correction files are counted in ANNOTATED.
 
+With HONEST=GOLD2.conllu[.zst] in the environment, an honest annotator instead: each task is
+answered whole with its gold tree, from GOLD or GOLD2 (the known-answer checks' file, e.g.
+retrain.heldout), at the same pace; a task whose gold the workbench refuses (a non-projective
+tree) is skipped.
+
   usage: scripts/rubber-stamp-trial.py URL ANNOTATED GOLD.conllu[.zst] [TASKS (default 6)]
   e.g.   scripts/rubber-stamp-trial.py http://127.0.0.1:8040 runs/spool/annotated \\
              ../shared/data/ud/en_atis/dev.conllu.zst
@@ -12,9 +17,11 @@ wrong; the correction files are counted in ANNOTATED.
 Standard library only (zstd from the command line for .zst gold)."""
 
 import json
+import os
 import subprocess
 import sys
 import time
+import urllib.error
 import urllib.request
 from pathlib import Path
 
@@ -55,6 +62,8 @@ def main() -> None:
     url, annotated, gold_path = sys.argv[1].rstrip("/"), Path(sys.argv[2]), Path(sys.argv[3])
     tasks = int(sys.argv[4]) if len(sys.argv) > 4 else 6
     gold = gold_trees(gold_path)
+    honest = os.environ.get("HONEST")
+    answers_from = {**gold, **gold_trees(Path(honest))} if honest else None
     before = set(corrections(annotated))
     answered = 0
     for n in range(tasks):
@@ -67,9 +76,18 @@ def main() -> None:
         pause = 0.26 * len(words) + 1.05 * flagged
         time.sleep(pause)
         arcs = [{"id": w["id"], "head": w["head"], "deprel": w["deprel"]} for w in words]
-        _, answer = call(url, "POST", "/api/answer", {"task": task["task"], "arcs": arcs, "whole": True})
+        if answers_from is not None:
+            tree = answers_from[task["sent_id"]]
+            arcs = [{"id": i, "head": h, "deprel": d} for i, (h, d) in sorted(tree.items())]
+        try:
+            _, answer = call(url, "POST", "/api/answer", {"task": task["task"], "arcs": arcs, "whole": True})
+        except urllib.error.HTTPError as e:
+            print(f"task {n + 1}: refused ({e.code}: {e.read().decode()}), skipped")
+            call(url, "POST", "/api/skip", {"task": task["task"]})
+            continue
         answered += 1
-        print(f"task {n + 1}: {len(words)} words, {flagged} flagged, confirmed whole after {pause:.2f} s: "
+        what = "answered whole with gold" if answers_from is not None else "confirmed whole"
+        print(f"task {n + 1}: {len(words)} words, {flagged} flagged, {what} after {pause:.2f} s: "
               f"{json.dumps(answer)}")
     # What was stored: the correction files written (an answer's reply is no proof: a
     # known-answer check is acknowledged as any answer is).

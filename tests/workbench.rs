@@ -634,7 +634,9 @@ fn sentences_of_the_held_out_file_are_never_queued() {
     // Three of the eight sentences, as the held-out file has them (gold, unparsed).
     let three: String = corpus(8).split("\n\n").take(3).map(|s| format!("{s}\n\n")).collect();
     std::fs::write(&heldout, three).unwrap();
-    let spool = Spool::new(8, &format!("[retrain]\nheldout = \"{}\"\n", heldout.display()));
+    // No known-answer checks (drawn from the held-out file): only the queue's sentences are asked.
+    let config = format!("[retrain]\nheldout = \"{}\"\n[annotate]\ncheck_every = 0\n", heldout.display());
+    let spool = Spool::new(8, &config);
     let server = Server::start(&spool, &[]);
     let (_, stats) = server.get("/api/stats");
     assert_eq!((&stats["queued"], &stats["held_out"]), (&json!(5), &json!(3)), "{stats}");
@@ -895,4 +897,238 @@ fn several_annotators_at_once_never_share_a_task_and_a_kill_9_among_them_loses_n
     // The audit log says what the queue knew of every checked arc it learned from.
     let audit = std::fs::read_to_string(spool.annotated().join("workbench/audit.jsonl")).unwrap();
     assert!(audit.lines().any(|l| l.contains("\"checked\"")), "{audit}");
+}
+
+/// Gold sentences of the queue's shape whose trees the fixture's model never parses: a chain
+/// (each word the dependent of the one before), where the model learned DET NOUN VERB DET NOUN
+/// as det nsubj root det obj. `# sent_id = kN`.
+fn known_gold(n: usize) -> String {
+    let tags = ["DET", "NOUN", "VERB", "DET", "NOUN"];
+    let arcs = [(0, "root"), (1, "obj"), (2, "nsubj"), (3, "det"), (4, "obj")];
+    let mut text = String::new();
+    for s in 0..n {
+        let forms: Vec<String> = (0..tags.len()).map(|i| format!("k{s}y{i}")).collect();
+        text.push_str(&format!("# sent_id = k{s}\n# text = {}\n", forms.join(" ")));
+        for (i, (tag, (head, rel))) in tags.iter().zip(arcs).enumerate() {
+            let form = &forms[i];
+            text.push_str(&format!("{}\t{form}\t{form}\t{tag}\t{tag}\t_\t{head}\t{rel}\t_\t_\n", i + 1));
+        }
+        text.push('\n');
+    }
+    text
+}
+
+/// A spool of `n` queued sentences whose retraining names a held-out file of `known` gold
+/// sentences the model gets wrong ([`known_gold`]), with a check every `every` tasks.
+fn spool_with_checks(n: usize, known: usize, every: u32) -> Spool {
+    let spool = Spool::new(n, "");
+    let heldout = spool.dir.path().join("heldout.conllu");
+    std::fs::write(&heldout, known_gold(known)).unwrap();
+    let config = std::fs::read_to_string(&spool.config).unwrap();
+    let checks = format!("[retrain]\nheldout = \"{}\"\n[annotate]\ncheck_every = {every}\n", heldout.display());
+    std::fs::write(&spool.config, format!("{config}\n{checks}")).unwrap();
+    spool
+}
+
+/// The gold arcs of the sentence `sent_id` (`sN` of [`corpus`], `kN` of [`known_gold`]).
+fn gold_of(sent_id: &str) -> Vec<Value> {
+    let tree: &[(u32, &str)] = if sent_id.starts_with('k') {
+        &[(0, "root"), (1, "obj"), (2, "nsubj"), (3, "det"), (4, "obj")]
+    } else {
+        &[(2, "det"), (3, "nsubj"), (0, "root"), (5, "det"), (3, "obj")]
+    };
+    tree.iter().enumerate().map(|(i, (h, d))| json!({ "id": i + 1, "head": h, "deprel": d })).collect()
+}
+
+/// How long a reader at the tester's pace takes before answering `arcs` to `task`: 0.26 s a
+/// word for a whole sentence confirmed as shown, 1.05 s for each word flagged likely wrong
+/// confirmed as shown (just over the speed limits of `review`, which such a pace passes).
+fn reading_pace(task: &Value, arcs: &[Value]) -> Duration {
+    let words = task["words"].as_array().unwrap();
+    let unchanged =
+        |w: &Value| arcs.iter().any(|a| a["id"] == w["id"] && a["head"] == w["head"] && a["deprel"] == w["deprel"]);
+    let all = if words.iter().all(unchanged) { 260 * words.len() as u64 } else { 0 };
+    let likely_wrong =
+        words.iter().filter(|w| w["check"] == true && 1.0 - w["conf"].as_f64().unwrap() >= 0.5 && unchanged(w)).count()
+            as u64;
+    Duration::from_millis(all.max(1050 * likely_wrong))
+}
+
+/// Answers `task` whole with `arcs` at the tester's reading pace.
+fn answer_at_reading_pace(server: &Server, task: &Value, arcs: Vec<Value>) -> Value {
+    answer_as(server, server.token.as_deref(), task, arcs)
+}
+
+/// [`answer_at_reading_pace`] as the annotator of `token`.
+fn answer_as(server: &Server, token: Option<&str>, task: &Value, arcs: Vec<Value>) -> Value {
+    std::thread::sleep(reading_pace(task, &arcs));
+    let body = json!({ "task": task["task"], "arcs": arcs, "whole": true });
+    let (status, answer) = server.request("POST", "/api/answer", body.to_string().as_bytes(), token);
+    assert_eq!(status, 200, "{answer}");
+    answer
+}
+
+/// Every file under annotated/ but the workbench's own (audit log, check results).
+fn files_under(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let path = entry.path();
+        if path.is_dir() && entry.file_name() != "workbench" {
+            out.extend(files_under(&path));
+        } else if path.is_file() {
+            out.push(path);
+        }
+    }
+    out
+}
+
+/// The tester's trial: confirming the parser's tree whole at 0.26 s a word and 1.05 s a
+/// flagged word passes every speed limit, and stored 6 of 6 such answers as reviewed gold. The
+/// known-answer checks hold such an annotator back: their first check fails, and from then on
+/// nothing they answer is stored as a correction; /api/models says so.
+#[test]
+fn a_rubber_stamp_at_reading_pace_fails_the_known_answer_checks_and_is_held_back() {
+    let spool = spool_with_checks(12, 6, 2);
+    let server = Server::start(&spool, &[]);
+    let mut answers = Vec::new();
+    let mut checks = 0;
+    for _ in 0..6 {
+        let (status, task) = server.get("/api/next");
+        assert_eq!(status, 200, "{task}");
+        checks += task["sent_id"].as_str().unwrap().starts_with('k') as usize;
+        answers.push(answer_at_reading_pace(&server, &task, as_shown(&task)));
+    }
+    assert!(spool.corrections().is_empty(), "a rubber stamp's answers are no corrections: {:?}", spool.corrections());
+    assert!(
+        answers
+            .iter()
+            .all(|a| a["stored"] == json!(0)
+                && a["held_back"].as_str().is_some_and(|w| w.contains("known-answer check"))),
+        "{answers:?}"
+    );
+    assert!(checks >= 1, "no known-answer check among 6 tasks at one in two");
+    let held = files_under(&spool.annotated().join("suspect"));
+    assert!(!held.is_empty(), "the queue's sentences answered are set aside for review");
+    for file in &held {
+        assert!(!std::fs::read_to_string(file).unwrap().contains("sent_id = k"), "a check set aside: {file:?}");
+    }
+    let (_, models) = server.get("/api/models");
+    let me = &models["annotators"][0];
+    assert_eq!(me["name"], "local", "{models}");
+    assert_eq!((me["passed"].as_u64(), me["failed"].as_u64()), (Some(0), Some(checks as u64)), "{models}");
+    assert!(me["held_back"].as_str().is_some(), "{models}");
+}
+
+/// An annotator who answers gold (correcting the model where it is wrong) passes every check,
+/// is never held back, and every answer they give to the queue's sentences is stored; the
+/// checks' answers are not.
+#[test]
+fn an_honest_annotator_passes_the_checks_and_every_answer_to_the_queue_is_stored() {
+    let spool = spool_with_checks(6, 6, 2);
+    let server = Server::start(&spool, &[]);
+    let (mut queued, mut checks) = (0, 0);
+    loop {
+        let (status, task) = server.get("/api/next");
+        if status == 204 {
+            break;
+        }
+        let sent_id = task["sent_id"].as_str().unwrap().to_string();
+        let answer = answer_at_reading_pace(&server, &task, gold_of(&sent_id));
+        assert!(answer["held_back"].is_null(), "{sent_id}: {answer}");
+        assert_eq!(answer["stored"], json!(5), "{sent_id}: {answer}");
+        if sent_id.starts_with('k') {
+            checks += 1;
+        } else {
+            queued += 1;
+        }
+    }
+    assert_eq!(queued, 6);
+    assert!(checks >= 1, "the first task of an annotator without a result is a check");
+    assert_eq!(spool.corrections().len(), queued, "every answer to a queued sentence is stored");
+    let (_, models) = server.get("/api/models");
+    let me = &models["annotators"][0];
+    assert_eq!((me["passed"].as_u64(), me["failed"].as_u64()), (Some(checks as u64), Some(0)), "{models}");
+    assert!(me["held_back"].is_null(), "{models}");
+}
+
+/// A check is shown as any task is (the same fields, the words to check flagged), and its
+/// answer, gold as it is, is written nowhere the daemon takes training data from: not in
+/// annotated/, nor set aside; only the audit log has it, as a `check`.
+#[test]
+fn a_known_answer_task_looks_like_any_task_and_its_answer_never_lands_in_the_training_store() {
+    let spool = spool_with_checks(6, 3, 2);
+    let server = Server::start(&spool, &[]);
+    let (_, check) = server.get("/api/next");
+    assert!(check["sent_id"].as_str().unwrap().starts_with('k'), "an annotator's first task is a check: {check}");
+    let keys = |v: &Value| v.as_object().unwrap().keys().cloned().collect::<Vec<String>>();
+    let (status, answer) =
+        server.post("/api/answer", json!({ "task": check["task"], "arcs": gold_of("k0"), "whole": true }));
+    assert_eq!(status, 200, "{answer}");
+    let task = (0..10).map(|_| server.get("/api/next").1).find(|t| t["sent_id"].as_str().unwrap().starts_with('s'));
+    let task = task.expect("a queued sentence within 10 tasks");
+    assert_eq!(keys(&check), keys(&task));
+    assert_eq!(keys(&check["words"][0]), keys(&task["words"][0]));
+    assert_eq!(check["words"].as_array().unwrap().iter().filter(|w| w["check"] == true).count(), 3, "{check}");
+    let stored = answer_at_reading_pace(&server, &task, gold_of("s0"));
+    assert_eq!(keys(&answer), keys(&stored), "{answer} {stored}");
+    let form = check["words"][0]["form"].as_str().unwrap();
+    for file in files_under(&spool.annotated()) {
+        let text = std::fs::read_to_string(&file).unwrap();
+        assert!(!text.contains(form) && !text.contains("sent_id = k"), "{file:?}:\n{text}");
+    }
+    let audit = std::fs::read_to_string(spool.annotated().join("workbench/audit.jsonl")).unwrap();
+    let first: Value = serde_json::from_str(audit.lines().next().unwrap()).unwrap();
+    assert_eq!((&first["decision"], &first["reason"]), (&json!("check"), &json!("passed")), "{first}");
+}
+
+/// One slip costs an honest annotator nothing: after a single failed check their answers wait,
+/// set aside, and once their next check passes every one of them is stored. The check after a
+/// failure comes at random (one task in two), so that which task it is cannot be known: each
+/// annotator tries until a queued task comes between the failed check and the next one (20
+/// annotators: all 20 see a check at once with a chance of one in a million).
+#[test]
+fn after_one_failed_check_the_answers_wait_and_are_all_stored_when_the_next_check_passes() {
+    let spool = Spool::new(40, "");
+    let names: Vec<String> = (0..20).map(|i| format!("a{i}")).collect();
+    with_tokens(&spool, &names.iter().map(|n| (n.as_str(), false)).collect::<Vec<_>>());
+    let heldout = spool.dir.path().join("heldout.conllu");
+    std::fs::write(&heldout, known_gold(6)).unwrap();
+    let config = std::fs::read_to_string(&spool.config).unwrap();
+    let checks = format!("check_every = 2\n[retrain]\nheldout = \"{}\"\n", heldout.display());
+    std::fs::write(&spool.config, format!("{config}{checks}")).unwrap();
+    let server = Server::start_as(&spool, &[], Some("tok-a0"));
+    let is_check = |task: &Value| task["sent_id"].as_str().unwrap().starts_with('k');
+    let mut waited = Vec::new();
+    for name in &names {
+        let token = format!("tok-{name}");
+        let next = || server.request("GET", "/api/next", b"", Some(&token)).1;
+        let first = next();
+        assert!(is_check(&first), "a new annotator's first task is a check: {first}");
+        let slip = answer_as(&server, Some(&token), &first, as_shown(&first));
+        assert!(slip["held_back"].as_str().is_some_and(|w| w.contains("wait")), "{slip}");
+        let mut task = next();
+        while !is_check(&task) {
+            let sent_id = task["sent_id"].as_str().unwrap().to_string();
+            let answer = answer_as(&server, Some(&token), &task, gold_of(&sent_id));
+            assert!(answer["held_back"].as_str().is_some_and(|w| w.contains("wait")), "{answer}");
+            assert!(spool.corrections().is_empty(), "an answer stored while it waits for a check");
+            waited.push(sent_id);
+            task = next();
+        }
+        let passed = answer_as(&server, Some(&token), &task, gold_of("k"));
+        assert!(passed["held_back"].is_null(), "{passed}");
+        if !waited.is_empty() {
+            break;
+        }
+    }
+    assert!(!waited.is_empty(), "every annotator's check came right after the failed one");
+    let stored: Vec<String> = spool
+        .corrections()
+        .iter()
+        .map(|f| std::fs::read_to_string(f).unwrap())
+        .map(|t| t.lines().find_map(|l| l.strip_prefix("# sent_id = ")).unwrap().to_string())
+        .collect();
+    assert_eq!(stored.len(), waited.len(), "{stored:?} {waited:?}");
+    assert!(waited.iter().all(|id| stored.contains(id)), "{stored:?} {waited:?}");
+    assert!(files_under(&spool.annotated().join("suspect")).is_empty(), "nothing left set aside");
 }

@@ -749,3 +749,62 @@ def test_a_page_of_another_origin_cannot_frame_the_workbench(workbench: Workbenc
     finally:
         driver.quit()
         server.shutdown()
+
+
+@pytest.fixture
+def checked_workbench(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Workbench]:
+    """A server of its own whose retraining names a held-out file (300 en_ewt dev sentences,
+    none of the queue's), so that one task in two is a known-answer check."""
+    data: Data = request.getfixturevalue("data")
+    if not data.from_treebank:
+        pytest.skip("the known-answer checks' browser test needs en_ewt dev (../shared/data/ud)")
+    root = tmp_path_factory.mktemp("checked")
+    port = free_port()
+    config = make_spool(data, root, port)
+    heldout = root / "heldout.conllu"
+    heldout.write_text("".join(sentences(decompress(UD / "en_ewt" / "dev.conllu.zst").decode())[:300]))
+    config.write_text(config.read_text() + f'check_every = 2\n\n[retrain]\nheldout = "{heldout}"\n')
+    log = root / "annotate.log"
+    url = f"http://127.0.0.1:{port}"
+    with log.open("wb") as out:
+        process = subprocess.Popen([str(data.bin), "annotate", "--config", str(config), "--listen", f"127.0.0.1:{port}"],
+                                   stdout=out, stderr=subprocess.STDOUT)
+    try:
+        wait_for_http(url, process, log)
+        yield Workbench(url, root / "spool" / "annotated")
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+
+
+def test_a_rubber_stamp_at_reading_pace_is_held_back_by_the_known_answer_checks(browser, checked_workbench: Workbench) -> None:
+    """The tester's trial in the page: each sentence accepted whole (a) as parsed, at 0.26 s a
+    word and 1.05 s a flagged word, which passes the speed limits. An annotator's first task is a
+    check; confirming the model's errors on it fails it, and the page says that the answers are
+    held back and why; the Models view shows the annotator held back; nothing is stored."""
+    driver = browser
+    driver.get(checked_workbench.url + "/")
+    authenticate(driver)
+    answered = []
+    for _ in range(2):
+        wait(driver, lambda: task(driver)["task"], "a task")
+        settled(driver)
+        shown = task(driver)
+        flagged = driver.execute_script("return document.querySelectorAll('#sentence g.word.flagged').length")
+        time.sleep(0.26 * len(shown["words"]) + 1.05 * flagged)
+        press(driver, "a")
+        next_task(driver, shown["task"])
+        answered.append(shown)
+    banner = driver.find_element("id", "error")
+    assert banner.is_displayed() and "held back" in banner.text and "known-answer check" in banner.text, banner.text
+    screenshot(driver, "12-held-back-by-checks")
+    for shown in answered:
+        assert stored_block(checked_workbench.annotated, shown["sent_id"]) is None, f"{shown['sent_id']} was stored"
+    driver.find_element("id", "nav-models").click()
+    wait(driver, lambda: driver.find_element("id", "models-view").is_displayed(), "the models view")
+    settled(driver)
+    rows = [[td.text for td in tr.find_elements("tag name", "td")]
+            for tr in driver.find_elements("css selector", "#annotator-standing tbody tr")]
+    assert rows and rows[0][0] == "local" and rows[0][3].startswith("held back"), rows
+    driver.execute_script("document.getElementById('annotator-standing').scrollIntoView()")
+    screenshot(driver, "13-models-annotator-held-back")

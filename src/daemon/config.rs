@@ -42,11 +42,14 @@ pub struct Annotate {
     /// loopback one), as browsers send them in `Host`: a reverse proxy's (`wb.example.org`,
     /// `wb.example.org:8443`). Requests for any other are refused (DNS rebinding).
     pub hosts: Vec<String>,
+    /// One task in this many (drawn at random) is a known-answer check: a sentence of the
+    /// retraining's gold data the serving model gets wrong (`crate::workbench::known`); 0: none.
+    pub check_every: u32,
 }
 
 impl Default for Annotate {
     fn default() -> Self {
-        Annotate { listen: "127.0.0.1:8040".to_string(), tokens_file: None, hosts: Vec::new() }
+        Annotate { listen: "127.0.0.1:8040".to_string(), tokens_file: None, hosts: Vec::new(), check_every: 10 }
     }
 }
 

@@ -16,8 +16,9 @@
 //! - an answer held back as a rubber stamp ([`super::review`]): the same file in
 //!   `annotated/suspect/`, with a `.error` file saying why, until a person confirms it;
 //! - the audit log, `annotated/workbench/audit.jsonl`: one JSON line per decision (answer,
-//!   whole, held, skip, bad) with the annotator, the time, the milliseconds spent and every arc's old
-//!   and new value (and tag's, where one was checked), appended and fsync'd.
+//!   whole, held, skip, bad, check) with the annotator, the time, the milliseconds spent and every
+//!   arc's old and new value (and tag's, where one was checked), appended and fsync'd; a `check`
+//!   (an answer to a known-answer check, [`super::known`]) is written there only.
 //!
 //! The correction file is the commit point; its `# workbench_source` comment names the queued
 //! sentence, so [`done_sources`] finds the answered sentences from the audit log and from the
@@ -133,7 +134,9 @@ pub struct Decision {
     /// Seconds since the epoch.
     pub time: u64,
     pub annotator: String,
-    /// `answer`, `whole`, `skip` or `bad`.
+    /// `answer`, `whole`, `held`, `skip`, `bad`, `check` (an answer to a known-answer check,
+    /// its result in `reason`: never a correction) or `released` (a held-back answer moved back
+    /// into `annotated/`: the check it waited for passed).
     pub decision: String,
     pub task: String,
     /// `FILE#ORDINAL` of the queued sentence.
@@ -196,10 +199,24 @@ impl Answers {
         let text = correction_text(sent, arcs, whole, tags, meta);
         let note = format!(
             "sent_id {}: held back by the workbench, answered by {} ({}): {why}; add `# confirmed = yes` and move the \
-             file back into annotated/ if it was reviewed\n",
+             file back into annotated/ if it was reviewed (an answer waiting for a known-answer check is moved back by \
+             the workbench if the check passes)\n",
             meta.sent_id, meta.annotator, meta.source
         );
         self.set_aside("suspect", &meta.task, text.as_bytes(), &note)
+    }
+
+    /// Moves a correction [`Self::write_held_back`] set aside into `annotated/`, where the daemon
+    /// takes it in (never over a file), and its note goes: the check it waited for passed.
+    pub fn release(&self, held: &Path) -> io::Result<PathBuf> {
+        let name = held.file_name().ok_or_else(|| io::Error::other(format!("{}: no file name", held.display())))?;
+        let path = self.annotated.join(name);
+        publish(held, &path, false)?;
+        crate::base::io::sync_dir(crate::base::io::parent_dir(held))?;
+        let mut error = held.as_os_str().to_os_string();
+        error.push(".error");
+        let _ = fs::remove_file(Path::new(&error));
+        Ok(path)
     }
 
     /// Writes a sentence flagged bad into `annotated/rejected/`, with its reason beside it.
@@ -314,8 +331,9 @@ fn read_decisions(annotated: &Path) -> io::Result<Vec<Decision>> {
 /// being wrong, whether the answer changed it), oldest first, for the queue's error model.
 pub fn checked_answers(annotated: &Path) -> io::Result<Vec<(u32, f32, bool)>> {
     let mut out = Vec::new();
-    // A held-back answer (a rubber stamp) says nothing of the parser's errors.
-    for d in read_decisions(annotated)?.into_iter().filter(|d| d.decision != "held") {
+    // A held-back answer (a rubber stamp) says nothing of the parser's errors; a check's is
+    // about another text (a treebank's).
+    for d in read_decisions(annotated)?.into_iter().filter(|d| d.decision != "held" && d.decision != "check") {
         for arc in &d.arcs {
             if let (Some(checked), Some(changed)) = (&arc.checked, arc.changed()) {
                 out.push((super::error_model::Pattern::from_name(&checked.pattern).key, checked.p, changed));
@@ -328,8 +346,11 @@ pub fn checked_answers(annotated: &Path) -> io::Result<Vec<(u32, f32, bool)>> {
 /// The sources never to ask again: answered or flagged bad in the audit log, or named by a
 /// correction in `annotated/` that the log may lack.
 pub fn done_sources(annotated: &Path) -> io::Result<HashSet<String>> {
-    let mut done: HashSet<String> =
-        read_decisions(annotated)?.into_iter().filter(|d| d.decision != "skip").map(|d| d.source).collect();
+    let mut done: HashSet<String> = read_decisions(annotated)?
+        .into_iter()
+        .filter(|d| d.decision != "skip" && d.decision != "check")
+        .map(|d| d.source)
+        .collect();
     for dir in [annotated.to_path_buf(), annotated.join("rejected"), annotated.join("suspect")] {
         let Ok(entries) = fs::read_dir(&dir) else { continue };
         for entry in entries.flatten() {

@@ -9,7 +9,10 @@
 //! confirms its tag, its `lemma` its LEMMA: the sentence is re-parsed with them (a parser that
 //! reads the analysis reads the lemma too), and the correction records them. An answer gets its
 //! 200 only once its correction file and audit line are durable; one [`super::review`] finds a
-//! rubber stamp goes to `annotated/suspect/` instead.
+//! rubber stamp goes to `annotated/suspect/` instead, as does every answer of an annotator
+//! the known-answer checks hold back ([`super::standing`]). A check ([`super::known`]) is handed
+//! out, re-parsed and answered as any task; its answer is scored and logged, never written as a
+//! correction, and answered as a correction would be.
 //!
 //! This module owns request handling; ranking is [`super::queue`]'s, files are
 //! [`super::answers`]', re-parsing is [`super::task`]'s.
@@ -26,8 +29,10 @@ use super::auth::{Annotator, Tokens};
 use super::bodies::{lemma_fixes, parse_json, tag_fixes, unprocessable, with_fixes, ArcIn, ArcsIn, Refusal, TaskIn};
 use super::error_model::{ErrorModel, Pattern};
 use super::http::{Request, Response};
+use super::known::{self, Known, KnownAnswers};
 use super::queue::{read_sentence, Queue};
 use super::review::rubber_stamp;
+use super::standing::Standing;
 use super::task::{arc_pattern, Reparser, WordView};
 use crate::corpus::{Column, Sentence};
 use crate::model::file::ModelFile;
@@ -58,9 +63,37 @@ struct Task {
     checked: HashMap<u32, Checked>,
     /// What `/api/next` answered: `/api/resume` answers it again.
     body: serde_json::Value,
+    /// For a known-answer check (not in the queue): its gold tree and lease.
+    known: Option<Known>,
 }
 
 impl Task {
+    /// The task of `sent` (from `source`) shown as `words`, and the body `/api/next` answers.
+    fn shown(id: &str, source: String, sent: Sentence, words: Vec<WordView>) -> Task {
+        let sent_id = sent.comment("sent_id").map_or_else(|| source.clone(), str::to_string);
+        let text = sent
+            .comment("text")
+            .map(str::to_string)
+            .unwrap_or_else(|| words.iter().map(|w| w.form.as_str()).collect::<Vec<_>>().join(" "));
+        let body = json!({ "task": id, "sent_id": sent_id, "text": text, "words": words });
+        Task {
+            source,
+            sent_id,
+            shown: std::iter::once((0, String::new()))
+                .chain(words.iter().map(|w| (w.head, w.deprel.clone())))
+                .collect(),
+            check: words.iter().filter(|w| w.check).map(|w| w.id).collect(),
+            checked: words
+                .iter()
+                .filter(|w| w.check)
+                .map(|w| (w.id, Checked { p: 1.0 - w.conf, pattern: arc_pattern(&words, w).name }))
+                .collect(),
+            sent,
+            body,
+            known: None,
+        }
+    }
+
     /// Who answers this task, and what it is, as the files and the audit log record it.
     fn provenance(&self, task: &str, who: &Annotator) -> Provenance {
         Provenance {
@@ -82,6 +115,22 @@ struct Today {
     ms: u64,
 }
 
+/// The known-answer checks: the gold sentences they are drawn from, each annotator's results,
+/// and the answers that wait for their next check.
+pub struct Checks {
+    known: KnownAnswers,
+    standing: Standing,
+    /// By annotator: answers set aside after one failed check, stored if the next one passes.
+    pending: Mutex<HashMap<String, Vec<(Provenance, PathBuf)>>>,
+}
+
+impl Checks {
+    /// Checks drawn from `known`, results kept in `standing`.
+    pub fn new(known: KnownAnswers, standing: Standing) -> Checks {
+        Checks { known, standing, pending: Mutex::new(HashMap::new()) }
+    }
+}
+
 /// The workbench: everything a request may need.
 pub struct Workbench {
     pub queue: Mutex<Queue>,
@@ -95,6 +144,7 @@ pub struct Workbench {
     /// Whether the daemon runs retraining cycles (`[retrain] enabled`): without them, asking
     /// for one is refused, not acknowledged as if it ran.
     retraining: bool,
+    checks: Checks,
 }
 
 impl Workbench {
@@ -106,6 +156,7 @@ impl Workbench {
         answers: Answers,
         annotated: PathBuf,
         tokens: Option<Tokens>,
+        checks: Checks,
     ) -> Workbench {
         Workbench {
             queue: Mutex::new(queue),
@@ -117,6 +168,7 @@ impl Workbench {
             tokens,
             today: Mutex::new(Today::default()),
             retraining: true,
+            checks,
         }
     }
 
@@ -158,7 +210,7 @@ impl Workbench {
             ("POST", "/api/bad") => self.bad(&who, &req.body),
             ("GET", "/api/labels") => Ok(self.labels()),
             ("GET", "/api/stats") => Ok(self.stats()),
-            ("GET", "/api/models") => self.models(),
+            ("GET", "/api/models") => self.models(&who),
             ("POST", "/api/retrain") => self.retrain(&who),
             (_, "/api/next" | "/api/labels" | "/api/stats" | "/api/models") => {
                 Err(Response::error(405, format!("{} takes GET", req.path)))
@@ -200,6 +252,9 @@ impl Workbench {
 
     fn next(&self, who: &Annotator) -> Result<Response, Refusal> {
         let model = self.serving();
+        if let Some(check) = self.next_check(who, &model) {
+            return Ok(check);
+        }
         // A sentence that cannot be read (its file removed) is passed over, and said.
         for _ in 0..8 {
             let now = Instant::now();
@@ -221,31 +276,35 @@ impl Workbench {
             let errors = self.queue.lock().unwrap_or_else(|p| p.into_inner()).errors().clone();
             let mut reparser = Reparser::new(&model);
             let words = reparser.view(&sent, &Constraints::none(sent.len()), &[], &errors);
-            let sent_id = sent.comment("sent_id").map_or_else(|| source.clone(), str::to_string);
-            let text = sent
-                .comment("text")
-                .map(str::to_string)
-                .unwrap_or_else(|| words.iter().map(|w| w.form.as_str()).collect::<Vec<_>>().join(" "));
-            let body = json!({ "task": task_id, "sent_id": sent_id, "text": text, "words": words });
-            let task = Task {
-                source,
-                sent_id,
-                shown: std::iter::once((0, String::new()))
-                    .chain(words.iter().map(|w| (w.head, w.deprel.clone())))
-                    .collect(),
-                check: words.iter().filter(|w| w.check).map(|w| w.id).collect(),
-                checked: words
-                    .iter()
-                    .filter(|w| w.check)
-                    .map(|w| (w.id, Checked { p: 1.0 - w.conf, pattern: arc_pattern(&words, w).name }))
-                    .collect(),
-                sent,
-                body: body.clone(),
-            };
+            let task = Task::shown(&task_id, source, sent, words);
+            let body = task.body.clone();
             self.tasks.lock().unwrap_or_else(|p| p.into_inner()).insert(task_id, task);
             return Ok(Response::json(200, &body));
         }
         Err(Response::error(503, "the queued sentences could not be read; see the log"))
+    }
+
+    /// A known-answer check for `who`, if one is due and the queue has a task left (a check
+    /// handed out from an empty queue would say what it is).
+    fn next_check(&self, who: &Annotator, model: &ModelFile) -> Option<Response> {
+        let (left, errors) = {
+            let q = self.queue.lock().unwrap_or_else(|p| p.into_inner());
+            (q.stats().left > q.stats().leased, q.errors().clone())
+        };
+        if !left || !self.checks.known.due(&who.name, &self.checks.standing.get(&who.name)) {
+            return None;
+        }
+        let mut reparser = Reparser::new(model);
+        let (sent, source, words, known) = self.checks.known.pick(&who.name, &mut reparser, &errors)?;
+        // Ids as the queue's: nothing tells a check from a task.
+        let task_id = format!("{:016x}", rand::random::<u64>());
+        let task = Task { known: Some(known), ..Task::shown(&task_id, source, sent, words) };
+        let body = task.body.clone();
+        let mut tasks = self.tasks.lock().unwrap_or_else(|p| p.into_inner());
+        let now = Instant::now();
+        tasks.retain(|_, t| t.known.as_ref().is_none_or(|k| !k.expired(now)));
+        tasks.insert(task_id, task);
+        Some(Response::json(200, &body))
     }
 
     /// The task a page had before it was reloaded, as `/api/next` gave it, if it is still the
@@ -263,7 +322,7 @@ impl Workbench {
             self.queue.lock().unwrap_or_else(|p| p.into_inner()).get(id, now).is_some_and(|l| l.annotator == who.name);
         let tasks = self.tasks.lock().unwrap_or_else(|p| p.into_inner());
         match tasks.get(id) {
-            Some(task) if mine => Ok(f(task)),
+            Some(task) if mine || task.known.as_ref().is_some_and(|k| k.leased_to(&who.name, now)) => Ok(f(task)),
             _ => Err(Response::error(
                 410,
                 format!("task {id:?} is not yours, or expired: get another with GET /api/next"),
@@ -330,8 +389,8 @@ impl Workbench {
     fn answer(&self, who: &Annotator, body: &[u8]) -> Result<Response, Refusal> {
         let req: ArcsIn = parse_json(body)?;
         let model = self.serving();
-        let (shown_sent, shown, checked, meta) = self.with_task(who, &req.task, |t| {
-            (t.sent.clone(), t.shown.clone(), t.checked.clone(), t.provenance(&req.task, who))
+        let (shown_sent, shown, checked, meta, known) = self.with_task(who, &req.task, |t| {
+            (t.sent.clone(), t.shown.clone(), t.checked.clone(), t.provenance(&req.task, who), t.known.clone())
         })?;
         let fixes = tag_fixes(&shown_sent, &req.arcs)?;
         let lemmas = lemma_fixes(&shown_sent, &req.arcs)?;
@@ -368,12 +427,7 @@ impl Workbench {
             }
         }
         tags_checked.lemmas = (1..=n).filter(|&w| lemmas[w].is_some()).map(|w| w as u32).collect();
-        let held_back = rubber_stamp(&arcs, &shown, &checked, req.whole, self.lease_ms(&req.task));
-        let written = match &held_back {
-            None => self.answers.write_correction(&sent, &arcs, req.whole, &tags_checked, &meta),
-            Some(why) => self.answers.write_held_back(&sent, &arcs, req.whole, &tags_checked, &meta, why),
-        };
-        let file = written.map_err(|e| Response::error(500, format!("the answer could not be stored: {e}")))?;
+        let stamp = rubber_stamp(&arcs, &shown, &checked, req.whole, self.lease_ms(&req.task));
         let changes: Vec<ArcChange> = (1..=n)
             .filter(|&w| arcs[w].is_some() || fixes[w].is_some() || lemmas[w].is_some())
             .map(|w| {
@@ -399,15 +453,95 @@ impl Workbench {
                 }
             })
             .collect();
-        let lemmas_checked = tags_checked.lemmas.len();
+        let counts = json!({ "stored": arcs.iter().flatten().count(), "tags": tags_checked.len(),
+                             "lemmas": tags_checked.lemmas.len() });
+        if let Some(known) = known {
+            return self.answer_check(&meta, &known, &arcs, changes, stamp, counts);
+        }
+        // The checks first: an annotator they hold back is held back however long they took.
+        let record = self.checks.standing.get(&who.name);
+        let held_back = record.held_back().or_else(|| stamp.clone());
+        let written = match &held_back {
+            None => self.answers.write_correction(&sent, &arcs, req.whole, &tags_checked, &meta),
+            Some(why) => self.answers.write_held_back(&sent, &arcs, req.whole, &tags_checked, &meta, why),
+        };
+        let file = written.map_err(|e| Response::error(500, format!("the answer could not be stored: {e}")))?;
+        if record.pending() && stamp.is_none() {
+            let mut pending = self.checks.pending.lock().unwrap_or_else(|p| p.into_inner());
+            pending.entry(who.name.clone()).or_default().push((meta.clone(), file.clone()));
+        }
         if let Some(why) = held_back {
             self.finish(&meta, "held", changes, Some(why.clone()), Some(file))?;
             return Ok(Response::json(200, &json!({ "stored": 0, "held_back": why, "tags": 0, "lemmas": 0 })));
         }
-        let stored = arcs.iter().flatten().count();
         let decision = if req.whole { "whole" } else { "answer" };
         self.finish(&meta, decision, changes, None, Some(file))?;
-        Ok(Response::json(200, &json!({ "stored": stored, "tags": tags_checked.len(), "lemmas": lemmas_checked })))
+        Ok(Response::json(200, &counts))
+    }
+
+    /// An answer to a known-answer check: scored against gold, its result kept in the
+    /// annotator's standing and the audit log (never as a correction), and answered as an
+    /// answer to a task would be, `counts` or held back: with the standing's reason if it now
+    /// holds the annotator back, else `stamp`'s.
+    fn answer_check(
+        &self,
+        meta: &Provenance,
+        known: &Known,
+        arcs: &[Option<(u32, String)>],
+        changes: Vec<ArcChange>,
+        stamp: Option<String>,
+        counts: serde_json::Value,
+    ) -> Result<Response, Refusal> {
+        let result = known::score(known, arcs);
+        if let Some(passed) = result {
+            self.checks
+                .standing
+                .record(&meta.annotator, passed)
+                .map_err(|e| Response::error(500, format!("the check's result could not be stored: {e}")))?;
+            self.checks.known.answered(&meta.annotator);
+            self.settle_pending(&meta.annotator)?;
+        }
+        let reason = match result {
+            Some(true) => "passed".to_string(),
+            Some(false) => format!("failed: words {:?} the model had wrong not answered as gold", known.wrong),
+            None => "not scored: no word the model had wrong was answered".to_string(),
+        };
+        let ms = self.lease_ms(&meta.task);
+        let held_back = self.checks.standing.held_back(&meta.annotator).or(stamp);
+        if held_back.is_none() {
+            self.count_today(changes.iter().filter(|a| a.head.is_some()).count() as u64, ms);
+        }
+        self.finish(meta, "check", changes, Some(reason), None)?;
+        Ok(match held_back {
+            Some(why) => Response::json(200, &json!({ "stored": 0, "held_back": why, "tags": 0, "lemmas": 0 })),
+            None => Response::json(200, &counts),
+        })
+    }
+
+    /// After a check's result: the answers that waited for it are stored if it released the
+    /// annotator, and stay set aside (for a person) if it held them back for good.
+    fn settle_pending(&self, annotator: &str) -> Result<(), Refusal> {
+        let record = self.checks.standing.get(annotator);
+        if record.pending() {
+            return Ok(());
+        }
+        let waiting = self.checks.pending.lock().unwrap_or_else(|p| p.into_inner()).remove(annotator);
+        if record.held_back().is_some() {
+            return Ok(());
+        }
+        for (meta, held) in waiting.unwrap_or_default() {
+            match self.answers.release(&held) {
+                Ok(file) => {
+                    let d =
+                        decision(&meta, "released", 0, Vec::new(), Some("the next check passed".into()), Some(file));
+                    self.answers
+                        .record(&d)
+                        .map_err(|e| Response::error(500, format!("the audit log could not be written: {e}")))?;
+                }
+                Err(e) => tracing::warn!("workbench: {} stays set aside: {e}", held.display()),
+            }
+        }
+        Ok(())
     }
 
     fn skip(&self, who: &Annotator, body: &[u8]) -> Result<Response, Refusal> {
@@ -428,7 +562,13 @@ impl Workbench {
         let reason = req.reason.as_deref().map(str::trim).filter(|r| !r.is_empty()).ok_or_else(|| {
             unprocessable("say why the sentence is bad (\"reason\"): broken tokenization, not a sentence, ...")
         })?;
-        let (sent, meta) = self.with_task(who, &req.task, |t| (t.sent.clone(), t.provenance(&req.task, who)))?;
+        let (sent, meta, known) =
+            self.with_task(who, &req.task, |t| (t.sent.clone(), t.provenance(&req.task, who), t.known.is_some()))?;
+        if known {
+            // A treebank sentence: nothing to set aside, and the check stays due.
+            self.finish(&meta, "check", Vec::new(), Some(format!("not scored: flagged bad: {reason}")), None)?;
+            return Ok(Response::json(200, &json!({})));
+        }
         let file = self
             .answers
             .write_bad(&sent, reason, &meta)
@@ -454,7 +594,8 @@ impl Workbench {
             .record(&d)
             .map_err(|e| Response::error(500, format!("the audit log could not be written: {e}")))?;
         let mut queue = self.queue.lock().unwrap_or_else(|p| p.into_inner());
-        for arc in d.arcs.iter().filter(|_| kind != "held") {
+        // A held-back answer says nothing of the parser's errors, nor does a check (another text).
+        for arc in d.arcs.iter().filter(|_| kind != "held" && kind != "check") {
             if let (Some(checked), Some(changed)) = (&arc.checked, arc.changed()) {
                 queue.observe(Pattern::from_name(&checked.pattern).key, checked.p, changed);
             }
@@ -462,23 +603,40 @@ impl Workbench {
         queue.finish(task);
         drop(queue);
         self.tasks.lock().unwrap_or_else(|p| p.into_inner()).remove(task);
+        // A held-back answer is no review: not counted as one; a check counts itself.
+        if kind == "answer" || kind == "whole" {
+            self.count_today(arcs_count, ms);
+        }
+        Ok(())
+    }
+
+    /// Counts an answered task of `arcs` arcs that took `ms` in today's figures.
+    fn count_today(&self, arcs: u64, ms: u64) {
         let mut today = self.today.lock().unwrap_or_else(|p| p.into_inner());
         let day = unix_time() / 86_400;
         if today.day != day {
             *today = Today { day, ..Today::default() };
         }
-        // A held-back answer is no review: not counted as one.
-        if kind != "held" {
-            today.answered += 1;
-            today.arcs += arcs_count;
-            today.ms += ms;
-        }
-        Ok(())
+        today.answered += 1;
+        today.arcs += arcs;
+        today.ms += ms;
     }
 
     fn lease_ms(&self, task: &str) -> u64 {
         let q = self.queue.lock().unwrap_or_else(|p| p.into_inner());
-        q.get(task, Instant::now()).map_or(0, |l| l.since.elapsed().as_millis() as u64)
+        if let Some(lease) = q.get(task, Instant::now()) {
+            return lease.since.elapsed().as_millis() as u64;
+        }
+        drop(q);
+        let tasks = self.tasks.lock().unwrap_or_else(|p| p.into_inner());
+        tasks.get(task).and_then(|t| t.known.as_ref()).map_or(0, |k| k.since.elapsed().as_millis() as u64)
+    }
+
+    /// Checks handed out and not answered: counted as leased tasks, as the queue's are.
+    fn checks_leased(&self) -> usize {
+        let now = Instant::now();
+        let tasks = self.tasks.lock().unwrap_or_else(|p| p.into_inner());
+        tasks.values().filter(|t| t.known.as_ref().is_some_and(|k| !k.expired(now))).count()
     }
 
     fn labels(&self) -> Response {
@@ -505,7 +663,7 @@ impl Workbench {
                 "arcs_per_hour": per_hour,
                 "queue_left": s.left,
                 "queued": s.queued,
-                "leased": s.leased,
+                "leased": s.leased + self.checks_leased(),
                 "duplicates": s.duplicates,
                 "held_out": s.held_out,
                 "held_back_files": s.held_back_files,
@@ -516,7 +674,7 @@ impl Workbench {
     /// The model history, each change with the gate's scores and reasons where a cycle's report
     /// has them, and the candidates cycles rejected (which never served), oldest first; `time`
     /// in seconds since the Unix epoch.
-    fn models(&self) -> Result<Response, Refusal> {
+    fn models(&self, who: &Annotator) -> Result<Response, Refusal> {
         let history = self.registry.history().map_err(|e| Response::error(500, e.to_string()))?;
         let current = self.registry.current_name().ok().flatten();
         let reports = cycle_reports(self.registry.dir());
@@ -560,7 +718,26 @@ impl Workbench {
             .read()
             .map(|contents| crate::retrain::State::read(self.registry.dir()).new_sentences(&contents))
             .ok();
-        Ok(Response::json(200, &json!({ "current": current, "models": models, "stored_since_last_cycle": stored })))
+        let annotators = self.annotators(who);
+        Ok(Response::json(
+            200,
+            &json!({ "current": current, "models": models, "stored_since_last_cycle": stored, "annotators": annotators }),
+        ))
+    }
+
+    /// Each annotator's standing on the known-answer checks (an admin sees everyone's, others
+    /// their own): checks passed and failed, the latest, and why their answers are held back.
+    fn annotators(&self, who: &Annotator) -> Vec<serde_json::Value> {
+        let mut records = self.checks.standing.all();
+        records.entry(who.name.clone()).or_default();
+        records
+            .into_iter()
+            .filter(|(name, _)| who.admin || *name == who.name)
+            .map(|(name, r)| {
+                json!({ "name": name, "passed": r.passed, "failed": r.failed, "recent": r.recent,
+                        "held_back": r.held_back() })
+            })
+            .collect()
     }
 
     fn retrain(&self, who: &Annotator) -> Result<Response, Refusal> {

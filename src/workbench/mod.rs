@@ -17,7 +17,9 @@
 //! - [`answers`]: the corrections, the sentences set aside and the audit log, durably;
 //! - [`auth`]: annotators and their tokens;
 //! - [`origin`]: which hosts and origins it obeys;
-//! - [`review`]: which answers are rubber stamps, held back.
+//! - [`review`]: which answers are rubber stamps, held back;
+//! - [`known`]: known-answer checks mixed into the queue; [`standing`]: each annotator's results
+//!   on them, and whom they hold back.
 
 pub mod answers;
 pub mod api;
@@ -25,9 +27,11 @@ pub mod auth;
 pub mod bodies;
 pub mod error_model;
 pub mod http;
+pub mod known;
 pub mod origin;
 pub mod queue;
 pub mod review;
+pub mod standing;
 pub mod task;
 
 use std::net::SocketAddr;
@@ -102,7 +106,11 @@ pub fn run(config: &Config, options: &Options, stop: &AtomicBool) -> Result<(), 
     let annotated = config.paths.annotated();
     let answers = answers::Answers::open(&annotated).map_err(io(format!("opening {}", annotated.display())))?;
     let done = answers::done_sources(&annotated).map_err(io(format!("reading {}", annotated.display())))?;
-    let mut queue = queue::Queue::new(done).without(held_out_words(config));
+    let heldout = gold_sentences(config.retrain.heldout.as_deref(), usize::MAX, "retrain.heldout");
+    let held_out = heldout.iter().map(crate::retrain::reference::forms_hash).collect();
+    let mut queue = queue::Queue::new(done).without(held_out);
+    let standing = standing::Standing::open(&annotated).map_err(io(format!("reading {}", annotated.display())))?;
+    let checks = api::Checks::new(known_answers(config, heldout), standing);
     // What earlier sessions' answers said of the parser's errors still ranks the queue.
     for (pattern, p, wrong) in
         answers::checked_answers(&annotated).map_err(io(format!("reading {}", annotated.display())))?
@@ -117,7 +125,8 @@ pub fn run(config: &Config, options: &Options, stop: &AtomicBool) -> Result<(), 
             .map_err(|e| WorkbenchError::Config(format!("{}: {e}", config.paths.model.display())))?,
     };
     let listener = http::bind(addr).map_err(io(format!("listening on {addr}")))?;
-    let bench = api::Workbench::new(queue, registry, (current, Arc::new(model)), answers, annotated, tokens);
+    let served = (current, Arc::new(model));
+    let bench = api::Workbench::new(queue, registry, served, answers, annotated, tokens, checks);
     let bench = Arc::new(if config.retrain.enabled { bench } else { bench.without_retraining() });
     let lowconf = config.paths.output.join("lowconf");
     spawn_scanner(Arc::clone(&bench), lowconf, options.inputs.clone());
@@ -164,20 +173,44 @@ fn spawn_scanner(bench: Arc<api::Workbench>, lowconf: PathBuf, inputs: Vec<PathB
     });
 }
 
-/// The words of every sentence of `retrain.heldout` (none if it is not set, or said and none if
-/// it cannot be read): the workbench never asks about them.
-fn held_out_words(config: &Config) -> std::collections::HashSet<u64> {
-    let Some(path) = &config.retrain.heldout else { return Default::default() };
+/// The first `limit` sentences of the gold file `path` (`key` of the configuration; none if it
+/// is not set, or said and none if it cannot be read). The workbench never queues those of
+/// `retrain.heldout`, and draws its known-answer checks from them.
+fn gold_sentences(path: Option<&Path>, limit: usize, key: &str) -> Vec<crate::corpus::Sentence> {
+    let Some(path) = path else { return Vec::new() };
     let reader = crate::corpus::Reader::open(path, crate::corpus::Format::from_path(path));
-    match reader.and_then(|r| r.collect::<Result<Vec<_>, _>>()) {
-        Ok(sents) => sents.iter().map(crate::retrain::reference::forms_hash).collect(),
+    match reader.and_then(|r| r.take(limit).collect::<Result<Vec<_>, _>>()) {
+        Ok(sents) => sents,
         Err(e) => {
             tracing::warn!(
-                "workbench: retrain.heldout: {e}: its sentences may be asked about, and answers to them refused"
+                "workbench: {key}: {e}: its sentences may be asked about, answers to them refused, and no \
+                 known-answer check drawn from them"
             );
-            Default::default()
+            Vec::new()
         }
     }
+}
+
+/// The known-answer checks, `[annotate] check_every`: drawn from `heldout` (the sentences of
+/// `retrain.heldout`), else from the first [`known::POOL`] of the first `retrain.base` file.
+fn known_answers(config: &Config, heldout: Vec<crate::corpus::Sentence>) -> known::KnownAnswers {
+    let every = config.annotate.check_every;
+    let (path, sentences) = match (&config.retrain.heldout, config.retrain.base.first()) {
+        _ if every == 0 => return known::KnownAnswers::off(),
+        (Some(path), _) if !heldout.is_empty() => (path.clone(), heldout),
+        (_, Some(base)) => (base.clone(), gold_sentences(Some(base), known::POOL, "retrain.base")),
+        _ => return known::KnownAnswers::off(),
+    };
+    let checks = known::KnownAnswers::new(&path, sentences, every);
+    match checks.is_empty() {
+        true => tracing::warn!("workbench: no known-answer checks: no gold tree in {}", path.display()),
+        false => tracing::info!(
+            "workbench: one task in {every} is a known-answer check, from {} sentences of {}",
+            checks.len(),
+            path.display()
+        ),
+    }
+    checks
 }
 
 /// Stops the workbench on SIGTERM or SIGINT.

@@ -18,6 +18,20 @@ async function loadModels() {
   const events = [...data.models].sort((a, b) => millis(a) - millis(b));
   drawChart(events);
   $('#model-history tbody').replaceChildren(...events.reverse().map(historyRow));
+  $('#annotator-standing tbody').replaceChildren(...(data.annotators || []).map(standingRow));
+}
+
+// An annotator's known-answer checks: passed, failed, and whether their answers are held back.
+function standingRow(a) {
+  const row = document.createElement('tr');
+  row.className = a.held_back ? 'held-back' : 'in-good-standing';
+  const standing = a.held_back ? `held back: ${a.held_back}` : (a.passed + a.failed ? 'answers stored' : 'no check answered yet');
+  row.replaceChildren(...[a.name, a.passed, a.failed, standing].map((text) => {
+    const cell = document.createElement('td');
+    cell.textContent = String(text);
+    return cell;
+  }));
+  return row;
 }
 
 // LAS as a percentage, whether the server gives 0.87 or 87.

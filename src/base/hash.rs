@@ -49,6 +49,11 @@ impl<'a> Templates<'a> {
         Templates { out, n: 0, salt }
     }
 
+    /// Features pushed so far.
+    pub fn pushed(&self) -> usize {
+        self.n as usize
+    }
+
     /// The next template's feature, of `values`.
     #[inline]
     pub fn push(&mut self, values: &[u64]) {

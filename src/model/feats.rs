@@ -312,7 +312,8 @@ const START: u64 = 0x4645_4154_5300_0002;
 /// Hashes a word's attributes (`scratch`: a reused buffer).
 fn feats_word(form: &str, upos: &str, xpos: &str, scratch: &mut String) -> FeatsWord {
     scratch.clear();
-    scratch.extend(form.chars().flat_map(char::to_lowercase));
+    // A curly apostrophe is read as a straight one (`crate::model::apostrophe`).
+    scratch.extend(form.chars().map(crate::model::apostrophe::read_as).flat_map(char::to_lowercase));
     let lower = scratch.as_str();
     let mut suffix = [0u64; 5];
     let mut starts = lower.char_indices().map(|(b, _)| b).rev();

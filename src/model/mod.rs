@@ -8,10 +8,13 @@
 //! - [`feats`]: morphological features (UFeats) after the tagger;
 //! - [`lemmatizer`]: lemmas, from edit rules and a dictionary of training forms;
 //! - [`tokenizer`]: the tokenizer and sentence splitter for raw text;
+//! - [`whole_token`]: URLs, e-mail addresses, paths and options, which the tokenizer keeps whole;
+//! - [`apostrophe`]: the curly apostrophe, read as the straight one by every stage;
 //! - [`mod@file`]: the immutable, memory-mapped model file and its weight table;
 //! - [`registry`]: the directory of model files a daemon serves from.
 
 pub mod analysis;
+pub mod apostrophe;
 pub mod feats;
 pub mod features;
 pub mod file;
@@ -19,6 +22,7 @@ pub mod lemmatizer;
 pub mod registry;
 pub mod tagger;
 pub mod tokenizer;
+pub mod whole_token;
 
 use crate::transition::projective::Scheme;
 use crate::transition::{Encoding, System};

@@ -18,7 +18,14 @@
 //! a token (so a form never holds a space: forms of treebanks that do, such as `400 000`, are
 //! learned as two tokens), and no token ends before a combining mark, a zero-width joiner, a
 //! variation selector or an emoji modifier, or after a joiner ([`glued`]), so that a character
-//! and its marks, and an emoji sequence, stay one token whatever the weights say.
+//! and its marks, and an emoji sequence, stay one token whatever the weights say. URLs, e-mail
+//! addresses, file paths and command-line options are one token whatever the weights say too
+//! ([`crate::model::whole_token`]): the decisions inside them are no boundary, those at their
+//! edges inside a chunk a token end (so punctuation after them still splits off); a chunk's
+//! last decision stays the classifier's, so that the sentence ends the splitter finds from a
+//! chunk's end alone are those of the whole text. A curly apostrophe is read as a straight one
+//! ([`crate::model::apostrophe`]), in the characters' features and in the multiword-token
+//! dictionary, whose words keep the apostrophe the token had.
 //!
 //! Character attributes are computed once per text into reused arrays; classifying allocates
 //! nothing per character. This module owns the decisions and their training; it does not read
@@ -52,6 +59,8 @@ use crate::base::hash::{combine, mix, Templates};
 use crate::corpus::{Column, Sentence, TokenKind};
 use crate::learn::perceptron::{Perceptron, Weights};
 use crate::learn::scorer::Scorer;
+use crate::model::apostrophe;
+use crate::model::whole_token;
 
 /// Name and version of the tokenizer's feature templates; stored in models.
 pub const TOKENIZER_FEATURE_SET: &str = "char-window+chunk/1";
@@ -89,6 +98,7 @@ pub fn glued(c: char) -> bool {
 /// The class of a character, as a feature value.
 #[inline]
 fn class_of(c: char) -> u8 {
+    let c = apostrophe::read_as(c);
     if c == '\n' {
         b'n'
     } else if is_space(c) {
@@ -112,6 +122,7 @@ fn class_of(c: char) -> u8 {
 
 #[inline]
 fn lower(c: char) -> char {
+    let c = apostrophe::read_as(c);
     if c.is_ascii() {
         c.to_ascii_lowercase()
     } else {
@@ -259,15 +270,18 @@ impl MwtDict {
 
     /// The words of `token` if it is a multiword token, cased like it: all capitals for a
     /// token in capitals (of more than one letter), the first word capitalised for a
-    /// capitalised token. `scratch` is reused for the lowercase form.
+    /// capitalised token; a token written with a curly apostrophe is looked up as with a
+    /// straight one, and its words get the curly one. `scratch` is reused for the lowercase
+    /// form.
     pub fn expand(&self, token: &str, scratch: &mut String, out: &mut Vec<String>) -> bool {
         out.clear();
         if self.entries.is_empty() {
             return false;
         }
         scratch.clear();
-        scratch.extend(token.chars().flat_map(char::to_lowercase));
+        scratch.extend(token.chars().map(apostrophe::read_as).flat_map(char::to_lowercase));
         let Some(words) = self.entries.get(scratch.as_str()) else { return false };
+        let curly = token.contains(apostrophe::CURLY);
         let mut letters = token.chars().filter(|c| c.is_alphabetic());
         let first_upper = letters.next().is_some_and(char::is_uppercase);
         let all_upper = first_upper
@@ -282,7 +296,8 @@ impl MwtDict {
             } else {
                 w.clone()
             };
-            out.push(cased);
+            // The words keep the apostrophe the token had.
+            out.push(if curly { cased.replace('\'', "’") } else { cased });
         }
         true
     }
@@ -324,6 +339,11 @@ pub struct RawCorpus {
     counts: MwtCounts,
     /// The last sentence's last token had `SpaceAfter=No`.
     glued_to_next: bool,
+}
+
+/// A form lowercased, its curly apostrophes read as straight ones: a key of [`MwtDict`].
+fn read_lower(form: &str) -> String {
+    apostrophe::read_form(form).to_lowercase()
 }
 
 /// Whether a MISC value holds `SpaceAfter=No`.
@@ -377,7 +397,7 @@ impl RawCorpus {
                         .iter()
                         .filter(|l| l.kind() == TokenKind::Word)
                         .take_while(|l| l.get(Column::Id).parse::<usize>().is_ok_and(|n| n <= last))
-                        .map(|l| l.get(Column::Form).to_lowercase())
+                        .map(|l| read_lower(l.get(Column::Form)))
                         .collect();
                     (line.get(Column::Form), words)
                 }
@@ -396,7 +416,7 @@ impl RawCorpus {
             }
             last_token_end = Some(p.gold.len() - 1);
             space_after = !space_after_no(line.get(Column::Misc));
-            let entry = self.counts.forms.entry(form.to_lowercase()).or_default();
+            let entry = self.counts.forms.entry(read_lower(form)).or_default();
             if words.is_empty() {
                 entry.0 += 1;
             } else {
@@ -486,6 +506,7 @@ fn best(scores: &[f32], chars: &[char], i: usize) -> usize {
 #[derive(Debug, Default, Clone)]
 pub struct Workspace {
     attrs: Attrs,
+    whole: Vec<std::ops::Range<usize>>,
     feats: Vec<u64>,
     scores: [f32; CLASSES],
     scratch: String,
@@ -533,13 +554,38 @@ impl Workspace {
                 m[i] = self.scores.get(chosen).map_or(f32::INFINITY, |&s| s - other);
             }
         }
+        self.keep_whole(chars, out, margins);
+    }
+
+    /// Overrides the decisions inside the whole tokens of `chars` ([`whole_token`]): no boundary
+    /// inside one, a token end at its edges inside its chunk (infinite margins: nothing was
+    /// weighed). A chunk's last decision is never changed.
+    fn keep_whole(&mut self, chars: &[char], out: &mut [u8], mut margins: Option<&mut Vec<f32>>) {
+        let mut start = 0;
+        while let Some(s) = chars[start..].iter().position(|&c| !is_space(c)).map(|p| p + start) {
+            let end = chars[s..].iter().position(|&c| is_space(c)).map_or(chars.len(), |p| p + s);
+            start = end;
+            whole_token::find(&chars[s..end], &mut self.whole);
+            for r in &self.whole {
+                let (a, b) = (s + r.start, s + r.end);
+                let before = (a > s && out[a - 1] == NONE).then_some(a - 1);
+                let after = (b < end).then_some(b - 1);
+                let forced = (a..b - 1).map(|i| (i, NONE)).chain(before.into_iter().chain(after).map(|i| (i, TOKEN)));
+                for (i, label) in forced {
+                    out[i] = label;
+                    if let Some(m) = margins.as_deref_mut() {
+                        m[i] = f32::INFINITY;
+                    }
+                }
+            }
+        }
     }
 
     /// The decision after character `i` of `chars` alone, as [`Workspace::classify`] makes it
     /// over any text that holds `chars`, provided `chars` holds the whole context of `i`: from
     /// three characters before the chunk of `i` to three after the end of the chunk after it
     /// (the features read no further). For finding sentence ends without classifying a whole
-    /// text.
+    /// text: at a chunk's end, which [`whole_token`] never overrides.
     pub fn decide<S: Scorer>(&mut self, weights: &S, chars: &[char], i: usize) -> u8 {
         if chars.get(i).is_none_or(|&c| is_space(c)) {
             return NONE;

@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{Gold, TagSentence};
 use crate::base::hash::{combine, mix, IdentityBuildHasher};
+use crate::model::apostrophe;
 
 /// A word must be seen this often to enter the tag dictionary ...
 const DICT_MIN_COUNT: u32 = 20;
@@ -94,12 +95,13 @@ pub(super) const PAD: WordAttrs =
 /// [`WordAttrs::lower`] of a form alone, as [`word_attrs`] hashes it.
 fn lower_hash(form: &str) -> u64 {
     let mut buf = [0u8; 4];
-    let lower = form.chars().flat_map(char::to_lowercase).fold(0xcbf2_9ce4_8422_2325u64, |h, lc| {
-        lc.encode_utf8(&mut buf)
-            .as_bytes()
-            .iter()
-            .fold(h, |h, &b| (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3))
-    });
+    let lower =
+        form.chars().map(apostrophe::read_as).flat_map(char::to_lowercase).fold(0xcbf2_9ce4_8422_2325u64, |h, lc| {
+            lc.encode_utf8(&mut buf)
+                .as_bytes()
+                .iter()
+                .fold(h, |h, &b| (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3))
+        });
     mix(lower)
 }
 
@@ -113,7 +115,8 @@ pub fn word_attrs(form: &str) -> WordAttrs {
     let mut buf = [0u8; 4];
     let n_chars = form.chars().count();
     let mut suffix_acc = [0xcbf2_9ce4_8422_2325u64; 4];
-    for (i, c) in form.chars().enumerate() {
+    // A curly apostrophe is read as a straight one (`crate::model::apostrophe`).
+    for (i, c) in form.chars().map(apostrophe::read_as).enumerate() {
         for &b in c.encode_utf8(&mut buf).as_bytes() {
             formh = fnv(formh, b);
         }

@@ -135,18 +135,35 @@ fn labels_the_model_does_not_know_and_copies_of_held_out_sentences_are_refused()
     }
 }
 
+/// A base of the first 1,500 `train` sentences (en_ewt's), a held-out file of 300 of `dev`'s, and a model
+/// with a tagger trained in seconds on the base (`calibrated`: with the held-out file as its
+/// dev set, which fits its confidence), in `dir`: `(base, heldout, model)`.
+fn small_en_ewt_model(
+    train: &[Sentence],
+    dev: &[Sentence],
+    dir: &Path,
+    calibrated: bool,
+) -> (PathBuf, PathBuf, PathBuf) {
+    let (base, heldout, model) = (dir.join("base.conllu"), dir.join("heldout.conllu"), dir.join("init.model"));
+    write(&base, &train[..1500]);
+    write(&heldout, &dev[..300]);
+    let mut args = vec!["--epochs", "3", "--tagger", "--jackknife", "0", "--tagger-epochs", "2"];
+    let dev_arg = heldout.to_str().unwrap().to_string();
+    if calibrated {
+        args.extend(["--dev", &dev_arg]);
+    }
+    let out = common::train(&base, &model, &args);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    (base, heldout, model)
+}
+
 #[test]
 fn files_in_another_language_are_refused_and_random_trees_set_aside_until_confirmed() {
     let Some(ud) = common::ud_dir() else { return };
     let dir = tempfile::tempdir().unwrap();
     let train = sentences(&ud.join("en_ewt/train.conllu.zst"));
     let dev = sentences(&ud.join("en_ewt/dev.conllu.zst"));
-    let (base, heldout) = (dir.path().join("base.conllu"), dir.path().join("heldout.conllu"));
-    write(&base, &train[..1500]);
-    write(&heldout, &dev[..300]);
-    let model = dir.path().join("init.model");
-    let out = common::train(&base, &model, &["--epochs", "3", "--tagger", "--jackknife", "0", "--tagger-epochs", "2"]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let (base, heldout, model) = small_en_ewt_model(&train, &dev, dir.path(), false);
     let config = write_config(dir.path(), &model, &base, &heldout, "");
     let (store, _) = checked_store(&config);
     // Gold English: stored.
@@ -236,14 +253,7 @@ fn random_trees_over_a_new_domain_are_set_aside_and_its_gold_trees_stored() {
     let dir = tempfile::tempdir().unwrap();
     let train = sentences(&ud.join("en_ewt/train.conllu.zst"));
     let dev = sentences(&ud.join("en_ewt/dev.conllu.zst"));
-    let (base, heldout) = (dir.path().join("base.conllu"), dir.path().join("heldout.conllu"));
-    write(&base, &train[..1500]);
-    write(&heldout, &dev[..300]);
-    let model = dir.path().join("init.model");
-    let dev_arg = heldout.to_str().unwrap();
-    let args = ["--epochs", "3", "--tagger", "--jackknife", "0", "--tagger-epochs", "2", "--dev", dev_arg];
-    let out = common::train(&base, &model, &args);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let (base, heldout, model) = small_en_ewt_model(&train, &dev, dir.path(), true);
     let config = write_config(dir.path(), &model, &base, &heldout, "");
     let (store, _) = checked_store(&config);
     let atis: Vec<Sentence> = sentences(&ud.join("en_atis/train.conllu.zst")).into_iter().take(100).collect();

@@ -126,9 +126,15 @@ def workbench(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathF
     if not data.from_treebank:
         note(f"{UD / 'en_ewt' / 'dev.conllu.zst'} not found: the workbench browser test needs en_ewt dev")
         pytest.skip("the workbench browser test needs en_ewt dev (../shared/data/ud)")
-    root = tmp_path_factory.mktemp("workbench")
+    yield from serve(data, tmp_path_factory.mktemp("workbench"))
+
+
+def serve(data: Data, root: Path, more_config: Callable[[Path], str] = lambda _: "") -> Iterator[Workbench]:
+    """`spoolparse annotate` on a spool made in `root` (`make_spool`), with `more_config(root)`
+    added to its configuration, until the caller is done with it."""
     port = free_port()
     config = make_spool(data, root, port)
+    config.write_text(config.read_text() + more_config(root))
     log = root / "annotate.log"
     url = f"http://127.0.0.1:{port}"
     with log.open("wb") as out:
@@ -758,23 +764,12 @@ def checked_workbench(request: pytest.FixtureRequest, tmp_path_factory: pytest.T
     data: Data = request.getfixturevalue("data")
     if not data.from_treebank:
         pytest.skip("the known-answer checks' browser test needs en_ewt dev (../shared/data/ud)")
-    root = tmp_path_factory.mktemp("checked")
-    port = free_port()
-    config = make_spool(data, root, port)
-    heldout = root / "heldout.conllu"
-    heldout.write_text("".join(sentences(decompress(UD / "en_ewt" / "dev.conllu.zst").decode())[:300]))
-    config.write_text(config.read_text() + f'check_every = 2\n\n[retrain]\nheldout = "{heldout}"\n')
-    log = root / "annotate.log"
-    url = f"http://127.0.0.1:{port}"
-    with log.open("wb") as out:
-        process = subprocess.Popen([str(data.bin), "annotate", "--config", str(config), "--listen", f"127.0.0.1:{port}"],
-                                   stdout=out, stderr=subprocess.STDOUT)
-    try:
-        wait_for_http(url, process, log)
-        yield Workbench(url, root / "spool" / "annotated")
-    finally:
-        process.terminate()
-        process.wait(timeout=10)
+
+    def checks(root: Path) -> str:
+        heldout = root / "heldout.conllu"
+        heldout.write_text("".join(sentences(decompress(UD / "en_ewt" / "dev.conllu.zst").decode())[:300]))
+        return f'check_every = 2\n\n[retrain]\nheldout = "{heldout}"\n'
+    yield from serve(data, tmp_path_factory.mktemp("checked"), checks)
 
 
 def test_a_rubber_stamp_at_reading_pace_is_held_back_by_the_known_answer_checks(browser, checked_workbench: Workbench) -> None:

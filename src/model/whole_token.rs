@@ -45,6 +45,11 @@ pub fn is_whole(form: &str) -> bool {
 /// ranges of its indices, in order and without overlap.
 pub fn find(chunk: &[char], out: &mut Vec<Range<usize>>) {
     out.clear();
+    // Every chunk of a raw text comes here: most hold none of what each kind needs.
+    let www = ['w', 'w', 'w', '.'];
+    if !(chunk.iter().any(|c| matches!(c, '/' | '@' | '-')) || chunk.windows(4).any(|w| w == www)) {
+        return;
+    }
     if let Some(core) = path_or_option(chunk) {
         out.push(core);
         return;

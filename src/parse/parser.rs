@@ -342,7 +342,9 @@ impl<'m, S: Scorer> Parser<'m, S> {
         self.arc_confidence.clear();
         self.arc_confidence.resize(n + 1, 0.0);
         self.ranks.clear();
-        self.ranks.resize(n + 1, 0);
+        if constraints.is_some() {
+            self.ranks.resize(n + 1, 0);
+        }
         self.log_tree_prob = 0.0;
         let system = self.system;
         while !system.is_terminal(&self.config) {
@@ -355,7 +357,8 @@ impl<'m, S: Scorer> Parser<'m, S> {
                 Some(c) => self.best_keeping(&legal, c).map_or((None, 0), |(t, rank)| (Some(t), rank)),
             };
             let t = t.unwrap_or(Transition::Shift);
-            if let Some(w) = system.attached(&self.config, t).filter(|_| constraints.is_some()) {
+            // Only a constrained parse ranks: the plain one is the hot path.
+            if let Some(w) = constraints.and_then(|_| system.attached(&self.config, t)) {
                 self.ranks[w as usize] = rank;
             }
             if let Some(temperature) = self.temperature {

@@ -472,7 +472,7 @@ impl Workbench {
         }
         if let Some(why) = held_back {
             self.finish(&meta, "held", changes, Some(why.clone()), Some(file))?;
-            return Ok(Response::json(200, &json!({ "stored": 0, "held_back": why, "tags": 0, "lemmas": 0 })));
+            return Ok(held_back_response(&why));
         }
         let decision = if req.whole { "whole" } else { "answer" };
         self.finish(&meta, decision, changes, None, Some(file))?;
@@ -513,7 +513,7 @@ impl Workbench {
         }
         self.finish(meta, "check", changes, Some(reason), None)?;
         Ok(match held_back {
-            Some(why) => Response::json(200, &json!({ "stored": 0, "held_back": why, "tags": 0, "lemmas": 0 })),
+            Some(why) => held_back_response(&why),
             None => Response::json(200, &counts),
         })
     }
@@ -759,6 +759,11 @@ impl Workbench {
             .map_err(|e| Response::error(500, format!("the request could not be written: {e}")))?;
         Ok(Response::json(202, &json!({})))
     }
+}
+
+/// The answer to an answer that was set aside, not stored: a page tells it by `held_back`, why.
+fn held_back_response(why: &str) -> Response {
+    Response::json(200, &json!({ "stored": 0, "held_back": why, "tags": 0, "lemmas": 0 }))
 }
 
 /// An audit line for a decision on the task of `meta`.

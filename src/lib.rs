@@ -11,17 +11,20 @@
 //!    and weights, and confidence (the two do not import each other);
 //! 4. [`model`]: a trained model, its feature templates, the tagger, the memory-mapped model
 //!    file and the directory of model files;
-//! 5. [`parse`]: parsing sentences and files with a model, and measuring its speed;
-//! 6. [`train`]: training a model, and evaluation;
-//! 7. [`retrain`]: retraining from annotations, with a gated promotion;
-//! 8. [`daemon`]: the long-running spool worker;
-//! 9. [`workbench`]: the correction workbench, a process of its own beside the daemon.
+//! 5. [`neural`]: the accurate tier's neural model: its encoder and parser MLP, their
+//!    parse-time kernels and their training;
+//! 6. [`parse`]: parsing sentences and files with a model, and measuring its speed;
+//! 7. [`train`]: training a model, and evaluation;
+//! 8. [`retrain`]: retraining from annotations, with a gated promotion;
+//! 9. [`daemon`]: the long-running spool worker;
+//! 10. [`workbench`]: the correction workbench, a process of its own beside the daemon.
 
 pub mod base;
 pub mod corpus;
 pub mod daemon;
 pub mod learn;
 pub mod model;
+pub mod neural;
 pub mod parse;
 pub mod retrain;
 pub mod train;

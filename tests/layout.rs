@@ -11,6 +11,7 @@ const LAYERS: &[&[&str]] = &[
     &["corpus"],
     &["transition", "learn"],
     &["model"],
+    &["neural"],
     &["parse"],
     &["train"],
     &["retrain"],

@@ -159,7 +159,7 @@ fn a_tokenizer_round_trips_through_the_file_and_is_kept_by_a_retrained_parser() 
     Tokenizer::from_model(&tokenizer).classify(&chars, &mut in_memory);
     assert_eq!(from_file, in_memory);
     model.tokenizer = None;
-    let extras = spoolparse::model::file::Extras { recipe: None, tagger_from: Some(&file) };
+    let extras = spoolparse::model::file::Extras { recipe: None, tagger_from: Some(&file), sections: &[] };
     spoolparse::model::file::write_with(&model, &without, WriteOptions::default(), extras).unwrap();
     let kept = ModelFile::open(&without).unwrap();
     assert_eq!(kept.tokenizer().expect("kept").0.mwt, tokenizer.mwt);

@@ -31,10 +31,16 @@ pub fn exec(args: InspectArgs) -> Result<()> {
     println!("feature set     {}", m.feature_set);
     let labels: Vec<&str> = (0..m.labels.len()).map(|i| m.labels.name(Label::from_index(i))).collect();
     println!("labels          {} ({})", m.labels.len(), labels.join(" "));
-    println!(
-        "weights         {} in {} features, {:?}, {} table slots, pruned below {}",
-        m.weights, m.features, m.table.precision, m.table.slots, m.pruned_below
-    );
+    match model.neural() {
+        Some(net) => {
+            println!("neural parser   {}", net.spec.summary());
+            println!("inventory       {} forms and tag pairs (a neural model's table: never scored)", m.features);
+        }
+        None => println!(
+            "weights         {} in {} features, {:?}, {} table slots, pruned below {}",
+            m.weights, m.features, m.table.precision, m.table.slots, m.pruned_below
+        ),
+    }
     println!("temperature     {}", m.temperature);
     println!("training        {}", serde_json::to_string(&m.info)?);
     if let Some((t, _, _)) = model.tagger() {

@@ -11,12 +11,15 @@ use indicatif::{ProgressBar, ProgressStyle};
 use spoolparse::learn::cw::CwOptions;
 use spoolparse::learn::logistic::RdaOptions;
 use spoolparse::model::file::{self as model_file, ModelFile, Precision, Recipe, WriteOptions};
+use spoolparse::model::neural::Spec;
 use spoolparse::model::tokenizer::{self, Scores, Tokenizer, TokenizerModel};
-use spoolparse::model::TrainingInfo;
+use spoolparse::model::{Model, TrainingInfo};
+use spoolparse::neural::trainer::NeuralEpoch;
+use spoolparse::neural::NeuralOptions;
 use spoolparse::train::pipeline_confidence::fit_pipeline_confidence;
 use spoolparse::train::{self, LearnerKind, Lifting, OracleKind, Progress, TaggerOptions, TrainOptions};
 use spoolparse::transition::projective::Scheme;
-use spoolparse::transition::System;
+use spoolparse::transition::{System, Transition};
 
 /// Train a parser on gold CoNLL-U/CoNLL-X files.
 #[derive(Args)]
@@ -122,6 +125,50 @@ pub struct TrainArgs {
     /// without this an existing output is an error, before any training.
     #[arg(long)]
     overwrite: bool,
+    /// Train the accurate tier: a neural parser (hashed and character-aware word vectors, a
+    /// windowed convolution over the sentence, an MLP over stack and buffer items) in place
+    /// of the linear one, with the same transition system, dynamic oracle and exploration;
+    /// --tagger and --tokenizer train the analysis and tokenizer as for a linear model.
+    #[arg(long)]
+    neural: bool,
+    /// --neural: passes over the training data (at least 1).
+    #[arg(long, default_value_t = NeuralOptions::default().epochs, value_parser = clap::value_parser!(u32).range(1..))]
+    neural_epochs: u32,
+    /// --neural: sentences per training step.
+    #[arg(long, default_value_t = NeuralOptions::default().batch)]
+    neural_batch: usize,
+    /// --neural: Adam's learning rate.
+    #[arg(long, default_value_t = NeuralOptions::default().learning_rate)]
+    neural_learning_rate: f64,
+    /// --neural: share of the input and contextual values dropped in training.
+    #[arg(long, default_value_t = NeuralOptions::default().dropout)]
+    neural_dropout: f32,
+    /// --neural: the architecture's size: `base`, or `small` (seconds to train, for tests and
+    /// trials; far less accurate).
+    #[arg(long, value_enum, default_value = "base")]
+    neural_size: NeuralSize,
+}
+
+/// `--neural-size`.
+#[derive(Clone, Copy, ValueEnum)]
+enum NeuralSize {
+    Base,
+    Small,
+}
+
+impl NeuralSize {
+    fn spec(self, classes: usize) -> Spec {
+        match self {
+            NeuralSize::Base => Spec::default_for(classes),
+            NeuralSize::Small => Spec::small_for(classes),
+        }
+    }
+}
+
+/// `train --neural`: how to train, and the architecture's size.
+struct NeuralJob {
+    opts: NeuralOptions,
+    size: NeuralSize,
 }
 
 /// `--pseudo-projective`: a scheme, or `none`.
@@ -188,6 +235,7 @@ struct TrainJob {
     /// Tokenizer training epochs, if one is trained.
     tokenizer: Option<u32>,
     lifting: Option<Lifting>,
+    neural: Option<NeuralJob>,
 }
 
 impl TryFrom<TrainArgs> for TrainJob {
@@ -220,6 +268,22 @@ impl TryFrom<TrainArgs> for TrainJob {
             // `train` reads one treebank: there is no user's text to augment.
             domain_features: false,
         };
+        if !(0.0..1.0).contains(&a.neural_dropout) || !(a.neural_learning_rate > 0.0) || a.neural_batch == 0 {
+            bail!("--neural-dropout must be in [0, 1), --neural-learning-rate positive, --neural-batch at least 1");
+        }
+        let neural = a.neural.then_some(NeuralJob {
+            opts: NeuralOptions {
+                system: a.system,
+                epochs: a.neural_epochs,
+                batch: a.neural_batch,
+                learning_rate: a.neural_learning_rate,
+                dropout: a.neural_dropout,
+                explore_k: a.explore_k.unwrap_or(NeuralOptions::default().explore_k),
+                explore_p: a.explore_p,
+                seed: a.seed,
+            },
+            size: a.neural_size,
+        });
         let max_table_bytes = (a.max_table_mb > 0.0).then_some((a.max_table_mb * 1e6) as u64);
         let lift_min_count = a.lift_min_count;
         Ok(TrainJob {
@@ -231,6 +295,7 @@ impl TryFrom<TrainArgs> for TrainJob {
             tagger: a.tagger.then_some(TaggerOptions { epochs: a.tagger_epochs, jackknife: a.jackknife }),
             tokenizer: a.tokenizer.then_some(a.tokenizer_epochs),
             lifting: a.pseudo_projective.0.map(|scheme| Lifting { scheme, min_count: lift_min_count }),
+            neural,
         })
     }
 }
@@ -294,9 +359,36 @@ fn train_tokenizer(
 }
 
 /// Runs `spoolparse train`.
+/// Trains the neural parser of `train --neural`, reporting each epoch: the model (with an empty
+/// linear table) and the neural model's sections.
+fn train_neural_parser(
+    set: &train::TrainingSet,
+    dev: Option<&[train::DevSentence]>,
+    job: &NeuralJob,
+    info: TrainingInfo,
+    dev_tags: &str,
+) -> Result<(Model, Vec<([u8; 8], Vec<u8>)>)> {
+    let classes = Transition::count(set.labels.as_ref().map_or(1, |l| l.len()));
+    let spec = job.size.spec(classes);
+    eprintln!("neural parser: {}", spec.summary());
+    let mut report = |e: &NeuralEpoch| {
+        let dev = e.dev.map_or(String::new(), |las| format!("dev ({dev_tags}) LAS {las:.2}, "));
+        eprintln!(
+            "epoch {:2}: {dev}loss {:.4}, {:.0} words/s, {} of {} decisions wrong",
+            e.epoch,
+            e.loss,
+            e.words as f64 / e.seconds,
+            e.errors,
+            e.decisions
+        );
+    };
+    let (model, neural) = train::train_neural(set, dev, Some(spec), &job.opts, info, &mut report)?;
+    Ok((model, neural.sections()))
+}
+
 pub fn exec(args: TrainArgs) -> Result<()> {
     let job = TrainJob::try_from(args)?;
-    let TrainJob { train, dev, output, opts, write, tagger, tokenizer, lifting } = &job;
+    let TrainJob { train, dev, output, opts, write, tagger, tokenizer, lifting, neural } = &job;
     let (train, dev, opts, write) = (train.as_slice(), dev.as_deref(), opts, *write);
     output.check(train, dev)?;
     let tokenizer = tokenizer.map(|epochs| train_tokenizer(train, dev, epochs, opts.seed)).transpose()?;
@@ -379,7 +471,10 @@ pub fn exec(args: TrainArgs) -> Result<()> {
             }
         }
     };
-    let mut model = train::train(set, prepared.dev.as_deref(), opts, info, &mut on_progress);
+    let (mut model, sections) = match neural {
+        None => (train::train(set, prepared.dev.as_deref(), opts, info, &mut on_progress), Vec::new()),
+        Some(job) => train_neural_parser(set, prepared.dev.as_deref(), job, info, dev_tags)?,
+    };
     if let Some(a) = prepared.analysis {
         model.tagger = Some(a.tagger);
         model.feats = a.feats;
@@ -404,7 +499,7 @@ pub fn exec(args: TrainArgs) -> Result<()> {
         rollin_alpha: Some(opts.rollin_alpha),
         min_feature_count: Some(opts.min_feature_count),
     };
-    let extras = model_file::Extras { recipe: Some(&recipe), tagger_from: None };
+    let extras = model_file::Extras { recipe: Some(&recipe), tagger_from: None, sections: &sections };
     // Again: the output may have appeared while training.
     output.check(train, dev)?;
     let path = output.path.as_path();
@@ -427,6 +522,16 @@ pub fn exec(args: TrainArgs) -> Result<()> {
         Some(_) => format!("dev LAS {:.2}, {dev_tags}", model.info.dev_las),
         None => "the last; no --dev to choose by".to_string(),
     };
+    if neural.is_some() {
+        let file = ModelFile::open(path)?;
+        let values = file.neural().map_or(0, |net| net.len());
+        eprintln!(
+            "kept epoch {} ({chosen}); {values} neural weights (f32); wrote {}",
+            model.info.best_epoch,
+            path.display()
+        );
+        return Ok(());
+    }
     eprintln!(
         "kept epoch {} ({chosen}); {} non-zero weights over {} features, {} stored; wrote {}",
         model.info.best_epoch,

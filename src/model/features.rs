@@ -192,7 +192,12 @@ pub fn template_key(id: u64, vals: &[u64]) -> u64 {
 /// The key of the feature "the buffer's first word has this UPOS and XPOS" (template 7): a
 /// parser's weight table holds it for every tag pair it was trained on (unless pruned).
 pub fn tag_key(upos: &str, xpos: &str) -> u64 {
-    template_key(7, &[combine(hash_column(upos), hash_column(xpos))])
+    attrs_tag_key(&token_attrs("_", "_", upos, xpos, "_"))
+}
+
+/// [`tag_key`] of a word's attributes.
+pub fn attrs_tag_key(attrs: &TokenAttrs) -> u64 {
+    template_key(7, &[attrs.tag])
 }
 
 /// The key of the feature "the buffer's first word is this FORM" (template 6): a parser's

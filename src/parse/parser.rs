@@ -29,12 +29,13 @@
 use std::ops::Range;
 
 use crate::base::label::{Label, LabelSet};
-use crate::corpus::Sentence;
+use crate::corpus::{Column, Sentence};
 use crate::learn::confidence::{probability_in, probability_of, Isotonic};
 use crate::learn::perceptron::argmax;
 use crate::learn::scorer::{ClassOrder, Scorer};
 use crate::model::features::{encode_sentence, Extractor, Morphology, TokenAttrs, BUFFER_FEATURES};
 use crate::model::file::{ModelFile, TableView};
+use crate::neural::NeuralScorer;
 use crate::parse::constrained::{impose, Constraints};
 use crate::transition::projective::{parse_mark, Lowerer, Mark, Scheme};
 use crate::transition::{Configuration, Encoding, Legal, System, Transition, TransitionSystem};
@@ -114,6 +115,20 @@ impl TransitionScores {
         match self.order {
             ClassOrder::Index => t.index(),
             ClassOrder::Score => t.score_position(self.labels),
+        }
+    }
+
+    /// Takes the scores of a configuration from `logits`, every transition's in index order (a
+    /// neural model's): those of the legal prefix in score order, else all.
+    #[inline]
+    pub fn set_from_index_order(&mut self, logits: &[f32], legal: &Legal) {
+        let n = match self.order {
+            ClassOrder::Index => self.scores.len(),
+            ClassOrder::Score => legal.score_prefix(self.labels).min(self.scores.len()),
+        };
+        self.scored = n;
+        for pos in 0..n {
+            self.scores[pos] = logits[self.transition(pos).index()];
         }
     }
 
@@ -244,6 +259,9 @@ pub struct Parser<'m, S: Scorer> {
     repaired: usize,
     /// Scratch for constrained decoding: legal transitions by score.
     ranked: Vec<(f32, Transition)>,
+    /// A neural model's scorer: with it the transitions are scored by it, not by `weights`
+    /// (which are then an empty table).
+    neural: Option<NeuralScorer<'m>>,
     /// Per word (index 0 unused), after a constrained parse: the rank (0: the best) by score,
     /// among the legal transitions, of the transition that attached it.
     ranks: Vec<u32>,
@@ -258,6 +276,7 @@ impl<'m> Parser<'m, TableView<'m>> {
         let meta = model.meta();
         Parser::from_parts(model.encoding(), model.weights(), &meta.labels, meta.fallback)
             .with_morphology(meta.morphology)
+            .with_neural(model.neural().map(NeuralScorer::new))
     }
 }
 
@@ -285,7 +304,20 @@ impl<'m, S: Scorer> Parser<'m, S> {
             repaired: 0,
             ranked: Vec::new(),
             ranks: Vec::new(),
+            neural: None,
         }
+    }
+
+    /// Scores transitions with a neural model's `scorer` (none: with the weights).
+    pub fn with_neural(mut self, scorer: Option<NeuralScorer<'m>>) -> Self {
+        self.neural = scorer;
+        self
+    }
+
+    /// Whether a neural model scores the transitions: it reads the words' forms, so sentences
+    /// must come with them ([`Parser::parse_words`]).
+    pub fn is_neural(&self) -> bool {
+        self.neural.is_some()
     }
 
     /// What features read for LEMMA and FEATS (default the columns); must match how the
@@ -311,7 +343,12 @@ impl<'m, S: Scorer> Parser<'m, S> {
     /// Parses a sentence given its token attributes (node 0 first). Heads and labels are then
     /// available from [`Parser::heads`] and [`Parser::labels`].
     pub fn parse_attrs(&mut self, attrs: &[TokenAttrs]) {
-        self.decode(attrs, None);
+        self.decode(attrs, &[], None);
+    }
+
+    /// [`Parser::parse_attrs`] with the words' forms, which a neural model reads.
+    pub fn parse_words(&mut self, attrs: &[TokenAttrs], forms: &[&str]) {
+        self.decode(attrs, forms, None);
     }
 
     /// Parses a sentence (token attributes, node 0 first) into the best tree the model finds
@@ -320,8 +357,13 @@ impl<'m, S: Scorer> Parser<'m, S> {
     /// [`crate::parse::constrained`]). The result holds every constraint; a constrained word's
     /// arc confidence is 1.
     pub fn parse_constrained(&mut self, attrs: &[TokenAttrs], constraints: &Constraints) {
+        self.parse_words_constrained(attrs, &[], constraints);
+    }
+
+    /// [`Parser::parse_constrained`] with the words' forms, which a neural model reads.
+    pub fn parse_words_constrained(&mut self, attrs: &[TokenAttrs], forms: &[&str], constraints: &Constraints) {
         debug_assert_eq!(attrs.len(), constraints.len() + 1);
-        self.decode(attrs, Some(constraints));
+        self.decode(attrs, forms, Some(constraints));
         // An arc no transition built (no projective tree holds it with the others) is imposed
         // below: the model never chose it.
         for arc in constraints.arcs() {
@@ -336,8 +378,13 @@ impl<'m, S: Scorer> Parser<'m, S> {
         }
     }
 
-    fn decode(&mut self, attrs: &[TokenAttrs], constraints: Option<&Constraints>) {
+    /// The greedy parse of a sentence (`forms` may be empty for a linear model, which does
+    /// not read them).
+    fn decode(&mut self, attrs: &[TokenAttrs], forms: &[&str], constraints: Option<&Constraints>) {
         let n = attrs.len() - 1;
+        if let Some(neural) = &mut self.neural {
+            neural.begin(attrs, forms);
+        }
         self.config.reset(n);
         self.arc_confidence.clear();
         self.arc_confidence.resize(n + 1, 0.0);
@@ -348,9 +395,14 @@ impl<'m, S: Scorer> Parser<'m, S> {
         self.log_tree_prob = 0.0;
         let system = self.system;
         while !system.is_terminal(&self.config) {
-            let feats = self.extractor.extract(&self.config, attrs);
             let legal = system.legal(&self.config);
-            self.scores.score(&self.weights, feats, &legal);
+            match &mut self.neural {
+                Some(neural) => self.scores.set_from_index_order(neural.logits(&self.config), &legal),
+                None => {
+                    let feats = self.extractor.extract(&self.config, attrs);
+                    self.scores.score(&self.weights, feats, &legal);
+                }
+            }
             // Neither system has a dead end: something is legal.
             let (t, rank) = match constraints {
                 None => (self.scores.best(&legal), 0),
@@ -413,8 +465,17 @@ impl<'m, S: Scorer> Parser<'m, S> {
     pub fn parse_sentence_constrained(&mut self, sent: &Sentence, constraints: &Constraints) {
         let mut attrs = std::mem::take(&mut self.attrs);
         encode_sentence(sent, self.morphology, &mut attrs);
-        self.parse_constrained(&attrs, constraints);
+        let forms = self.forms_of(sent);
+        self.parse_words_constrained(&attrs, &forms, constraints);
         self.attrs = attrs;
+    }
+
+    /// The forms of `sent`'s words, where the model reads them (a neural one); else none.
+    fn forms_of<'s>(&self, sent: &'s Sentence) -> Vec<&'s str> {
+        match self.neural {
+            Some(_) => sent.words().map(|w| w.get(Column::Form)).collect(),
+            None => Vec::new(),
+        }
     }
 
     /// After a constrained parse, per word (index 0 unused): the rank by score (0: the
@@ -432,7 +493,9 @@ impl<'m, S: Scorer> Parser<'m, S> {
     pub fn parse(&mut self, sent: &mut Sentence) {
         let mut attrs = std::mem::take(&mut self.attrs);
         encode_sentence(sent, self.morphology, &mut attrs);
-        self.parse_attrs(&attrs);
+        let forms = self.forms_of(sent);
+        self.parse_words(&attrs, &forms);
+        drop(forms);
         self.attrs = attrs;
         for w in 1..=sent.len() {
             sent.set_attachment(w, self.heads[w] as usize, self.labels.name(self.arc_labels[w]));

@@ -454,7 +454,7 @@ pub fn run_cycle(
     };
     // What the candidate has no new one of (tagger, FEATS, lemmatizer, tokenizer) is the serving
     // model's, copied as it is.
-    let extras = Extras { recipe: Some(&recipe), tagger_from: Some(&current) };
+    let extras = Extras { recipe: Some(&recipe), tagger_from: Some(&current), sections: &[] };
     let written =
         model_file::write_with(&model, &tmp, write, extras).and_then(|_| refit_confidence(&tmp, &heldout_path));
     let installed = written

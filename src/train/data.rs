@@ -25,6 +25,8 @@ use super::options::{Lifting, TaggerOptions};
 #[derive(Debug, Clone)]
 pub struct TrainSentence {
     pub attrs: Vec<TokenAttrs>,
+    /// The words' forms (a neural model reads their characters).
+    pub forms: Vec<String>,
     pub gold: GoldTree,
     /// Times the sentence is trained on in each epoch (1 as read; retraining oversamples the
     /// user's annotations against the base treebank, `retrain.annotation_weight`).
@@ -38,6 +40,8 @@ pub struct TrainSentence {
 #[derive(Debug, Clone)]
 pub struct DevSentence {
     pub attrs: Vec<TokenAttrs>,
+    /// The words' forms (a neural model reads their characters).
+    pub forms: Vec<String>,
     /// Gold head of each word (0 = root), `None` where HEAD is `_`: such a word is not
     /// annotated and not scored.
     pub heads: Vec<Option<usize>>,
@@ -46,6 +50,11 @@ pub struct DevSentence {
     pub deprels: Vec<String>,
     /// Gold UPOS of each word (for scores without punctuation).
     pub upos: Vec<String>,
+}
+
+/// The forms of `sent`'s words.
+fn forms_of(sent: &Sentence) -> Vec<String> {
+    sent.words().map(|w| w.get(Column::Form).to_string()).collect()
 }
 
 /// The DEPREL of a word whose label is not annotated.
@@ -92,6 +101,7 @@ impl DevSentence {
         encode_sentence(sent, morphology, &mut attrs);
         Ok(DevSentence {
             attrs,
+            forms: forms_of(sent),
             heads,
             deprels: sent.words().map(|w| w.get(Column::Deprel).to_string()).collect(),
             upos: sent.words().map(|w| w.get(Column::Upos).to_string()).collect(),
@@ -112,6 +122,11 @@ impl DevSentence {
         analyze(&mut sent);
         encode_sentence(&sent, morphology, &mut dev.attrs);
         Ok(dev)
+    }
+
+    /// The words' forms, borrowed.
+    pub fn form_refs(&self) -> Vec<&str> {
+        self.forms.iter().map(String::as_str).collect()
     }
 
     /// Number of words with an annotated head: the words that are scored.
@@ -305,7 +320,7 @@ impl TrainingSet {
         self.words += sent.len();
         self.annotated_words += annotated;
         self.partial_sentences += usize::from(partial);
-        self.sentences.push(TrainSentence { attrs, gold, copies: 1, domain: Domain::Base });
+        self.sentences.push(TrainSentence { attrs, forms: forms_of(sent), gold, copies: 1, domain: Domain::Base });
         Ok(())
     }
 }

@@ -40,10 +40,24 @@ pub fn evaluate_dev_sentences<S: Scorer>(
     labels: &LabelSet,
     fallback: Label,
 ) -> Vec<Counts> {
-    let mut parser = Parser::from_parts(encoding, weights, labels, fallback);
+    sentence_counts(&mut Parser::from_parts(encoding, weights, labels, fallback), dev, labels)
+}
+
+/// Parses the dev sentences with `parser` (of a model over `labels`) and scores their
+/// annotated words.
+pub fn evaluate_with<S: Scorer>(parser: &mut Parser<S>, dev: &[DevSentence], labels: &LabelSet) -> Scores {
+    let mut counts = Counts::default();
+    for c in sentence_counts(parser, dev, labels) {
+        counts.merge(&c);
+    }
+    counts.scores()
+}
+
+/// [`evaluate_with`] sentence by sentence.
+fn sentence_counts<S: Scorer>(parser: &mut Parser<S>, dev: &[DevSentence], labels: &LabelSet) -> Vec<Counts> {
     dev.iter()
         .map(|s| {
-            parser.parse_attrs(&s.attrs);
+            parser.parse_words(&s.attrs, &s.form_refs());
             let mut counts = Counts::default();
             for (i, &gold_head) in s.heads.iter().enumerate() {
                 let Some(gold_head) = gold_head else { continue };
@@ -116,10 +130,22 @@ pub fn dev_arc_pairs(
     fallback: Label,
     temperature: f32,
 ) -> Vec<Vec<(f32, f32)>> {
-    let mut parser = Parser::from_parts(encoding, weights, labels, fallback).with_confidence(temperature);
+    arc_pairs_with(
+        &mut Parser::from_parts(encoding, weights, labels, fallback).with_confidence(temperature),
+        dev,
+        labels,
+    )
+}
+
+/// [`dev_arc_pairs`] with `parser` (of a model over `labels`, computing confidences).
+pub fn arc_pairs_with<S: Scorer>(
+    parser: &mut Parser<S>,
+    dev: &[DevSentence],
+    labels: &LabelSet,
+) -> Vec<Vec<(f32, f32)>> {
     dev.iter()
         .map(|s| {
-            parser.parse_attrs(&s.attrs);
+            parser.parse_words(&s.attrs, &s.form_refs());
             s.heads
                 .iter()
                 .enumerate()

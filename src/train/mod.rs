@@ -15,7 +15,7 @@
 //! By file: [`options`] (what a run is told), [`data`] (the gold data it reads),
 //! [`completion`] (partial annotations completed by a model's constrained parse), [`domain`]
 //! (the user's text's own copy of each feature, for retraining),
-//! [`training_loop`] (the epochs), [`dev`] (a model's parses of the dev set: scores and the
+//! [`training_loop`] (the epochs), [`neural`] (the accurate tier's training, adapted from the same data), [`dev`] (a model's parses of the dev set: scores and the
 //! data calibration is fitted on), [`calibration`] (the parser's confidence fitted on them),
 //! [`pipeline_confidence`] (the whole pipeline's, fitted on dev parsed from raw text), [`eval`]
 //! (attachment scores of files), [`align`] (the same across tokenizations) and [`plot`] (charts of calibration).
@@ -29,6 +29,7 @@ pub mod domain;
 pub mod eval;
 #[cfg(test)]
 mod fixtures;
+pub mod neural;
 pub mod options;
 pub mod pipeline_confidence;
 pub mod plot;
@@ -41,6 +42,7 @@ pub use data::{
 };
 pub use dev::{dev_arc_pairs, dev_decisions, evaluate_dev, evaluate_dev_sentences};
 pub use domain::Domain;
+pub use neural::train_neural;
 pub use options::{
     LearnerKind, Lifting, OracleKind, RollIn, TaggerOptions, TrainOptions, DEFAULT_MIN_FEATURE_COUNT,
     DEFAULT_MIN_LIFTED,

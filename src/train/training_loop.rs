@@ -56,7 +56,7 @@ pub enum Progress<'a> {
 
 /// The label for repaired (headless) words: `dep` if the treebank has it, else the most
 /// frequent non-root label.
-fn fallback_label(set: &TrainingSet, labels: &LabelSet) -> Label {
+pub(crate) fn fallback_label(set: &TrainingSet, labels: &LabelSet) -> Label {
     if let Some(l) = labels.get("dep") {
         return l;
     }

@@ -24,6 +24,9 @@
 //!                   confidence model and what it was fitted on
 //!            RECIPE optional, JSON [`Recipe`]: the training settings that `META` does not
 //!                   hold (learner, storage), so that retraining can train the model's like
+//!            NEUMETA, NEURAL   optional: a neural model's architecture and weights
+//!                   ([`crate::model::neural`] decodes them; with them the parser
+//!                   table is empty)
 //! ```
 //!
 //! Readers ignore sections they do not know, so an optional section needs no new version.
@@ -54,6 +57,7 @@ use crate::model::analysis::Analyzer;
 use crate::model::feats::{FeatsDict, FeatsInventory, FeatsTagger, FEATS_FEATURE_SET};
 use crate::model::features::{feature_set, Morphology};
 use crate::model::lemmatizer::{LemmaDict, Lemmatizer, RuleSet, LEMMATIZER_FEATURE_SET};
+use crate::model::neural::{Net, NeuralSections, NEUMETA, NEURAL};
 use crate::model::tagger::{TagDict, TagSet, Tagger, TAGGER_FEATURE_SET};
 use crate::model::tokenizer::{MwtDict, Scores, TOKENIZER_FEATURE_SET};
 use crate::model::TrainingInfo;
@@ -143,6 +147,8 @@ pub struct Extras<'a> {
     /// model has none of its own: copy this file's sections as they are (a retrained parser
     /// keeps the analysis and tokenizer it was served with).
     pub tagger_from: Option<&'a ModelFile>,
+    /// Sections a higher layer gives meaning to, written as they are (a neural model's).
+    pub sections: &'a [([u8; 8], Vec<u8>)],
 }
 
 /// The whole pipeline's arc confidence ([`ConfidenceModel`]), with what it was fitted on and how
@@ -211,6 +217,8 @@ pub enum FormatError {
     Table,
     #[error("trained with feature set {found:?}, this build extracts {expected:?} for its transition system")]
     FeatureSet { found: String, expected: String },
+    #[error("neural model: {0}")]
+    Neural(String),
     #[error("transition system {0:?}, this build implements arc-eager+single-root/1 and arc-hybrid+single-root/1, each with ;pseudo-projective=head|head+path|path or without")]
     TransitionSystem(String),
 }
@@ -393,6 +401,8 @@ pub struct ModelFile {
     tokenizer: Option<(TokenizerMeta, TableRanges)>,
     /// The whole pipeline's arc confidence (`CONFMETA`).
     confidence: Option<PipelineConfidence>,
+    /// A neural model's decoded spec and the range of its weights (`NEUMETA`, `NEURAL`).
+    neural: Option<(NeuralSections, Range<usize>)>,
 }
 
 impl ModelFile {
@@ -520,6 +530,25 @@ impl ModelFile {
                 )
             }
         };
+        let neural = match sections.iter().find(|s| s.tag == NEUMETA).copied() {
+            None => None,
+            Some(m) => {
+                if crc32fast::hash(&map[m.range()]) != m.crc {
+                    return Err(fmt_err(FormatError::Checksum { name: m.name() }));
+                }
+                let weights = find(NEURAL)?.range();
+                let decoded = NeuralSections::decode(&map[m.range()], &map[weights.clone()])
+                    .map_err(|e| fmt_err(FormatError::Neural(e.to_string())))?;
+                if decoded.spec.classes != Transition::count(meta.labels.len()) {
+                    return Err(fmt_err(FormatError::Neural(format!(
+                        "{} transitions for {} labels",
+                        decoded.spec.classes,
+                        meta.labels.len()
+                    ))));
+                }
+                Some((decoded, weights))
+            }
+        };
         let (slots, rows) = (slots_s.range(), rows_s.range());
         let model = ModelFile {
             map,
@@ -534,6 +563,7 @@ impl ModelFile {
             lemmatizer,
             tokenizer,
             confidence,
+            neural,
         };
         if TableView::new(&model.map[model.slots.clone()], &model.map[model.rows.clone()], model.meta.table).is_none()
             || model.meta.table.classes as usize != Transition::count(model.meta.labels.len())
@@ -567,6 +597,18 @@ impl ModelFile {
             }
         }
         Ok(())
+    }
+
+    /// The neural parser's weights, for a model of `train --neural` (its parser table then
+    /// holds only the inventory of forms and tags, never scored).
+    pub fn neural(&self) -> Option<Net<'_>> {
+        self.neural.as_ref().map(|(sections, range)| sections.net(&self.map[range.clone()]))
+    }
+
+    /// The bytes of the section tagged `tag`, if the file has one: for sections a higher layer
+    /// gives meaning to.
+    pub fn section(&self, tag: &[u8; 8]) -> Option<&[u8]> {
+        self.sections.iter().find(|s| &s.tag == tag).map(|s| &self.map[s.range()])
     }
 
     /// The metadata.

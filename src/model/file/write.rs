@@ -143,6 +143,9 @@ pub fn write_with(model: &Model, path: &Path, opts: WriteOptions, extras: Extras
             .map_err(|e| ModelError::Io { path: path.to_path_buf(), error: io::Error::other(e) })?;
         payloads.push((&RECIPE, json));
     }
+    for (tag, bytes) in extras.sections {
+        payloads.push((tag, bytes.clone()));
+    }
     write_sections(path, &payloads)?;
     Ok(meta)
 }

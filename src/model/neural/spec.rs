@@ -1,0 +1,261 @@
+//! The shape of a neural model ([`Spec`]): which hashed embeddings a word gets, the character
+//! encoder, the contextual encoder, which stack and buffer items the parser's MLP reads, and
+//! the list of weight tensors that follows from them ([`Spec::tensors`]). Stored as the model
+//! file's `NEUMETA` section; the weights' layout in `NEURAL` is computed from it, never stored.
+//! This module only describes; it computes nothing.
+
+use serde::{Deserialize, Serialize};
+
+use crate::transition::{Configuration, NONE};
+
+/// What a hashed embedding of a word is looked up by.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Key {
+    /// The lowercased form.
+    Lower,
+    /// UPOS, as the analysis predicted it (or the column).
+    Upos,
+    /// UPOS and XPOS together.
+    Tag,
+    /// The FEATS string.
+    Feats,
+    /// The last three characters, lowercased.
+    Suffix,
+    /// The word's shape (`Xxxx`, `dd`, …: character classes, runs cut at two).
+    Shape,
+}
+
+/// One hashed embedding table: `2^bits` rows of `dim`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Hashed {
+    pub key: Key,
+    pub bits: u32,
+    pub dim: usize,
+}
+
+/// The character encoder: hashed character embeddings, one width-3 convolution, max-pooled
+/// over the word (Santos & Zadrozny 2014; Ma & Hovy 2016).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Chars {
+    pub bits: u32,
+    pub dim: usize,
+    pub filters: usize,
+    /// Longer words keep their first and last `max_chars / 2` characters.
+    pub max_chars: usize,
+}
+
+/// A node the parser's MLP reads: a stack or buffer position, or the outermost left or right
+/// dependent of one (Chen & Manning 2014 read the same kinds of items).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Item {
+    Stack(u8),
+    Buffer(u8),
+    StackLeft(u8),
+    StackRight(u8),
+    BufferLeft(u8),
+}
+
+impl Item {
+    /// The node this item names in `c`, or [`NONE`].
+    #[inline]
+    pub fn node(self, c: &Configuration) -> u32 {
+        let outer = |n: Option<u32>, side: fn(&Configuration, u32) -> u32| n.map_or(NONE, |n| side(c, n));
+        match self {
+            Item::Stack(i) => c.stack(i.into()).unwrap_or(NONE),
+            Item::Buffer(i) => c.buffer(i.into()).unwrap_or(NONE),
+            Item::StackLeft(i) => outer(c.stack(i.into()), |c, n| c.left(n).outer),
+            Item::StackRight(i) => outer(c.stack(i.into()), |c, n| c.right(n).outer),
+            Item::BufferLeft(i) => outer(c.buffer(i.into()), |c, n| c.left(n).outer),
+        }
+    }
+}
+
+/// A neural model's architecture.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Spec {
+    pub hashed: Vec<Hashed>,
+    pub chars: Chars,
+    /// Width of the contextual word vectors.
+    pub dim: usize,
+    /// Residual layers of the windowed convolution (each sees one more word on either side).
+    pub layers: usize,
+    pub items: Vec<Item>,
+    /// Hidden units of the parser's MLP.
+    pub hidden: usize,
+    /// Transitions scored (in [`crate::transition::Transition::index`] order).
+    pub classes: usize,
+}
+
+/// One weight tensor: its name and shape (row-major; a matrix maps rows of its input to its
+/// columns, `y = x W`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TensorSpec {
+    pub name: String,
+    pub shape: Vec<usize>,
+}
+
+impl TensorSpec {
+    fn new(name: impl Into<String>, shape: &[usize]) -> TensorSpec {
+        TensorSpec { name: name.into(), shape: shape.to_vec() }
+    }
+
+    /// Number of values.
+    pub fn len(&self) -> usize {
+        self.shape.iter().product()
+    }
+
+    /// Whether it holds no value.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// Tensors start on multiples of 16 values (64 bytes) in the weight section.
+pub const TENSOR_ALIGN: usize = 16;
+
+impl Spec {
+    /// The default architecture for `classes` transitions: measured choices are in
+    /// [`crate::neural`]'s documentation.
+    pub fn default_for(classes: usize) -> Spec {
+        let h = |key, bits, dim| Hashed { key, bits, dim };
+        Spec {
+            hashed: vec![
+                h(Key::Lower, 15, 64),
+                h(Key::Upos, 8, 16),
+                h(Key::Tag, 10, 16),
+                h(Key::Feats, 11, 16),
+                h(Key::Suffix, 12, 16),
+                h(Key::Shape, 8, 8),
+            ],
+            chars: Chars { bits: 11, dim: 24, filters: 64, max_chars: 20 },
+            dim: 128,
+            layers: 3,
+            items: vec![
+                Item::Stack(0),
+                Item::Stack(1),
+                Item::Stack(2),
+                Item::Buffer(0),
+                Item::Buffer(1),
+                Item::Buffer(2),
+                Item::StackLeft(0),
+                Item::StackRight(0),
+                Item::BufferLeft(0),
+            ],
+            hidden: 256,
+            classes,
+        }
+    }
+
+    /// Refuses sizes no training makes (from a corrupt file): every count and width within
+    /// bounds that keep the layout's arithmetic far from overflow.
+    pub fn check(&self) -> Result<(), String> {
+        let within = |what: &str, v: usize, max: usize| {
+            if (1..=max).contains(&v) {
+                Ok(())
+            } else {
+                Err(format!("{what} {v} is outside 1..={max}"))
+            }
+        };
+        for h in &self.hashed {
+            within("hashed table bits", h.bits as usize, 24)?;
+            within("embedding width", h.dim, 1024)?;
+        }
+        within("character table bits", self.chars.bits as usize, 20)?;
+        within("character width", self.chars.dim, 1024)?;
+        within("character filters", self.chars.filters, 1024)?;
+        within("characters per word", self.chars.max_chars, 256)?;
+        within("vector width", self.dim, 4096)?;
+        within("layers", self.layers + 1, 17)?;
+        within("items", self.items.len(), 64)?;
+        within("hidden units", self.hidden, 8192)?;
+        within("transitions", self.classes, 1 << 16)?;
+        if self.classes < 4 || self.classes % 2 != 0 {
+            return Err(format!("{} transitions is not 2 + 2 per label", self.classes));
+        }
+        Ok(())
+    }
+
+    /// A small architecture for `classes` transitions, trained in seconds: for tests and quick
+    /// trials, far less accurate than [`Spec::default_for`].
+    pub fn small_for(classes: usize) -> Spec {
+        let mut spec = Spec::default_for(classes);
+        for h in &mut spec.hashed {
+            h.bits = h.bits.min(10);
+            h.dim = h.dim.div_ceil(4);
+        }
+        spec.chars = Chars { bits: 8, dim: 8, filters: 16, max_chars: 16 };
+        spec.dim = 32;
+        spec.layers = 2;
+        spec.hidden = 64;
+        spec
+    }
+
+    /// One line for people: sizes of every part.
+    pub fn summary(&self) -> String {
+        let hashed: Vec<String> =
+            self.hashed.iter().map(|h| format!("{:?} {}×{}", h.key, 1u64 << h.bits, h.dim)).collect();
+        let items: Vec<String> = self.items.iter().map(|i| format!("{i:?}")).collect();
+        format!(
+            "{} f32 weights; word vectors {} wide (hashed {}; {} character filters over {}-wide character embeddings), {} convolution layers of {}, MLP over {} items ({}) with {} hidden units, {} transitions",
+            self.layout().1,
+            self.input_dim(),
+            hashed.join(", "),
+            self.chars.filters,
+            self.chars.dim,
+            self.layers,
+            self.dim,
+            self.items.len(),
+            items.join(" "),
+            self.hidden,
+            self.classes
+        )
+    }
+
+    /// Width of a word's input vector: its hashed embeddings, then its character vector.
+    pub fn input_dim(&self) -> usize {
+        self.hashed.iter().map(|h| h.dim).sum::<usize>() + self.chars.filters
+    }
+
+    /// Every weight tensor, in storage order.
+    pub fn tensors(&self) -> Vec<TensorSpec> {
+        let (d, c) = (self.dim, self.chars);
+        let mut t: Vec<TensorSpec> = self
+            .hashed
+            .iter()
+            .enumerate()
+            .map(|(i, h)| TensorSpec::new(format!("embed.{i}"), &[1 << h.bits, h.dim]))
+            .collect();
+        t.push(TensorSpec::new("char.embed", &[1 << c.bits, c.dim]));
+        t.push(TensorSpec::new("char.w", &[3 * c.dim, c.filters]));
+        t.push(TensorSpec::new("char.b", &[c.filters]));
+        t.push(TensorSpec::new("root", &[self.input_dim()]));
+        t.push(TensorSpec::new("in.w", &[self.input_dim(), d]));
+        t.push(TensorSpec::new("in.b", &[d]));
+        for l in 0..self.layers {
+            t.push(TensorSpec::new(format!("ctx.{l}.w"), &[3 * d, d]));
+            t.push(TensorSpec::new(format!("ctx.{l}.b"), &[d]));
+        }
+        t.push(TensorSpec::new("absent", &[d]));
+        t.push(TensorSpec::new("mlp.w1", &[self.items.len() * d, self.hidden]));
+        t.push(TensorSpec::new("mlp.b1", &[self.hidden]));
+        t.push(TensorSpec::new("mlp.w2", &[self.hidden, self.classes]));
+        t.push(TensorSpec::new("mlp.b2", &[self.classes]));
+        t
+    }
+
+    /// Where each tensor of [`Spec::tensors`] starts in the weight section, and the section's
+    /// length, in values.
+    pub fn layout(&self) -> (Vec<usize>, usize) {
+        let mut at = 0;
+        let offsets = self
+            .tensors()
+            .iter()
+            .map(|t| {
+                let start = at;
+                at = (at + t.len()).next_multiple_of(TENSOR_ALIGN);
+                start
+            })
+            .collect();
+        (offsets, at)
+    }
+}

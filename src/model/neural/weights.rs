@@ -1,0 +1,197 @@
+//! A neural model's weights: owned ([`NeuralModel`], as training makes them) and borrowed
+//! ([`Net`], each tensor a slice of the memory-mapped `NEURAL` section or of a
+//! [`NeuralModel`]), and their two model-file sections. Shapes are checked once, when the
+//! weights are opened ([`NeuralSections::decode`]), so that the kernels index without checks
+//! of their own; this module computes nothing.
+
+use super::spec::Spec;
+
+/// The model file's section of the neural model's [`Spec`] (bincode).
+pub const NEUMETA: [u8; 8] = *b"NEUMETA\0";
+/// The model file's section of the weights: little-endian f32, laid out by [`Spec::layout`].
+pub const NEURAL: [u8; 8] = *b"NEURAL\0\0";
+
+/// What is wrong with a neural model's sections.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum NetError {
+    #[error("the neural model's description does not decode: {0}")]
+    Spec(String),
+    #[error("the neural weights hold {found} values, their description needs {expected}")]
+    Length { found: usize, expected: usize },
+    #[error("the neural weights are not 4-byte aligned")]
+    Misaligned,
+}
+
+/// A neural model as training leaves it: its architecture and every weight, laid out as in
+/// the file.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NeuralModel {
+    pub spec: Spec,
+    data: Vec<f32>,
+    offsets: Vec<usize>,
+}
+
+impl NeuralModel {
+    /// `data` laid out as `spec` says, checked.
+    pub fn new(spec: Spec, data: Vec<f32>) -> Result<NeuralModel, NetError> {
+        let offsets = check(&spec, &data)?;
+        Ok(NeuralModel { spec, data, offsets })
+    }
+
+    /// Every weight, in storage order.
+    pub fn data(&self) -> &[f32] {
+        &self.data
+    }
+
+    /// The borrowed view the kernels read.
+    pub fn net(&self) -> Net<'_> {
+        Net { spec: &self.spec, data: &self.data, offsets: &self.offsets }
+    }
+
+    /// The two sections that store it: `NEUMETA` and `NEURAL`.
+    pub fn sections(&self) -> Vec<([u8; 8], Vec<u8>)> {
+        let meta = bincode::serialize(&self.spec).expect("a spec always serializes");
+        let data = self.data.iter().flat_map(|x| x.to_le_bytes()).collect();
+        vec![(NEUMETA, meta), (NEURAL, data)]
+    }
+
+    /// A copy of the weights `net` views.
+    pub fn of(net: &Net) -> NeuralModel {
+        NeuralModel { spec: net.spec.clone(), data: net.data.to_vec(), offsets: net.offsets.to_vec() }
+    }
+}
+
+/// A model file's neural sections, decoded and checked: the spec, and where each tensor lies
+/// in the weight section.
+#[derive(Debug, Clone)]
+pub struct NeuralSections {
+    pub spec: Spec,
+    offsets: Vec<usize>,
+}
+
+impl NeuralSections {
+    /// Decodes the `NEUMETA` section and checks the `NEURAL` section's bytes against it.
+    pub fn decode(meta: &[u8], weights: &[u8]) -> Result<NeuralSections, NetError> {
+        let spec: Spec = bincode::deserialize(meta).map_err(|e| NetError::Spec(e.to_string()))?;
+        let offsets = check(&spec, as_floats(weights)?)?;
+        Ok(NeuralSections { spec, offsets })
+    }
+
+    /// The view of `weights` (the bytes [`NeuralSections::decode`] checked).
+    pub fn net<'a>(&'a self, weights: &'a [u8]) -> Net<'a> {
+        let data = as_floats(weights).expect("checked when decoded");
+        Net { spec: &self.spec, data, offsets: &self.offsets }
+    }
+}
+
+/// `bytes` as the f32 values they hold (a little-endian host: the model file refuses others).
+fn as_floats(bytes: &[u8]) -> Result<&[f32], NetError> {
+    // SAFETY: any bit pattern is an f32; `align_to` puts only aligned values in the middle.
+    let (head, data, tail) = unsafe { bytes.align_to::<f32>() };
+    if !head.is_empty() || !tail.is_empty() {
+        return Err(NetError::Misaligned);
+    }
+    Ok(data)
+}
+
+/// Checks `data` against `spec`'s layout; the tensors' offsets.
+fn check(spec: &Spec, data: &[f32]) -> Result<Vec<usize>, NetError> {
+    spec.check().map_err(NetError::Spec)?;
+    let (offsets, total) = spec.layout();
+    if data.len() != total {
+        return Err(NetError::Length { found: data.len(), expected: total });
+    }
+    Ok(offsets)
+}
+
+/// Every tensor of a neural model, borrowed, in the roles the kernels give them.
+#[derive(Debug, Clone, Copy)]
+pub struct Net<'a> {
+    pub spec: &'a Spec,
+    data: &'a [f32],
+    offsets: &'a [usize],
+}
+
+impl<'a> Net<'a> {
+    /// Number of weights.
+    pub fn len(&self) -> usize {
+        self.data.len()
+    }
+
+    /// Whether it has none (never, for a checked spec).
+    pub fn is_empty(&self) -> bool {
+        self.data.is_empty()
+    }
+
+    fn tensor(&self, index: usize, len: usize) -> &'a [f32] {
+        &self.data[self.offsets[index]..self.offsets[index] + len]
+    }
+
+    /// The hashed embedding table `i`.
+    pub fn embed(&self, i: usize) -> &'a [f32] {
+        let h = self.spec.hashed[i];
+        self.tensor(i, (1 << h.bits) * h.dim)
+    }
+
+    fn after_embeddings(&self, k: usize, len: usize) -> &'a [f32] {
+        self.tensor(self.spec.hashed.len() + k, len)
+    }
+
+    pub fn char_embed(&self) -> &'a [f32] {
+        let c = self.spec.chars;
+        self.after_embeddings(0, (1 << c.bits) * c.dim)
+    }
+
+    pub fn char_w(&self) -> &'a [f32] {
+        let c = self.spec.chars;
+        self.after_embeddings(1, 3 * c.dim * c.filters)
+    }
+
+    pub fn char_b(&self) -> &'a [f32] {
+        self.after_embeddings(2, self.spec.chars.filters)
+    }
+
+    pub fn root(&self) -> &'a [f32] {
+        self.after_embeddings(3, self.spec.input_dim())
+    }
+
+    pub fn in_w(&self) -> &'a [f32] {
+        self.after_embeddings(4, self.spec.input_dim() * self.spec.dim)
+    }
+
+    pub fn in_b(&self) -> &'a [f32] {
+        self.after_embeddings(5, self.spec.dim)
+    }
+
+    pub fn ctx_w(&self, layer: usize) -> &'a [f32] {
+        self.after_embeddings(6 + 2 * layer, 3 * self.spec.dim * self.spec.dim)
+    }
+
+    pub fn ctx_b(&self, layer: usize) -> &'a [f32] {
+        self.after_embeddings(7 + 2 * layer, self.spec.dim)
+    }
+
+    fn after_layers(&self, k: usize, len: usize) -> &'a [f32] {
+        self.after_embeddings(6 + 2 * self.spec.layers + k, len)
+    }
+
+    pub fn absent(&self) -> &'a [f32] {
+        self.after_layers(0, self.spec.dim)
+    }
+
+    pub fn w1(&self) -> &'a [f32] {
+        self.after_layers(1, self.spec.items.len() * self.spec.dim * self.spec.hidden)
+    }
+
+    pub fn b1(&self) -> &'a [f32] {
+        self.after_layers(2, self.spec.hidden)
+    }
+
+    pub fn w2(&self) -> &'a [f32] {
+        self.after_layers(3, self.spec.hidden * self.spec.classes)
+    }
+
+    pub fn b2(&self) -> &'a [f32] {
+        self.after_layers(4, self.spec.classes)
+    }
+}

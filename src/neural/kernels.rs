@@ -1,0 +1,211 @@
+//! The parse-time arithmetic of a neural model, written by hand over the stored weights: a
+//! framework's per-call cost would dominate at these sizes (the issue measured 8–12×). The
+//! encoder ([`Encoder`]: character vectors cached per form, hashed embeddings, the windowed
+//! convolution) and the parser's MLP ([`Mlp`]: its first layer precomputed per word and item,
+//! Chen & Manning 2014, §3.1). Dense products go through `matrixmultiply`'s sgemm. Training
+//! computes the same functions with candle ([`super::network`]); a test holds the two equal.
+//! This module reads weights; it never changes them.
+
+use std::collections::HashMap;
+
+use crate::model::features::TokenAttrs;
+use crate::transition::{Configuration, NONE};
+
+use super::input::{char_ids, hashed_rows};
+use crate::model::neural::Net;
+
+/// `y = x w (+ y when accumulate)`, row-major: `x` is `m × k`, `w` is `k × n`, `y` is `m × n`
+/// with row stride `ldy`.
+#[inline]
+pub fn gemm(m: usize, k: usize, n: usize, x: &[f32], w: &[f32], y: &mut [f32], ldy: usize, accumulate: bool) {
+    if m == 0 || n == 0 {
+        return;
+    }
+    assert!(x.len() >= m * k && w.len() >= k * n && y.len() >= (m - 1) * ldy + n && ldy >= n);
+    // SAFETY: the bounds above cover every element sgemm reads or writes with these strides.
+    unsafe {
+        matrixmultiply::sgemm(
+            m,
+            k,
+            n,
+            1.0,
+            x.as_ptr(),
+            k as isize,
+            1,
+            w.as_ptr(),
+            n as isize,
+            1,
+            if accumulate { 1.0 } else { 0.0 },
+            y.as_mut_ptr(),
+            ldy as isize,
+            1,
+        );
+    }
+}
+
+/// Adds `b` to each row of `y` (rows of `b.len()`).
+fn add_rows(y: &mut [f32], b: &[f32]) {
+    for row in y.chunks_exact_mut(b.len()) {
+        row.iter_mut().zip(b).for_each(|(v, &b)| *v += b);
+    }
+}
+
+/// Most forms a cache keeps: past it, it starts again (a corpus's frequent words come back
+/// within a few sentences).
+const CACHE_FORMS: usize = 1 << 17;
+
+/// Windows of width 3 over `n` rows of `dim` (zeros past either end) into `out`: row `p` is
+/// rows `p - 1`, `p`, `p + 1` side by side.
+fn windows(rows: &[f32], n: usize, dim: usize, out: &mut Vec<f32>) {
+    out.clear();
+    out.resize(n * 3 * dim, 0.0);
+    for p in 0..n {
+        let w = &mut out[p * 3 * dim..(p + 1) * 3 * dim];
+        if p > 0 {
+            w[..dim].copy_from_slice(&rows[(p - 1) * dim..p * dim]);
+        }
+        w[dim..2 * dim].copy_from_slice(&rows[p * dim..(p + 1) * dim]);
+        if p + 1 < n {
+            w[2 * dim..].copy_from_slice(&rows[(p + 1) * dim..(p + 2) * dim]);
+        }
+    }
+}
+
+/// The encoder's work space and its cache of character vectors, reused from sentence to
+/// sentence.
+#[derive(Default)]
+pub struct Encoder {
+    chars: HashMap<Box<str>, Box<[f32]>>,
+    ids: Vec<usize>,
+    char_rows: Vec<f32>,
+    char_win: Vec<f32>,
+    char_out: Vec<f32>,
+    rows: Vec<usize>,
+    x: Vec<f32>,
+    h: Vec<f32>,
+    win: Vec<f32>,
+    y: Vec<f32>,
+}
+
+impl Encoder {
+    /// The character vector of `form`: max over positions of a width-3 convolution of its
+    /// character embeddings.
+    pub fn char_vector(&mut self, net: &Net, form: &str, out: &mut [f32]) {
+        if let Some(v) = self.chars.get(form) {
+            out.copy_from_slice(v);
+            return;
+        }
+        let c = net.spec.chars;
+        char_ids(&c, form, &mut self.ids);
+        let n = self.ids.len();
+        self.char_rows.clear();
+        for &id in &self.ids {
+            self.char_rows.extend_from_slice(&net.char_embed()[id * c.dim..(id + 1) * c.dim]);
+        }
+        windows(&self.char_rows, n, c.dim, &mut self.char_win);
+        self.char_out.resize(n * c.filters, 0.0);
+        gemm(n, 3 * c.dim, c.filters, &self.char_win, net.char_w(), &mut self.char_out, c.filters, false);
+        out.fill(f32::NEG_INFINITY);
+        for row in self.char_out.chunks_exact(c.filters) {
+            out.iter_mut().zip(row).for_each(|(m, &v)| *m = m.max(v));
+        }
+        out.iter_mut().zip(net.char_b()).for_each(|(m, &b)| *m += b);
+        if self.chars.len() >= CACHE_FORMS {
+            self.chars.clear();
+        }
+        self.chars.insert(form.into(), out.into());
+    }
+
+    /// A word's input vector: its hashed embeddings, then its character vector.
+    fn input(&mut self, net: &Net, attrs: &TokenAttrs, form: &str, out: &mut [f32]) {
+        hashed_rows(net.spec, attrs, form, &mut self.rows);
+        let mut at = 0;
+        for (i, (&r, h)) in self.rows.iter().zip(&net.spec.hashed).enumerate() {
+            out[at..at + h.dim].copy_from_slice(&net.embed(i)[r * h.dim..(r + 1) * h.dim]);
+            at += h.dim;
+        }
+        self.char_vector(net, form, &mut out[at..]);
+    }
+
+    /// Encodes a sentence: `attrs` node 0 first, `forms` its words' forms (as many as
+    /// `attrs` has words; a missing one reads as empty). The contextual vectors, node by node,
+    /// are then [`Encoder::vectors`].
+    pub fn encode(&mut self, net: &Net, attrs: &[TokenAttrs], forms: &[&str]) {
+        let (n, din, d) = (attrs.len(), net.spec.input_dim(), net.spec.dim);
+        let mut x = std::mem::take(&mut self.x);
+        x.resize(n * din, 0.0);
+        x[..din].copy_from_slice(net.root());
+        for p in 1..n {
+            let form = forms.get(p - 1).copied().unwrap_or("");
+            self.input(net, &attrs[p], form, &mut x[p * din..(p + 1) * din]);
+        }
+        self.h.resize(n * d, 0.0);
+        gemm(n, din, d, &x, net.in_w(), &mut self.h, d, false);
+        add_rows(&mut self.h, net.in_b());
+        self.h.iter_mut().for_each(|v| *v = v.max(0.0));
+        self.x = x;
+        for l in 0..net.spec.layers {
+            windows(&self.h, n, d, &mut self.win);
+            self.y.resize(n * d, 0.0);
+            gemm(n, 3 * d, d, &self.win, net.ctx_w(l), &mut self.y, d, false);
+            add_rows(&mut self.y, net.ctx_b(l));
+            self.h.iter_mut().zip(&self.y).for_each(|(h, &y)| *h += y.max(0.0));
+        }
+    }
+
+    /// The last sentence's contextual vectors, `dim` per node, node 0 first.
+    pub fn vectors(&self) -> &[f32] {
+        &self.h
+    }
+}
+
+/// The parser's MLP over the vectors of a configuration's items, with its first layer
+/// precomputed for every node and item.
+#[derive(Default)]
+pub struct Mlp {
+    /// Per node, per item: the node's vector times the item's block of the first layer.
+    pre: Vec<f32>,
+    /// Per item: the absent vector times the item's block.
+    absent: Vec<f32>,
+    hidden: Vec<f32>,
+    logits: Vec<f32>,
+}
+
+impl Mlp {
+    /// Precomputes the first layer for `vectors` (`dim` per node).
+    pub fn prepare(&mut self, net: &Net, vectors: &[f32]) {
+        let (d, k, hid) = (net.spec.dim, net.spec.items.len(), net.spec.hidden);
+        let n = vectors.len() / d;
+        self.pre.resize(n * k * hid, 0.0);
+        self.absent.resize(k * hid, 0.0);
+        let w1 = net.w1();
+        for item in 0..k {
+            let block = &w1[item * d * hid..(item + 1) * d * hid];
+            gemm(n, d, hid, vectors, block, &mut self.pre[item * hid..], k * hid, false);
+            gemm(1, d, hid, net.absent(), block, &mut self.absent[item * hid..], hid, false);
+        }
+    }
+
+    /// The scores of every transition of `c`, in transition index order.
+    pub fn logits(&mut self, net: &Net, c: &Configuration) -> &[f32] {
+        let (k, hid) = (net.spec.items.len(), net.spec.hidden);
+        self.hidden.clear();
+        self.hidden.extend_from_slice(net.b1());
+        for (i, item) in net.spec.items.iter().enumerate() {
+            let node = item.node(c);
+            let block = if node == NONE {
+                &self.absent[i * hid..(i + 1) * hid]
+            } else {
+                let at = (node as usize * k + i) * hid;
+                &self.pre[at..at + hid]
+            };
+            self.hidden.iter_mut().zip(block).for_each(|(h, &b)| *h += b);
+        }
+        self.hidden.iter_mut().for_each(|h| *h = h.max(0.0));
+        let classes = net.spec.classes;
+        self.logits.clear();
+        self.logits.extend_from_slice(net.b2());
+        gemm(1, hid, classes, &self.hidden, net.w2(), &mut self.logits, classes, true);
+        &self.logits
+    }
+}

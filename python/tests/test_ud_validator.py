@@ -202,3 +202,24 @@ def test_the_spark_jobs_shards_pass_the_validator(data: Data, inputs: dict[str, 
             whole = tmp_path / f"{Path(entry['path']).name}.{part}.conllu"
             whole.write_bytes(b"".join(decompress(out / s[part]) for s in entry["shards"]))
             assert_ours_valid(whole, inputs["conllu"] if conllu else None)
+
+
+def test_a_neural_models_outputs_pass_the_validator(data: Data, inputs: dict[str, Path], tmp_path: Path) -> None:
+    """The accurate tier (``train --neural``) writes through the same pipeline: its parses of
+    CoNLL-U, tokenized text and raw text pass as the linear model's do."""
+    model = tmp_path / "neural.model"
+    argv = [str(data.bin), "train", "--train", str(data.root / "train.conllu"), "--output", str(model), "--neural"]
+    argv += ["--neural-size", "small", "--neural-epochs", "2", "--tagger", "--jackknife", "0", "--tagger-epochs", "2"]
+    argv += ["--tokenizer", "--tokenizer-epochs", "2"]
+    trained = subprocess.run(argv, capture_output=True)
+    assert trained.returncode == 0, trained.stderr.decode()
+    raw = tmp_path / "b.raw"
+    texts = [line[len("# text = ") :] for line in inputs["conllu"].read_text().splitlines() if line.startswith("# text = ")]
+    raw.write_text("\n\n".join(texts) + "\n")
+    for name, input in [("conllu", inputs["conllu"]), ("text", inputs["text"]), ("raw", raw)]:
+        output = tmp_path / f"{name}.conllu"
+        parsed = subprocess.run(
+            [str(data.bin), "parse", "--model", str(model), str(input), "--output", str(output)], capture_output=True
+        )
+        assert parsed.returncode == 0, parsed.stderr.decode()
+        assert_ours_valid(output, inputs["conllu"] if name == "conllu" else None)

@@ -2,9 +2,14 @@
 //! framework's per-call cost would dominate at these sizes (the issue measured 8–12×). The
 //! encoder ([`Encoder`]: character vectors cached per form, hashed embeddings, the windowed
 //! convolution) and the parser's MLP ([`Mlp`]: its first layer precomputed per word and item,
-//! Chen & Manning 2014, §3.1). Dense products go through `matrixmultiply`'s sgemm. Training
-//! computes the same functions with candle ([`super::network`]); a test holds the two equal.
-//! This module reads weights; it never changes them.
+//! Chen & Manning 2014, §3.1). Training computes the same functions with candle
+//! ([`super::network`]); a test holds the two equal. This module reads weights; it never
+//! changes them.
+//!
+//! Dense products go through the `gemm` crate (candle's own, so no new dependency).
+//! matrixmultiply's sgemm was tried first: it packs each weight matrix at every call, which
+//! for a sentence's dozen rows cost more than the products (en_ewt dev, one thread, a model
+//! of the default size: 18–20k words/s against 32–34k with `gemm`, the same trees).
 
 use std::collections::HashMap;
 
@@ -22,23 +27,28 @@ pub fn gemm(m: usize, k: usize, n: usize, x: &[f32], w: &[f32], y: &mut [f32], l
         return;
     }
     assert!(x.len() >= m * k && w.len() >= k * n && y.len() >= (m - 1) * ldy + n && ldy >= n);
-    // SAFETY: the bounds above cover every element sgemm reads or writes with these strides.
+    // SAFETY: the bounds above cover every element gemm reads or writes with these strides.
     unsafe {
-        matrixmultiply::sgemm(
+        gemm::gemm(
             m,
-            k,
             n,
-            1.0,
-            x.as_ptr(),
-            k as isize,
-            1,
-            w.as_ptr(),
-            n as isize,
-            1,
-            if accumulate { 1.0 } else { 0.0 },
+            k,
             y.as_mut_ptr(),
-            ldy as isize,
             1,
+            ldy as isize,
+            accumulate,
+            x.as_ptr(),
+            1,
+            k as isize,
+            w.as_ptr(),
+            1,
+            n as isize,
+            if accumulate { 1.0 } else { 0.0 },
+            1.0,
+            false,
+            false,
+            false,
+            gemm::Parallelism::None,
         );
     }
 }
@@ -205,7 +215,13 @@ impl Mlp {
         let classes = net.spec.classes;
         self.logits.clear();
         self.logits.extend_from_slice(net.b2());
-        gemm(1, hid, classes, &self.hidden, net.w2(), &mut self.logits, classes, true);
+        // A vector times a matrix, row by row: sgemm would pack the whole matrix for each
+        // decision (a third of a parse's time, measured), and ReLU leaves many units at zero.
+        for (&h, row) in self.hidden.iter().zip(net.w2().chunks_exact(classes)) {
+            if h != 0.0 {
+                self.logits.iter_mut().zip(row).for_each(|(l, &w)| *l += h * w);
+            }
+        }
         &self.logits
     }
 }

@@ -7,7 +7,7 @@
 //! legal transitions gives the confidence that is calibrated as the linear model's is.
 //!
 //! - [`input`]: a word's hashed rows and character ids;
-//! - [`kernels`]: the parse-time arithmetic over the stored weights (sgemm);
+//! - [`kernels`]: the parse-time arithmetic over the stored weights (gemm);
 //! - [`scorer`]: what a parser calls, sentence by sentence and configuration by configuration;
 //! - [`network`]: the same functions in candle, for training;
 //! - [`trainer`]: the dynamic-oracle training loop.

@@ -107,8 +107,9 @@ use crate::base::hash::hash_str;
 use crate::base::label::LabelSet;
 use crate::corpus::CorpusError;
 use crate::model::analysis::Analyze;
-use crate::model::file::{self as model_file, Extras, ModelError, ModelFile, Recipe, TableView, WriteOptions};
+use crate::model::file::{self as model_file, Extras, ModelError, ModelFile, Recipe, WriteOptions};
 use crate::model::registry::{compact_utc, file_name, unix_time, Event, Registry, RegistryError};
+use crate::parse::parser::Parser;
 use crate::train::completion::{Completion, Confidence};
 use crate::train::eval::{Counts, Scores};
 use crate::train::{self, DevSentence, LearnerKind, OracleKind, TrainOptions};
@@ -246,6 +247,11 @@ pub fn run_cycle(
     let current_name = registry.current_name().map_err(io_err(registry.dir()))?;
     let current_name = current_name.ok_or_else(|| RetrainError::NoModel(registry.dir().to_path_buf()))?;
     let current = registry.open(&current_name)?;
+    if current.neural().is_some() {
+        return Err(RetrainError::Settings(format!(
+            "{current_name} is a neural model (train --neural): retraining one is not implemented yet; serve a linear model to retrain"
+        )));
+    }
     let meta = current.meta();
     let morphology = meta.morphology;
     let recipe = current.recipe().unwrap_or_else(|| Recipe {
@@ -532,9 +538,7 @@ fn gate_scores(
     annotations: &[DevSentence],
 ) -> (GateScores, (Vec<Counts>, Vec<Counts>)) {
     let score = |dev: &[DevSentence]| -> (Scores, Vec<Counts>) {
-        let weights: TableView<'_> = model.weights();
-        let counts =
-            train::evaluate_dev_sentences(model.encoding(), dev, weights, &model.meta().labels, model.meta().fallback);
+        let counts = train::evaluate_sentences_with(&mut Parser::new(model), dev, &model.meta().labels);
         let mut all = Counts::default();
         counts.iter().for_each(|c| all.merge(c));
         (all.scores(), counts)

@@ -61,8 +61,12 @@ pub fn calibrated_arc_ece(model: &Model, dev: &[DevSentence]) -> f64 {
 /// Calibration of transitions (Goldberg 2013, Table 4): `model` parses the gold file greedily;
 /// each predicted transition's probability is binned, and it counts as correct when the dynamic
 /// oracle gives it zero cost. Sentences the oracle does not handle (non-projective, not
-/// single-rooted) are left out.
-pub fn transition_calibration(model: &ModelFile, gold_path: &Path) -> Result<Reliability, CorpusError> {
+/// single-rooted) are left out. `None` for a neural model, whose decisions this does not
+/// replay yet.
+pub fn transition_calibration(model: &ModelFile, gold_path: &Path) -> Result<Option<Reliability>, CorpusError> {
+    if model.neural().is_some() {
+        return Ok(None);
+    }
     let meta = model.meta();
     let dev = load_dev_with(gold_path, meta.morphology, &mut |_| {})?;
     let mut r = Reliability::default();
@@ -71,5 +75,5 @@ pub fn transition_calibration(model: &ModelFile, gold_path: &Path) -> Result<Rel
         let p = crate::learn::confidence::probability_of(&d.scores, best, meta.temperature, |_| true);
         r.add(f64::from(p), if d.zero_cost[best] { 1.0 } else { 0.0 });
     }
-    Ok(r)
+    Ok(Some(r))
 }

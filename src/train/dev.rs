@@ -40,21 +40,25 @@ pub fn evaluate_dev_sentences<S: Scorer>(
     labels: &LabelSet,
     fallback: Label,
 ) -> Vec<Counts> {
-    sentence_counts(&mut Parser::from_parts(encoding, weights, labels, fallback), dev, labels)
+    evaluate_sentences_with(&mut Parser::from_parts(encoding, weights, labels, fallback), dev, labels)
 }
 
 /// Parses the dev sentences with `parser` (of a model over `labels`) and scores their
 /// annotated words.
 pub fn evaluate_with<S: Scorer>(parser: &mut Parser<S>, dev: &[DevSentence], labels: &LabelSet) -> Scores {
     let mut counts = Counts::default();
-    for c in sentence_counts(parser, dev, labels) {
+    for c in evaluate_sentences_with(parser, dev, labels) {
         counts.merge(&c);
     }
     counts.scores()
 }
 
 /// [`evaluate_with`] sentence by sentence.
-fn sentence_counts<S: Scorer>(parser: &mut Parser<S>, dev: &[DevSentence], labels: &LabelSet) -> Vec<Counts> {
+pub fn evaluate_sentences_with<S: Scorer>(
+    parser: &mut Parser<S>,
+    dev: &[DevSentence],
+    labels: &LabelSet,
+) -> Vec<Counts> {
     dev.iter()
         .map(|s| {
             parser.parse_words(&s.attrs, &s.form_refs());

@@ -40,7 +40,9 @@ pub use data::{
     check_marks, load_dev, load_dev_with, load_training, load_training_with, prepare, DevSentence, Prepared,
     TrainSentence, TrainingSet,
 };
-pub use dev::{dev_arc_pairs, dev_decisions, evaluate_dev, evaluate_dev_sentences};
+pub use dev::{
+    dev_arc_pairs, dev_decisions, evaluate_dev, evaluate_dev_sentences, evaluate_sentences_with, evaluate_with,
+};
 pub use domain::Domain;
 pub use neural::train_neural;
 pub use options::{

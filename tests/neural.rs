@@ -1,0 +1,99 @@
+//! The accurate tier from the command line: `train --neural` with an analysis and a
+//! tokenizer, then `parse` of CoNLL-U and of raw text through the model file, `inspect`, and
+//! what is not done for a neural model yet refused in words.
+
+mod common;
+
+use std::path::Path;
+
+use spoolparse::corpus::{Column, Format, Reader};
+
+/// Trains a small neural model with tagger and tokenizer on `n` sentences of the word
+/// fixture, which is its dev file too.
+fn train_small(dir: &Path, n: usize) -> (std::path::PathBuf, std::path::PathBuf) {
+    let corpus = dir.join("train.conllu");
+    std::fs::write(&corpus, common::tagged_corpus(n)).unwrap();
+    let model = dir.join("n.model");
+    let args = [
+        "--neural",
+        "--neural-size",
+        "small",
+        "--neural-epochs",
+        "8",
+        "--tagger",
+        "--jackknife",
+        "0",
+        "--tagger-epochs",
+        "2",
+        "--tokenizer",
+        "--tokenizer-epochs",
+        "2",
+        "--dev",
+        corpus.to_str().unwrap(),
+    ];
+    let out = common::train(&corpus, &model, &args);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.contains("neural parser: ") && stderr.contains("epoch  8: dev"), "{stderr}");
+    (corpus, model)
+}
+
+/// Heads of every word of a CoNLL-U file.
+fn heads(path: &Path) -> Vec<String> {
+    let text = std::fs::read(path).unwrap();
+    Reader::new(&text[..], path, Format::Conllu)
+        .flat_map(|s| s.unwrap().words().map(|w| w.get(Column::Head).to_string()).collect::<Vec<_>>())
+        .collect()
+}
+
+#[test]
+fn a_neural_model_trains_and_parses_conllu_and_raw_text_through_its_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let (corpus, model) = train_small(dir.path(), 300);
+    let out = common::spoolparse(&["inspect", "--verify", model.to_str().unwrap()]);
+    let shown = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success() && shown.contains("neural parser   ") && shown.contains("section NEURAL"), "{shown}");
+
+    // Gold tokens: the trees of its training data, with no warning that its forms or tags
+    // are unknown (the inventory in its table).
+    let parsed = dir.path().join("out.conllu");
+    let out = common::parse(&model, &corpus, &parsed, &["--threads", "2"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(!stderr.contains("not trained on"), "{stderr}");
+    let (gold, system) = (heads(&corpus), heads(&parsed));
+    let right = gold.iter().zip(&system).filter(|(g, s)| g == s).count();
+    assert!(right as f64 >= 0.95 * gold.len() as f64, "{right} of {} heads right", gold.len());
+    common::validate(&parsed, "en");
+
+    // Raw text: tokenized, tagged and parsed by the model's own stages.
+    let texts: Vec<String> =
+        common::tagged_corpus(40).lines().filter_map(|l| l.strip_prefix("# text = ")).map(str::to_string).collect();
+    let text: String = texts.iter().map(|t| format!("{t}\n\n")).collect();
+    let raw = dir.path().join("in.txt");
+    std::fs::write(&raw, text).unwrap();
+    let parsed_raw = dir.path().join("raw.conllu");
+    let out = common::parse(&model, &raw, &parsed_raw, &["--threads", "1"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let words: usize = texts.iter().map(|t| t.split(' ').count()).sum();
+    assert_eq!(heads(&parsed_raw).len(), words, "every word of the text, once");
+    common::validate(&parsed_raw, "en");
+}
+
+#[test]
+fn what_a_neural_model_cannot_do_yet_is_refused_in_words() {
+    let dir = tempfile::tempdir().unwrap();
+    let (corpus, model) = train_small(dir.path(), 60);
+    let parsed = dir.path().join("out.conllu");
+    assert!(common::parse(&model, &corpus, &parsed, &[]).status.success());
+    let out = common::spoolparse(&[
+        "eval",
+        corpus.to_str().unwrap(),
+        parsed.to_str().unwrap(),
+        "--calibration",
+        "--model",
+        model.to_str().unwrap(),
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && stderr.contains("not computed for a neural model"), "{stderr}");
+}

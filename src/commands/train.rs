@@ -14,6 +14,7 @@ use spoolparse::model::file::{self as model_file, ModelFile, Precision, Recipe, 
 use spoolparse::model::neural::Spec;
 use spoolparse::model::tokenizer::{self, Scores, Tokenizer, TokenizerModel};
 use spoolparse::model::{Model, TrainingInfo};
+use spoolparse::neural::network::Dropout;
 use spoolparse::neural::trainer::NeuralEpoch;
 use spoolparse::neural::NeuralOptions;
 use spoolparse::train::pipeline_confidence::fit_pipeline_confidence;
@@ -141,8 +142,12 @@ pub struct TrainArgs {
     #[arg(long, default_value_t = NeuralOptions::default().learning_rate)]
     neural_learning_rate: f64,
     /// --neural: share of the input and contextual values dropped in training.
-    #[arg(long, default_value_t = NeuralOptions::default().dropout)]
+    #[arg(long, default_value_t = NeuralOptions::default().dropout.values)]
     neural_dropout: f32,
+    /// --neural: share of words whose form embedding is dropped in training (as an unseen
+    /// form's is at parse time).
+    #[arg(long, default_value_t = NeuralOptions::default().dropout.words)]
+    neural_word_dropout: f32,
     /// --neural: the architecture's size: `base`, or `small` (seconds to train, for tests and
     /// trials; far less accurate).
     #[arg(long, value_enum, default_value = "base")]
@@ -268,8 +273,12 @@ impl TryFrom<TrainArgs> for TrainJob {
             // `train` reads one treebank: there is no user's text to augment.
             domain_features: false,
         };
-        if !(0.0..1.0).contains(&a.neural_dropout) || !(a.neural_learning_rate > 0.0) || a.neural_batch == 0 {
-            bail!("--neural-dropout must be in [0, 1), --neural-learning-rate positive, --neural-batch at least 1");
+        if !(0.0..1.0).contains(&a.neural_dropout)
+            || !(0.0..=1.0).contains(&a.neural_word_dropout)
+            || !(a.neural_learning_rate > 0.0)
+            || a.neural_batch == 0
+        {
+            bail!("--neural-dropout must be in [0, 1), --neural-word-dropout in [0, 1], --neural-learning-rate positive, --neural-batch at least 1");
         }
         let neural = a.neural.then_some(NeuralJob {
             opts: NeuralOptions {
@@ -277,7 +286,7 @@ impl TryFrom<TrainArgs> for TrainJob {
                 epochs: a.neural_epochs,
                 batch: a.neural_batch,
                 learning_rate: a.neural_learning_rate,
-                dropout: a.neural_dropout,
+                dropout: Dropout { values: a.neural_dropout, words: a.neural_word_dropout },
                 explore_k: a.explore_k.unwrap_or(NeuralOptions::default().explore_k),
                 explore_p: a.explore_p,
                 seed: a.seed,

@@ -64,19 +64,19 @@ fn add_rows(y: &mut [f32], b: &[f32]) {
 /// within a few sentences).
 const CACHE_FORMS: usize = 1 << 17;
 
-/// Windows of width 3 over `n` rows of `dim` (zeros past either end) into `out`: row `p` is
-/// rows `p - 1`, `p`, `p + 1` side by side.
-fn windows(rows: &[f32], n: usize, dim: usize, out: &mut Vec<f32>) {
+/// Windows of width 3 and dilation `gap` over `n` rows of `dim` (zeros past either end) into
+/// `out`: row `p` is rows `p - gap`, `p`, `p + gap` side by side.
+fn windows(rows: &[f32], n: usize, dim: usize, gap: usize, out: &mut Vec<f32>) {
     out.clear();
     out.resize(n * 3 * dim, 0.0);
     for p in 0..n {
         let w = &mut out[p * 3 * dim..(p + 1) * 3 * dim];
-        if p > 0 {
-            w[..dim].copy_from_slice(&rows[(p - 1) * dim..p * dim]);
+        if p >= gap {
+            w[..dim].copy_from_slice(&rows[(p - gap) * dim..(p - gap + 1) * dim]);
         }
         w[dim..2 * dim].copy_from_slice(&rows[p * dim..(p + 1) * dim]);
-        if p + 1 < n {
-            w[2 * dim..].copy_from_slice(&rows[(p + 1) * dim..(p + 2) * dim]);
+        if p + gap < n {
+            w[2 * dim..].copy_from_slice(&rows[(p + gap) * dim..(p + gap + 1) * dim]);
         }
     }
 }
@@ -112,7 +112,7 @@ impl Encoder {
         for &id in &self.ids {
             self.char_rows.extend_from_slice(&net.char_embed()[id * c.dim..(id + 1) * c.dim]);
         }
-        windows(&self.char_rows, n, c.dim, &mut self.char_win);
+        windows(&self.char_rows, n, c.dim, 1, &mut self.char_win);
         self.char_out.resize(n * c.filters, 0.0);
         gemm(n, 3 * c.dim, c.filters, &self.char_win, net.char_w(), &mut self.char_out, c.filters, false);
         out.fill(f32::NEG_INFINITY);
@@ -154,8 +154,8 @@ impl Encoder {
         add_rows(&mut self.h, net.in_b());
         self.h.iter_mut().for_each(|v| *v = v.max(0.0));
         self.x = x;
-        for l in 0..net.spec.layers {
-            windows(&self.h, n, d, &mut self.win);
+        for (l, &gap) in net.spec.dilations.iter().enumerate() {
+            windows(&self.h, n, d, gap, &mut self.win);
             self.y.resize(n * d, 0.0);
             gemm(n, 3 * d, d, &self.win, net.ctx_w(l), &mut self.y, d, false);
             add_rows(&mut self.y, net.ctx_b(l));

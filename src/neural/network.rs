@@ -11,7 +11,7 @@ use rand_chacha::ChaCha8Rng;
 
 use super::input::{char_ids, hashed_rows};
 use crate::model::features::TokenAttrs;
-use crate::model::neural::Spec;
+use crate::model::neural::{Key, Spec};
 use crate::model::neural::{NetError, NeuralModel};
 
 /// What candle reports goes to the caller as this.
@@ -52,6 +52,17 @@ pub struct Decisions {
     pub zero_cost: Vec<f32>,
 }
 
+/// What training drops.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Dropout {
+    /// Share of the input values and of the contextual vectors zeroed (inverted dropout).
+    pub values: f32,
+    /// Share of words whose form embedding is zeroed: what a form never seen in training
+    /// reads at parse time (its row was never trained and starts at zero, see [`initial`]),
+    /// so that the model learns to parse such words from their characters, tags and context.
+    pub words: f32,
+}
+
 /// A mask value for classes left out: exp of it underflows to 0 without making a NaN.
 pub const OUT: f32 = -1e9;
 
@@ -78,12 +89,15 @@ impl Decisions {
     }
 }
 
-/// Glorot-uniform initial values for a tensor of `shape` (uniform ±0.1 for embedding tables
-/// and vectors, zero for biases).
+/// Glorot-uniform initial values for a tensor of `shape`; zero for biases and hashed
+/// embedding tables (a row no training word reaches stays zero: an unseen form, tag or
+/// suffix adds nothing), uniform ±0.1 for character embeddings and the root and absent
+/// vectors.
 fn initial(name: &str, shape: &[usize], rng: &mut ChaCha8Rng) -> Vec<f32> {
     let n: usize = shape.iter().product();
     let bound = match shape {
         [_] if name.ends_with(".b") || name.ends_with(".b1") || name.ends_with(".b2") => 0.0,
+        _ if name.starts_with("embed.") => 0.0,
         [fan_in, fan_out] if !name.starts_with("embed") && name != "char.embed" => {
             (6.0 / (*fan_in + *fan_out) as f32).sqrt()
         }
@@ -154,12 +168,13 @@ impl Network {
         Tensor::from_vec(values, n, &self.device)
     }
 
-    /// Width-3 windows along dimension 1 of `x` (`batch × len × dim`), zeros past either end:
-    /// `batch · len` rows of `3 dim`.
-    fn windows(x: &Tensor) -> Result<Tensor> {
+    /// Width-3 windows of dilation `gap` along dimension 1 of `x` (`batch × len × dim`), zeros
+    /// past either end: `batch · len` rows of `3 dim`.
+    fn windows(x: &Tensor, gap: usize) -> Result<Tensor> {
         let (b, len, dim) = x.dims3()?;
-        let padded = x.pad_with_zeros(1, 1, 1)?;
-        let w = Tensor::cat(&[padded.narrow(1, 0, len)?, padded.narrow(1, 1, len)?, padded.narrow(1, 2, len)?], 2)?;
+        let padded = x.pad_with_zeros(1, gap, gap)?;
+        let w =
+            Tensor::cat(&[padded.narrow(1, 0, len)?, padded.narrow(1, gap, len)?, padded.narrow(1, 2 * gap, len)?], 2)?;
         w.reshape((b * len, 3 * dim))
     }
 
@@ -186,7 +201,7 @@ impl Network {
         let table =
             Tensor::cat(&[self.var("char.embed").clone(), Tensor::zeros((1, c.dim), self.dtype, &self.device)?], 0)?;
         let emb = table.index_select(&self.ids(flat)?, 0)?.reshape((u, len, c.dim))?;
-        let conv = Self::windows(&emb)?.matmul(self.var("char.w"))?.reshape((u, len, c.filters))?;
+        let conv = Self::windows(&emb, 1)?.matmul(self.var("char.w"))?.reshape((u, len, c.filters))?;
         let masked = conv.broadcast_add(&self.floats(mask, &[u, len, 1])?)?;
         masked.max(1)?.broadcast_add(self.var("char.b"))
     }
@@ -199,9 +214,9 @@ impl Network {
         self.floats(values, &[rows, cols])
     }
 
-    /// Encodes `batch`: its contextual vectors, each sentence padded to the longest. With
-    /// `dropout`, a share of the input values and of the contextual vectors is zeroed.
-    pub fn encode(&self, batch: &[Words], mut dropout: Option<(f32, &mut ChaCha8Rng)>) -> Result<Encoded> {
+    /// Encodes `batch`: its contextual vectors, each sentence padded to the longest, with
+    /// `dropout` if training.
+    pub fn encode(&self, batch: &[Words], mut dropout: Option<(Dropout, &mut ChaCha8Rng)>) -> Result<Encoded> {
         let spec = &self.spec;
         let words: usize = batch.iter().map(|s| s.attrs.len() - 1).sum();
         let len = batch.iter().map(|s| s.attrs.len()).max().unwrap_or(1);
@@ -226,7 +241,12 @@ impl Network {
         }
         let mut parts = Vec::with_capacity(spec.hashed.len() + 1);
         for (i, ids) in hashed.into_iter().enumerate() {
-            parts.push(self.var(&format!("embed.{i}")).index_select(&self.ids(ids)?, 0)?);
+            let mut part = self.var(&format!("embed.{i}")).index_select(&self.ids(ids)?, 0)?;
+            if let (Some((drop, rng)), Key::Lower) = (dropout.as_mut(), spec.hashed[i].key) {
+                let kept = (0..words).map(|_| if rng.gen::<f32>() < drop.words { 0.0 } else { 1.0 }).collect();
+                part = part.broadcast_mul(&self.floats(kept, &[words, 1])?)?;
+            }
+            parts.push(part);
         }
         parts.push(self.char_vectors(&forms)?.index_select(&self.ids(form_of)?, 0)?);
         let din = spec.input_dim();
@@ -252,18 +272,18 @@ impl Network {
         let b = batch.len();
         let mask = self.floats(mask, &[b * len, 1])?;
         let mut x = inputs.index_select(&self.ids(layout)?, 0)?;
-        if let Some((p, rng)) = dropout.as_mut() {
-            x = x.mul(&self.dropout_mask(b * len, din, *p, rng)?)?;
+        if let Some((drop, rng)) = dropout.as_mut() {
+            x = x.mul(&self.dropout_mask(b * len, din, drop.values, rng)?)?;
         }
         let d = spec.dim;
         let mut h = x.matmul(self.var("in.w"))?.broadcast_add(self.var("in.b"))?.relu()?.broadcast_mul(&mask)?;
-        for l in 0..spec.layers {
-            let w = Self::windows(&h.reshape((b, len, d))?)?;
+        for (l, &gap) in spec.dilations.iter().enumerate() {
+            let w = Self::windows(&h.reshape((b, len, d))?, gap)?;
             let y = w.matmul(self.var(&format!("ctx.{l}.w")))?.broadcast_add(self.var(&format!("ctx.{l}.b")))?;
             h = (h + y.relu()?.broadcast_mul(&mask)?)?;
         }
-        if let Some((p, rng)) = dropout {
-            h = h.mul(&self.dropout_mask(b * len, d, p, rng)?)?;
+        if let Some((drop, rng)) = dropout {
+            h = h.mul(&self.dropout_mask(b * len, d, drop.values, rng)?)?;
         }
         Ok(Encoded { vectors: h, len })
     }

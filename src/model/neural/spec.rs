@@ -77,8 +77,10 @@ pub struct Spec {
     pub chars: Chars,
     /// Width of the contextual word vectors.
     pub dim: usize,
-    /// Residual layers of the windowed convolution (each sees one more word on either side).
-    pub layers: usize,
+    /// The residual layers of the windowed convolution, by the distance of the two neighbours
+    /// each reads on either side (dilated: a layer of dilation δ widens what a word sees by
+    /// δ words each way).
+    pub dilations: Vec<usize>,
     pub items: Vec<Item>,
     /// Hidden units of the parser's MLP.
     pub hidden: usize,
@@ -129,7 +131,7 @@ impl Spec {
             ],
             chars: Chars { bits: 11, dim: 24, filters: 64, max_chars: 20 },
             dim: 128,
-            layers: 3,
+            dilations: vec![1, 2, 4, 8],
             items: vec![
                 Item::Stack(0),
                 Item::Stack(1),
@@ -165,7 +167,10 @@ impl Spec {
         within("character filters", self.chars.filters, 1024)?;
         within("characters per word", self.chars.max_chars, 256)?;
         within("vector width", self.dim, 4096)?;
-        within("layers", self.layers + 1, 17)?;
+        within("layers", self.dilations.len() + 1, 17)?;
+        for &d in &self.dilations {
+            within("dilation", d, 256)?;
+        }
         within("items", self.items.len(), 64)?;
         within("hidden units", self.hidden, 8192)?;
         within("transitions", self.classes, 1 << 16)?;
@@ -185,7 +190,7 @@ impl Spec {
         }
         spec.chars = Chars { bits: 8, dim: 8, filters: 16, max_chars: 16 };
         spec.dim = 32;
-        spec.layers = 2;
+        spec.dilations = vec![1, 2];
         spec.hidden = 64;
         spec
     }
@@ -196,14 +201,14 @@ impl Spec {
             self.hashed.iter().map(|h| format!("{:?} {}×{}", h.key, 1u64 << h.bits, h.dim)).collect();
         let items: Vec<String> = self.items.iter().map(|i| format!("{i:?}")).collect();
         format!(
-            "{} f32 weights; word vectors {} wide (hashed {}; {} character filters over {}-wide character embeddings), {} convolution layers of {}, MLP over {} items ({}) with {} hidden units, {} transitions",
+            "{} f32 weights; word vectors {} wide (hashed {}; {} character filters over {}-wide character embeddings), convolution layers of {} with dilations {:?}, MLP over {} items ({}) with {} hidden units, {} transitions",
             self.layout().1,
             self.input_dim(),
             hashed.join(", "),
             self.chars.filters,
             self.chars.dim,
-            self.layers,
             self.dim,
+            self.dilations,
             self.items.len(),
             items.join(" "),
             self.hidden,
@@ -231,7 +236,7 @@ impl Spec {
         t.push(TensorSpec::new("root", &[self.input_dim()]));
         t.push(TensorSpec::new("in.w", &[self.input_dim(), d]));
         t.push(TensorSpec::new("in.b", &[d]));
-        for l in 0..self.layers {
+        for l in 0..self.dilations.len() {
             t.push(TensorSpec::new(format!("ctx.{l}.w"), &[3 * d, d]));
             t.push(TensorSpec::new(format!("ctx.{l}.b"), &[d]));
         }

@@ -172,7 +172,7 @@ impl<'a> Net<'a> {
     }
 
     fn after_layers(&self, k: usize, len: usize) -> &'a [f32] {
-        self.after_embeddings(6 + 2 * self.spec.layers + k, len)
+        self.after_embeddings(6 + 2 * self.spec.dilations.len() + k, len)
     }
 
     pub fn absent(&self) -> &'a [f32] {

@@ -177,11 +177,25 @@ pub struct Mlp {
     pre: Vec<f32>,
     /// Per item: the absent vector times the item's block.
     absent: Vec<f32>,
+    /// Per item, per label: the label's vector times the item's block (for dependent items;
+    /// the same for every sentence, see [`Mlp::prepare_labels`]).
+    labels: Vec<f32>,
     hidden: Vec<f32>,
     logits: Vec<f32>,
 }
 
 impl Mlp {
+    /// Precomputes the first layer for every label vector: once per set of weights.
+    pub fn prepare_labels(&mut self, net: &Net) {
+        let (d, k, hid, l) = (net.spec.dim, net.spec.items.len(), net.spec.hidden, net.spec.labels());
+        self.labels.resize(k * l * hid, 0.0);
+        let w1 = net.w1();
+        for item in 0..k {
+            let block = &w1[item * d * hid..(item + 1) * d * hid];
+            gemm(l, d, hid, net.label(), block, &mut self.labels[item * l * hid..], hid, false);
+        }
+    }
+
     /// Precomputes the first layer for `vectors` (`dim` per node).
     pub fn prepare(&mut self, net: &Net, vectors: &[f32]) {
         let (d, k, hid) = (net.spec.dim, net.spec.items.len(), net.spec.hidden);
@@ -196,9 +210,10 @@ impl Mlp {
         }
     }
 
-    /// The scores of every transition of `c`, in transition index order.
+    /// The scores of every transition of `c`, in transition index order (after
+    /// [`Mlp::prepare_labels`] for these weights and [`Mlp::prepare`] for this sentence).
     pub fn logits(&mut self, net: &Net, c: &Configuration) -> &[f32] {
-        let (k, hid) = (net.spec.items.len(), net.spec.hidden);
+        let (k, hid, l) = (net.spec.items.len(), net.spec.hidden, net.spec.labels());
         self.hidden.clear();
         self.hidden.extend_from_slice(net.b1());
         for (i, item) in net.spec.items.iter().enumerate() {
@@ -210,6 +225,10 @@ impl Mlp {
                 &self.pre[at..at + hid]
             };
             self.hidden.iter_mut().zip(block).for_each(|(h, &b)| *h += b);
+            if node != NONE && item.is_dependent() {
+                let at = (i * l + c.label(node).index()) * hid;
+                self.hidden.iter_mut().zip(&self.labels[at..at + hid]).for_each(|(h, &b)| *h += b);
+            }
         }
         self.hidden.iter_mut().for_each(|h| *h = h.max(0.0));
         let classes = net.spec.classes;

@@ -46,6 +46,9 @@ pub struct Encoded {
 pub struct Decisions {
     /// Per decision, per item, the row.
     pub rows: Vec<u32>,
+    /// Per decision, per item, the label of a dependent item's arc ([`Decisions::no_label`]
+    /// for other items and absent ones).
+    pub labels: Vec<u32>,
     /// Per decision, per class: 0 where legal, a large negative number where not.
     pub legal: Vec<f32>,
     /// The same for the classes of zero cost.
@@ -72,6 +75,11 @@ impl Decisions {
         rows as u32
     }
 
+    /// The label index that adds nothing, for a model of `spec`.
+    pub fn no_label(spec: &Spec) -> u32 {
+        spec.labels() as u32
+    }
+
     /// Decisions held.
     pub fn len(&self, spec: &Spec) -> usize {
         self.rows.len() / spec.items.len()
@@ -84,6 +92,7 @@ impl Decisions {
 
     pub fn clear(&mut self) {
         self.rows.clear();
+        self.labels.clear();
         self.legal.clear();
         self.zero_cost.clear();
     }
@@ -298,7 +307,10 @@ impl Network {
         let (k, d) = (spec.items.len(), spec.dim);
         let c = decisions.len(spec);
         let table = Tensor::cat(&[encoded.vectors.clone(), self.var("absent").reshape((1, d))?], 0)?;
-        let items = table.index_select(&self.ids(decisions.rows.clone())?, 0)?.reshape((c, k * d))?;
+        let labels = Tensor::cat(&[self.var("label").clone(), Tensor::zeros((1, d), self.dtype, &self.device)?], 0)?;
+        let items = (table.index_select(&self.ids(decisions.rows.clone())?, 0)?
+            + labels.index_select(&self.ids(decisions.labels.clone())?, 0)?)?
+        .reshape((c, k * d))?;
         let hidden = items.matmul(self.var("mlp.w1"))?.broadcast_add(self.var("mlp.b1"))?.relu()?;
         hidden.matmul(self.var("mlp.w2"))?.broadcast_add(self.var("mlp.b2"))
     }

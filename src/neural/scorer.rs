@@ -18,7 +18,9 @@ pub struct NeuralScorer<'m> {
 
 impl<'m> NeuralScorer<'m> {
     pub fn new(net: Net<'m>) -> NeuralScorer<'m> {
-        NeuralScorer { net, encoder: Encoder::default(), mlp: Mlp::default() }
+        let mut mlp = Mlp::default();
+        mlp.prepare_labels(&net);
+        NeuralScorer { net, encoder: Encoder::default(), mlp }
     }
 
     /// Transitions scored.

@@ -145,6 +145,10 @@ impl Explorer {
             for item in &net.spec.items {
                 let node = item.node(&self.config);
                 out.rows.push(if node == NONE { absent } else { first + node });
+                let dependent = node != NONE && item.is_dependent();
+                let label =
+                    if dependent { self.config.label(node).index() as u32 } else { Decisions::no_label(net.spec) };
+                out.labels.push(label);
             }
             let start = out.legal.len();
             out.legal.extend((0..classes).map(|i| if legal.allows_index(i) { 0.0 } else { OUT }));
@@ -213,6 +217,7 @@ pub fn train(
             let encoded = network.encode(&words_of, Some((opts.dropout, &mut rng)))?;
             let vectors: Vec<f32> = encoded.vectors.to_dtype(DType::F32)?.flatten_all()?.to_vec1()?;
             let snapshot = network.model()?;
+            explorer.mlp.prepare_labels(&snapshot.net());
             let d = network.spec.dim;
             let absent = Decisions::absent(batch.len() * encoded.len);
             decisions.clear();
@@ -289,6 +294,7 @@ pub fn loss_of(model: &NeuralModel, examples: &[Example], system: System, dtype:
     let encoded = network.encode(&words, None)?;
     let vectors: Vec<f32> = encoded.vectors.to_dtype(DType::F32)?.flatten_all()?.to_vec1()?;
     let mut explorer = Explorer { config: Configuration::new(0), zero: Vec::new(), mlp: Mlp::default() };
+    explorer.mlp.prepare_labels(&model.net());
     let mut decisions = Decisions::default();
     let mut rng = ChaCha8Rng::seed_from_u64(0);
     let d = model.spec.dim;
@@ -372,6 +378,7 @@ mod tests {
         let encoded = network.encode(&words, None).unwrap();
         let vectors: Vec<f32> = encoded.vectors.to_dtype(DType::F32).unwrap().flatten_all().unwrap().to_vec1().unwrap();
         let mut explorer = Explorer { config: Configuration::new(0), zero: Vec::new(), mlp: Mlp::default() };
+        explorer.mlp.prepare_labels(&model.net());
         let mut out = Decisions::default();
         let d = model.spec.dim;
         let absent = Decisions::absent(examples.len() * encoded.len);
@@ -447,6 +454,7 @@ mod tests {
         // Each sentence alone through the kernels, along the same zero-cost path.
         let net = model.net();
         let (mut encoder, mut mlp) = (Encoder::default(), Mlp::default());
+        mlp.prepare_labels(&net);
         let mut config = Configuration::new(0);
         let mut zero = Vec::new();
         let mut row = 0;

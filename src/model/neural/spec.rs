@@ -56,6 +56,11 @@ pub enum Item {
 }
 
 impl Item {
+    /// Whether the item is a dependent, whose arc's label the MLP reads with its vector.
+    pub fn is_dependent(self) -> bool {
+        matches!(self, Item::StackLeft(_) | Item::StackRight(_) | Item::BufferLeft(_))
+    }
+
     /// The node this item names in `c`, or [`NONE`].
     #[inline]
     pub fn node(self, c: &Configuration) -> u32 {
@@ -141,6 +146,8 @@ impl Spec {
                 Item::Buffer(2),
                 Item::StackLeft(0),
                 Item::StackRight(0),
+                Item::StackLeft(1),
+                Item::StackRight(1),
                 Item::BufferLeft(0),
             ],
             hidden: 256,
@@ -216,6 +223,11 @@ impl Spec {
         )
     }
 
+    /// Labels of the transitions scored (each has a LEFT-ARC and a RIGHT-ARC).
+    pub fn labels(&self) -> usize {
+        self.classes.saturating_sub(2) / 2
+    }
+
     /// Width of a word's input vector: its hashed embeddings, then its character vector.
     pub fn input_dim(&self) -> usize {
         self.hashed.iter().map(|h| h.dim).sum::<usize>() + self.chars.filters
@@ -241,6 +253,7 @@ impl Spec {
             t.push(TensorSpec::new(format!("ctx.{l}.b"), &[d]));
         }
         t.push(TensorSpec::new("absent", &[d]));
+        t.push(TensorSpec::new("label", &[self.labels(), d]));
         t.push(TensorSpec::new("mlp.w1", &[self.items.len() * d, self.hidden]));
         t.push(TensorSpec::new("mlp.b1", &[self.hidden]));
         t.push(TensorSpec::new("mlp.w2", &[self.hidden, self.classes]));

@@ -179,19 +179,24 @@ impl<'a> Net<'a> {
         self.after_layers(0, self.spec.dim)
     }
 
+    /// Per label, the vector added to a dependent item's (the label of its arc).
+    pub fn label(&self) -> &'a [f32] {
+        self.after_layers(1, self.spec.labels() * self.spec.dim)
+    }
+
     pub fn w1(&self) -> &'a [f32] {
-        self.after_layers(1, self.spec.items.len() * self.spec.dim * self.spec.hidden)
+        self.after_layers(2, self.spec.items.len() * self.spec.dim * self.spec.hidden)
     }
 
     pub fn b1(&self) -> &'a [f32] {
-        self.after_layers(2, self.spec.hidden)
+        self.after_layers(3, self.spec.hidden)
     }
 
     pub fn w2(&self) -> &'a [f32] {
-        self.after_layers(3, self.spec.hidden * self.spec.classes)
+        self.after_layers(4, self.spec.hidden * self.spec.classes)
     }
 
     pub fn b2(&self) -> &'a [f32] {
-        self.after_layers(4, self.spec.classes)
+        self.after_layers(5, self.spec.classes)
     }
 }

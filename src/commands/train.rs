@@ -11,7 +11,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use spoolparse::learn::cw::CwOptions;
 use spoolparse::learn::logistic::RdaOptions;
 use spoolparse::model::file::{self as model_file, ModelFile, Precision, Recipe, WriteOptions};
-use spoolparse::model::neural::Spec;
+use spoolparse::model::neural::{Sections, Spec};
 use spoolparse::model::tokenizer::{self, Scores, Tokenizer, TokenizerModel};
 use spoolparse::model::{Model, TrainingInfo};
 use spoolparse::neural::network::Dropout;
@@ -275,7 +275,8 @@ impl TryFrom<TrainArgs> for TrainJob {
         };
         if !(0.0..1.0).contains(&a.neural_dropout)
             || !(0.0..=1.0).contains(&a.neural_word_dropout)
-            || !(a.neural_learning_rate > 0.0)
+            || a.neural_learning_rate <= 0.0
+            || a.neural_learning_rate.is_nan()
             || a.neural_batch == 0
         {
             bail!("--neural-dropout must be in [0, 1), --neural-word-dropout in [0, 1], --neural-learning-rate positive, --neural-batch at least 1");
@@ -376,7 +377,7 @@ fn train_neural_parser(
     job: &NeuralJob,
     info: TrainingInfo,
     dev_tags: &str,
-) -> Result<(Model, Vec<([u8; 8], Vec<u8>)>)> {
+) -> Result<(Model, Sections)> {
     let classes = Transition::count(set.labels.as_ref().map_or(1, |l| l.len()));
     let spec = job.size.spec(classes);
     eprintln!("neural parser: {}", spec.summary());

@@ -19,10 +19,10 @@ use crate::transition::{Configuration, NONE};
 use super::input::{char_ids, hashed_rows};
 use crate::model::neural::Net;
 
-/// `y = x w (+ y when accumulate)`, row-major: `x` is `m × k`, `w` is `k × n`, `y` is `m × n`
+/// `y = x w`, row-major: `x` is `m × k`, `w` is `k × n`, `y` is `m × n`
 /// with row stride `ldy`.
 #[inline]
-pub fn gemm(m: usize, k: usize, n: usize, x: &[f32], w: &[f32], y: &mut [f32], ldy: usize, accumulate: bool) {
+pub fn gemm(m: usize, k: usize, n: usize, x: &[f32], w: &[f32], y: &mut [f32], ldy: usize) {
     if m == 0 || n == 0 {
         return;
     }
@@ -36,14 +36,14 @@ pub fn gemm(m: usize, k: usize, n: usize, x: &[f32], w: &[f32], y: &mut [f32], l
             y.as_mut_ptr(),
             1,
             ldy as isize,
-            accumulate,
+            false,
             x.as_ptr(),
             1,
             k as isize,
             w.as_ptr(),
             1,
             n as isize,
-            if accumulate { 1.0 } else { 0.0 },
+            0.0,
             1.0,
             false,
             false,
@@ -114,7 +114,7 @@ impl Encoder {
         }
         windows(&self.char_rows, n, c.dim, 1, &mut self.char_win);
         self.char_out.resize(n * c.filters, 0.0);
-        gemm(n, 3 * c.dim, c.filters, &self.char_win, net.char_w(), &mut self.char_out, c.filters, false);
+        gemm(n, 3 * c.dim, c.filters, &self.char_win, net.char_w(), &mut self.char_out, c.filters);
         out.fill(f32::NEG_INFINITY);
         for row in self.char_out.chunks_exact(c.filters) {
             out.iter_mut().zip(row).for_each(|(m, &v)| *m = m.max(v));
@@ -150,14 +150,14 @@ impl Encoder {
             self.input(net, &attrs[p], form, &mut x[p * din..(p + 1) * din]);
         }
         self.h.resize(n * d, 0.0);
-        gemm(n, din, d, &x, net.in_w(), &mut self.h, d, false);
+        gemm(n, din, d, &x, net.in_w(), &mut self.h, d);
         add_rows(&mut self.h, net.in_b());
         self.h.iter_mut().for_each(|v| *v = v.max(0.0));
         self.x = x;
         for (l, &gap) in net.spec.dilations.iter().enumerate() {
             windows(&self.h, n, d, gap, &mut self.win);
             self.y.resize(n * d, 0.0);
-            gemm(n, 3 * d, d, &self.win, net.ctx_w(l), &mut self.y, d, false);
+            gemm(n, 3 * d, d, &self.win, net.ctx_w(l), &mut self.y, d);
             add_rows(&mut self.y, net.ctx_b(l));
             self.h.iter_mut().zip(&self.y).for_each(|(h, &y)| *h += y.max(0.0));
         }
@@ -192,7 +192,7 @@ impl Mlp {
         let w1 = net.w1();
         for item in 0..k {
             let block = &w1[item * d * hid..(item + 1) * d * hid];
-            gemm(l, d, hid, net.label(), block, &mut self.labels[item * l * hid..], hid, false);
+            gemm(l, d, hid, net.label(), block, &mut self.labels[item * l * hid..], hid);
         }
     }
 
@@ -205,8 +205,8 @@ impl Mlp {
         let w1 = net.w1();
         for item in 0..k {
             let block = &w1[item * d * hid..(item + 1) * d * hid];
-            gemm(n, d, hid, vectors, block, &mut self.pre[item * hid..], k * hid, false);
-            gemm(1, d, hid, net.absent(), block, &mut self.absent[item * hid..], hid, false);
+            gemm(n, d, hid, vectors, block, &mut self.pre[item * hid..], k * hid);
+            gemm(1, d, hid, net.absent(), block, &mut self.absent[item * hid..], hid);
         }
     }
 

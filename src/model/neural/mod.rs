@@ -6,4 +6,4 @@ pub mod spec;
 pub mod weights;
 
 pub use spec::{Item, Key, Spec};
-pub use weights::{Net, NetError, NeuralModel, NeuralSections, NEUMETA, NEURAL};
+pub use weights::{Net, NetError, NeuralModel, NeuralSections, Sections, NEUMETA, NEURAL};

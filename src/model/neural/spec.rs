@@ -181,7 +181,7 @@ impl Spec {
         within("items", self.items.len(), 64)?;
         within("hidden units", self.hidden, 8192)?;
         within("transitions", self.classes, 1 << 16)?;
-        if self.classes < 4 || self.classes % 2 != 0 {
+        if self.classes < 4 || !self.classes.is_multiple_of(2) {
             return Err(format!("{} transitions is not 2 + 2 per label", self.classes));
         }
         Ok(())

@@ -11,6 +11,9 @@ pub const NEUMETA: [u8; 8] = *b"NEUMETA\0";
 /// The model file's section of the weights: little-endian f32, laid out by [`Spec::layout`].
 pub const NEURAL: [u8; 8] = *b"NEURAL\0\0";
 
+/// Model-file sections as written: tag and bytes.
+pub type Sections = Vec<([u8; 8], Vec<u8>)>;
+
 /// What is wrong with a neural model's sections.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum NetError {
@@ -49,7 +52,7 @@ impl NeuralModel {
     }
 
     /// The two sections that store it: `NEUMETA` and `NEURAL`.
-    pub fn sections(&self) -> Vec<([u8; 8], Vec<u8>)> {
+    pub fn sections(&self) -> Sections {
         let meta = bincode::serialize(&self.spec).expect("a spec always serializes");
         let data = self.data.iter().flat_map(|x| x.to_le_bytes()).collect();
         vec![(NEUMETA, meta), (NEURAL, data)]

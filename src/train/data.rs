@@ -18,6 +18,8 @@ use crate::model::features::{encode_sentence, Morphology, TokenAttrs};
 use crate::transition::projective::{lift, parse_mark, Scheme, DOWN, UP};
 use crate::transition::GoldTree;
 
+use crate::model::TrainingInfo;
+
 use super::domain::Domain;
 use super::options::{Lifting, TaggerOptions};
 
@@ -174,6 +176,15 @@ pub struct TrainingSet {
 }
 
 impl TrainingSet {
+    /// Records what this set is (its size, fingerprint and what was left out) in `info`.
+    pub fn record_in(&self, info: &mut TrainingInfo) {
+        info.train_sentences = self.sentences.len();
+        info.train_words = self.words;
+        info.train_fingerprint = self.fingerprint;
+        info.skipped_nonprojective = self.skipped_nonprojective;
+        info.skipped_root = self.skipped_root;
+    }
+
     /// Adds one gold sentence, full or partial (HEAD or DEPREL `_`), and folds its token lines,
     /// as given, into the fingerprint. Features read LEMMA and FEATS as `self.morphology` says.
     /// Errors name `path` and the line: a bad HEAD, a cycle, and in a partial annotation a

@@ -103,11 +103,7 @@ pub fn train_neural(
     info.explore_k = opts.explore_k;
     info.explore_p = opts.explore_p;
     info.seed = opts.seed;
-    info.train_sentences = set.sentences.len();
-    info.train_words = set.words;
-    info.train_fingerprint = set.fingerprint;
-    info.skipped_nonprojective = set.skipped_nonprojective;
-    info.skipped_root = set.skipped_root;
+    set.record_in(&mut info);
     if let Some(dev) = dev {
         let mut p = parser(encoding, &empty, &trained.model, &model.labels, &model).with_confidence(1.0);
         let scores = evaluate_with(&mut p, dev, &model.labels);

@@ -353,11 +353,7 @@ fn train_with<L: Learner>(
     info.explore_k = opts.explore_k;
     info.explore_p = opts.explore_p;
     info.seed = opts.seed;
-    info.train_sentences = set.sentences.len();
-    info.train_words = set.words;
-    info.train_fingerprint = set.fingerprint;
-    info.skipped_nonprojective = set.skipped_nonprojective;
-    info.skipped_root = set.skipped_root;
+    set.record_in(&mut info);
     info.dev_uas = dev_scores.uas;
     info.dev_las = dev_scores.las;
     let mut model = Model {

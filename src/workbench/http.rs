@@ -159,14 +159,22 @@ where
             let _ = Response::error(503, "too many connections; try again").write_to(&mut stream);
             continue;
         }
-        let (counted, handler, heads) = (Arc::clone(&open), Arc::clone(&handler), Arc::clone(&heads));
+        // Recorded here, in the order connections come, not when its thread first runs: under
+        // load a handler may start late, and a connection beyond the limit must still find
+        // the half-open ones to take the place of (seen: a request refused while 80 threads
+        // of half-open sockets had not run yet).
+        let ticket = heads.enter(&stream);
+        let (counted, handler, shared) = (Arc::clone(&open), Arc::clone(&handler), Arc::clone(&heads));
         let spawned = std::thread::Builder::new().name("workbench-http".into()).spawn(move || {
-            handle(stream, limits, &*handler, &heads);
+            handle(stream, limits, &*handler, &shared, ticket);
             counted.fetch_sub(1, Ordering::AcqRel);
         });
         if spawned.is_err() {
             // The connection was dropped (closed) with the closure.
             open.fetch_sub(1, Ordering::AcqRel);
+            if let Some(ticket) = ticket {
+                heads.leave(ticket);
+            }
         }
     }
     Ok(())
@@ -207,8 +215,14 @@ impl Heads {
     }
 }
 
-fn handle<H: Fn(Request) -> Response>(mut stream: TcpStream, limits: Limits, handler: &H, heads: &Heads) {
-    let ticket = heads.enter(&stream);
+/// Serves one connection, recorded in `heads` under `ticket` while its head is read.
+fn handle<H: Fn(Request) -> Response>(
+    mut stream: TcpStream,
+    limits: Limits,
+    handler: &H,
+    heads: &Heads,
+    ticket: Option<u64>,
+) {
     let read = read_request(&mut stream, limits);
     if let Some(ticket) = ticket {
         heads.leave(ticket);

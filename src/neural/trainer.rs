@@ -14,7 +14,7 @@
 
 use std::time::Instant;
 
-use candle_core::{DType, Tensor};
+use candle_core::DType;
 use candle_nn::{AdamW, Optimizer, ParamsAdamW};
 use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
@@ -24,7 +24,7 @@ use crate::model::features::TokenAttrs;
 use crate::transition::{Configuration, GoldTree, System, Transition, TransitionSystem, NONE};
 
 use super::kernels::Mlp;
-use super::network::{Decisions, Dropout, Network, Result, Words, OUT};
+use super::network::{Decisions, Dropout, Network, Words, OUT};
 use crate::model::neural::NeuralModel;
 use crate::model::neural::Spec;
 
@@ -286,28 +286,6 @@ fn keep_freed_memory() {
     }
 }
 
-/// The loss of `examples` under `model` along the static path of zero-cost transitions, no
-/// dropout: for tests and diagnostics.
-pub fn loss_of(model: &NeuralModel, examples: &[Example], system: System, dtype: DType) -> Result<(Network, Tensor)> {
-    let network = Network::from_model(model, dtype)?;
-    let words: Vec<Words> = examples.iter().map(|e| Words { attrs: &e.attrs, forms: &e.forms }).collect();
-    let encoded = network.encode(&words, None)?;
-    let vectors: Vec<f32> = encoded.vectors.to_dtype(DType::F32)?.flatten_all()?.to_vec1()?;
-    let mut explorer = Explorer { config: Configuration::new(0), zero: Vec::new(), mlp: Mlp::default() };
-    explorer.mlp.prepare_labels(&model.net());
-    let mut decisions = Decisions::default();
-    let mut rng = ChaCha8Rng::seed_from_u64(0);
-    let d = model.spec.dim;
-    let absent = Decisions::absent(examples.len() * encoded.len);
-    for (b, e) in examples.iter().enumerate() {
-        let first = b * encoded.len;
-        let own = &vectors[first * d..(first + e.attrs.len()) * d];
-        explorer.decide(system, model, own, &e.gold, first as u32, absent, Some(1.0), &mut rng, &mut decisions);
-    }
-    let loss = network.loss(&encoded, &decisions)?;
-    Ok((network, loss))
-}
-
 #[cfg(test)]
 mod tests {
     use std::path::Path;
@@ -317,7 +295,7 @@ mod tests {
     use crate::corpus::{Column, Format, Reader};
     use crate::model::features::{encode_sentence, Morphology};
     use crate::neural::kernels::Encoder;
-    use candle_core::Device;
+    use candle_core::{Device, Tensor};
 
     /// Sentences of different lengths (so that batches pad), with a lifted-free projective
     /// tree each.

@@ -60,8 +60,22 @@ fn suffix(form: &str) -> u64 {
     hash_str(&form[start..].to_lowercase())
 }
 
+/// What a word's hashed embeddings read of its form alone (its suffix and shape): computed
+/// once per form, where the parse-time encoder caches it with the form's character vector.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FormKeys {
+    suffix: u64,
+    shape: u64,
+}
+
+impl FormKeys {
+    pub fn of(form: &str) -> FormKeys {
+        FormKeys { suffix: suffix(form), shape: shape(form) }
+    }
+}
+
 /// Fills `out` (one per [`Spec::hashed`]) with the rows of a word's hashed embeddings.
-pub fn hashed_rows(spec: &Spec, attrs: &TokenAttrs, form: &str, out: &mut Vec<usize>) {
+pub fn hashed_rows(spec: &Spec, attrs: &TokenAttrs, form: FormKeys, out: &mut Vec<usize>) {
     out.clear();
     out.extend(spec.hashed.iter().map(|h| {
         let hash = match h.key {
@@ -69,8 +83,8 @@ pub fn hashed_rows(spec: &Spec, attrs: &TokenAttrs, form: &str, out: &mut Vec<us
             Key::Upos => attrs.upos,
             Key::Tag => attrs.tag,
             Key::Feats => attrs.feats,
-            Key::Suffix => suffix(form),
-            Key::Shape => shape(form),
+            Key::Suffix => form.suffix,
+            Key::Shape => form.shape,
         };
         row(hash, h.key, h.bits)
     }));

@@ -16,7 +16,7 @@ use std::collections::HashMap;
 use crate::model::features::TokenAttrs;
 use crate::transition::{Configuration, NONE};
 
-use super::input::{char_ids, hashed_rows};
+use super::input::{char_ids, hashed_rows, FormKeys};
 use crate::model::neural::Net;
 
 /// `y = x w`, row-major: `x` is `m × k`, `w` is `k × n`, `y` is `m × n`
@@ -85,7 +85,8 @@ fn windows(rows: &[f32], n: usize, dim: usize, gap: usize, out: &mut Vec<f32>) {
 /// sentence.
 #[derive(Default)]
 pub struct Encoder {
-    chars: HashMap<Box<str>, Box<[f32]>>,
+    /// Per form seen: its character vector and what its hashed rows read of it.
+    forms: HashMap<Box<str>, (Box<[f32]>, FormKeys)>,
     ids: Vec<usize>,
     char_rows: Vec<f32>,
     char_win: Vec<f32>,
@@ -98,12 +99,13 @@ pub struct Encoder {
 }
 
 impl Encoder {
-    /// The character vector of `form`: max over positions of a width-3 convolution of its
-    /// character embeddings.
-    pub fn char_vector(&mut self, net: &Net, form: &str, out: &mut [f32]) {
-        if let Some(v) = self.chars.get(form) {
+    /// Writes the character vector of `form` into `out` (max over positions of a width-3
+    /// convolution of its character embeddings) and returns what its hashed rows read of it,
+    /// both cached per form.
+    pub fn char_vector(&mut self, net: &Net, form: &str, out: &mut [f32]) -> FormKeys {
+        if let Some((v, keys)) = self.forms.get(form) {
             out.copy_from_slice(v);
-            return;
+            return *keys;
         }
         let c = net.spec.chars;
         char_ids(&c, form, &mut self.ids);
@@ -120,21 +122,24 @@ impl Encoder {
             out.iter_mut().zip(row).for_each(|(m, &v)| *m = m.max(v));
         }
         out.iter_mut().zip(net.char_b()).for_each(|(m, &b)| *m += b);
-        if self.chars.len() >= CACHE_FORMS {
-            self.chars.clear();
+        if self.forms.len() >= CACHE_FORMS {
+            self.forms.clear();
         }
-        self.chars.insert(form.into(), out.into());
+        let keys = FormKeys::of(form);
+        self.forms.insert(form.into(), (out.into(), keys));
+        keys
     }
 
     /// A word's input vector: its hashed embeddings, then its character vector.
     fn input(&mut self, net: &Net, attrs: &TokenAttrs, form: &str, out: &mut [f32]) {
-        hashed_rows(net.spec, attrs, form, &mut self.rows);
+        let hashed = net.spec.input_dim() - net.spec.chars.filters;
+        let keys = self.char_vector(net, form, &mut out[hashed..]);
+        hashed_rows(net.spec, attrs, keys, &mut self.rows);
         let mut at = 0;
         for (i, (&r, h)) in self.rows.iter().zip(&net.spec.hashed).enumerate() {
             out[at..at + h.dim].copy_from_slice(&net.embed(i)[r * h.dim..(r + 1) * h.dim]);
             at += h.dim;
         }
-        self.char_vector(net, form, &mut out[at..]);
     }
 
     /// Encodes a sentence: `attrs` node 0 first, `forms` its words' forms (as many as

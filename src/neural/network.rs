@@ -9,7 +9,7 @@ use candle_core::{DType, Device, Tensor, Var};
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 
-use super::input::{char_ids, hashed_rows};
+use super::input::{char_ids, hashed_rows, FormKeys};
 use crate::model::features::TokenAttrs;
 use crate::model::neural::{Key, Spec};
 use crate::model::neural::{NetError, NeuralModel};
@@ -244,7 +244,7 @@ impl Network {
                     next
                 });
                 form_of.push(f as u32);
-                hashed_rows(spec, attrs, form, &mut rows);
+                hashed_rows(spec, attrs, FormKeys::of(form), &mut rows);
                 hashed.iter_mut().zip(&rows).for_each(|(h, &r)| h.push(r as u32));
             }
         }

@@ -18,7 +18,10 @@ use crate::model::features::{encode_sentence, Morphology, TokenAttrs};
 use crate::transition::projective::{lift, parse_mark, Scheme, DOWN, UP};
 use crate::transition::GoldTree;
 
-use crate::model::TrainingInfo;
+use crate::learn::perceptron::Weights;
+use crate::model::features::feature_set;
+use crate::model::{Model, TrainingInfo};
+use crate::transition::System;
 
 use super::domain::Domain;
 use super::options::{Lifting, TaggerOptions};
@@ -176,6 +179,34 @@ pub struct TrainingSet {
 }
 
 impl TrainingSet {
+    /// A model of this set's parser alone (no analysis or tokenizer, uncalibrated): what either
+    /// kind of training fills in.
+    pub fn parser_model(
+        &self,
+        system: System,
+        labels: LabelSet,
+        fallback: Label,
+        weights: Weights,
+        info: TrainingInfo,
+    ) -> Model {
+        Model {
+            system,
+            projective: self.projective,
+            feature_set: feature_set(system, self.morphology),
+            labels,
+            fallback,
+            weights,
+            info,
+            morphology: self.morphology,
+            tagger: None,
+            feats: None,
+            lemmatizer: None,
+            tokenizer: None,
+            temperature: 1.0,
+            arc_calibration: None,
+        }
+    }
+
     /// Records what this set is (its size, fingerprint and what was left out) in `info`.
     pub fn record_in(&self, info: &mut TrainingInfo) {
         info.train_sentences = self.sentences.len();

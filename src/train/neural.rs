@@ -10,7 +10,7 @@ use std::collections::HashMap;
 use crate::base::label::LabelSet;
 use crate::learn::confidence::Isotonic;
 use crate::learn::perceptron::Weights;
-use crate::model::features::{attrs_tag_key, feature_set, form_key};
+use crate::model::features::{attrs_tag_key, form_key};
 use crate::model::neural::{NeuralModel, Spec};
 use crate::model::{Model, TrainingInfo};
 use crate::neural::trainer::{self, NeuralEpoch, TrainError};
@@ -76,22 +76,8 @@ pub fn train_neural(
         .collect();
     let encoding = Encoding { system: opts.system, projective: set.projective };
     let empty = Weights::from_rows(classes, std::iter::empty());
-    let mut model = Model {
-        system: opts.system,
-        projective: set.projective,
-        feature_set: feature_set(opts.system, set.morphology),
-        fallback: fallback_label(set, &labels),
-        labels,
-        weights: inventory(set, classes),
-        info: TrainingInfo::default(),
-        morphology: set.morphology,
-        tagger: None,
-        feats: None,
-        lemmatizer: None,
-        tokenizer: None,
-        temperature: 1.0,
-        arc_calibration: None,
-    };
+    let fallback = fallback_label(set, &labels);
+    let mut model = set.parser_model(opts.system, labels, fallback, inventory(set, classes), TrainingInfo::default());
     let mut score = |neural: &NeuralModel| {
         dev.map(|d| evaluate_with(&mut parser(encoding, &empty, neural, &model.labels, &model), d, &model.labels).las)
     };

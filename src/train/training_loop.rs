@@ -23,7 +23,7 @@ use crate::learn::logistic::Logistic;
 use crate::learn::passive_aggressive::{CostUse, PassiveAggressive};
 use crate::learn::perceptron::{Perceptron, Weights};
 use crate::learn::{self, Learner};
-use crate::model::features::{feature_set, Extractor};
+use crate::model::features::Extractor;
 use crate::model::{Model, TrainingInfo};
 use crate::transition::{Configuration, Encoding, System, Transition, TransitionSystem};
 
@@ -356,22 +356,7 @@ fn train_with<L: Learner>(
     set.record_in(&mut info);
     info.dev_uas = dev_scores.uas;
     info.dev_las = dev_scores.las;
-    let mut model = Model {
-        system,
-        projective: set.projective,
-        feature_set: feature_set(system, set.morphology),
-        labels,
-        fallback,
-        weights,
-        info,
-        morphology: set.morphology,
-        tagger: None,
-        feats: None,
-        lemmatizer: None,
-        tokenizer: None,
-        temperature: 1.0,
-        arc_calibration: None,
-    };
+    let mut model = set.parser_model(system, labels, fallback, weights, info);
     if let Some(d) = dev {
         calibrate(&mut model, d);
     }

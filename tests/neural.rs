@@ -8,9 +8,9 @@ use std::path::Path;
 
 use spoolparse::corpus::{Column, Format, Reader};
 
-/// Trains a small neural model with tagger and tokenizer on `n` sentences of the word
-/// fixture, which is its dev file too.
-fn train_small(dir: &Path, n: usize) -> (std::path::PathBuf, std::path::PathBuf) {
+/// Trains a small neural model of contextual `encoder` with tagger and tokenizer on `n`
+/// sentences of the word fixture, which is its dev file too.
+fn train_small(dir: &Path, n: usize, encoder: &str) -> (std::path::PathBuf, std::path::PathBuf) {
     let corpus = dir.join("train.conllu");
     std::fs::write(&corpus, common::tagged_corpus(n)).unwrap();
     let model = dir.join("n.model");
@@ -20,6 +20,8 @@ fn train_small(dir: &Path, n: usize) -> (std::path::PathBuf, std::path::PathBuf)
         "small",
         "--neural-epochs",
         "8",
+        "--neural-encoder",
+        encoder,
         "--tagger",
         "--jackknife",
         "0",
@@ -48,11 +50,18 @@ fn heads(path: &Path) -> Vec<String> {
 
 #[test]
 fn a_neural_model_trains_and_parses_conllu_and_raw_text_through_its_file() {
+    for (encoder, shown_as) in [("conv", "convolution layers"), ("bilstm", "BiLSTM layers")] {
+        trains_and_parses_through_its_file(encoder, shown_as);
+    }
+}
+
+fn trains_and_parses_through_its_file(encoder: &str, shown_as: &str) {
     let dir = tempfile::tempdir().unwrap();
-    let (corpus, model) = train_small(dir.path(), 300);
+    let (corpus, model) = train_small(dir.path(), 300, encoder);
     let out = common::spoolparse(&["inspect", "--verify", model.to_str().unwrap()]);
     let shown = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success() && shown.contains("neural parser   ") && shown.contains("section NEURAL"), "{shown}");
+    assert!(shown.contains(shown_as), "{encoder}: {shown}");
 
     // Gold tokens: the trees of its training data, with no warning that its forms or tags
     // are unknown (the inventory in its table).
@@ -63,7 +72,7 @@ fn a_neural_model_trains_and_parses_conllu_and_raw_text_through_its_file() {
     assert!(!stderr.contains("not trained on"), "{stderr}");
     let (gold, system) = (heads(&corpus), heads(&parsed));
     let right = gold.iter().zip(&system).filter(|(g, s)| g == s).count();
-    assert!(right as f64 >= 0.95 * gold.len() as f64, "{right} of {} heads right", gold.len());
+    assert!(right as f64 >= 0.95 * gold.len() as f64, "{encoder}: {right} of {} heads right", gold.len());
     common::validate(&parsed, "en");
 
     // Raw text: tokenized, tagged and parsed by the model's own stages.
@@ -83,7 +92,7 @@ fn a_neural_model_trains_and_parses_conllu_and_raw_text_through_its_file() {
 #[test]
 fn what_a_neural_model_cannot_do_yet_is_refused_in_words() {
     let dir = tempfile::tempdir().unwrap();
-    let (corpus, model) = train_small(dir.path(), 60);
+    let (corpus, model) = train_small(dir.path(), 60, "conv");
     let parsed = dir.path().join("out.conllu");
     assert!(common::parse(&model, &corpus, &parsed, &[]).status.success());
     let out = common::spoolparse(&[

@@ -11,7 +11,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use spoolparse::learn::cw::CwOptions;
 use spoolparse::learn::logistic::RdaOptions;
 use spoolparse::model::file::{self as model_file, ModelFile, Precision, Recipe, WriteOptions};
-use spoolparse::model::neural::{Sections, Spec};
+use spoolparse::model::neural::{Context as NeuralContext, Sections, Spec};
 use spoolparse::model::tokenizer::{self, Scores, Tokenizer, TokenizerModel};
 use spoolparse::model::{Model, TrainingInfo};
 use spoolparse::neural::network::Dropout;
@@ -132,12 +132,14 @@ pub struct TrainArgs {
     /// --tagger and --tokenizer train the analysis and tokenizer as for a linear model.
     #[arg(long)]
     neural: bool,
-    /// --neural: passes over the training data (at least 1).
-    #[arg(long, default_value_t = NeuralOptions::default().epochs, value_parser = clap::value_parser!(u32).range(1..))]
-    neural_epochs: u32,
-    /// --neural: sentences per training step.
-    #[arg(long, default_value_t = NeuralOptions::default().batch)]
-    neural_batch: usize,
+    /// --neural: passes over the training data (at least 1); by default 10, or more for a
+    /// small training set, so that training takes about 4,000 steps (at most 60 epochs).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
+    neural_epochs: Option<u32>,
+    /// --neural: sentences per training step; by default 32, or fewer (down to 8) for a
+    /// training set under 3,200 sentences (a step per 100th of it).
+    #[arg(long, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
+    neural_batch: Option<usize>,
     /// --neural: Adam's learning rate.
     #[arg(long, default_value_t = NeuralOptions::default().learning_rate)]
     neural_learning_rate: f64,
@@ -152,6 +154,18 @@ pub struct TrainArgs {
     /// trials; far less accurate).
     #[arg(long, value_enum, default_value = "base")]
     neural_size: NeuralSize,
+    /// --neural: the contextual encoder over the sentence: `conv` (residual dilated
+    /// convolutions, each word seeing 15 words either way) or `bilstm` (bidirectional LSTMs,
+    /// the whole sentence).
+    #[arg(long, value_enum, default_value = "conv")]
+    neural_encoder: NeuralEncoder,
+}
+
+/// `--neural-encoder`.
+#[derive(Clone, Copy, ValueEnum)]
+enum NeuralEncoder {
+    Conv,
+    Bilstm,
 }
 
 /// `--neural-size`.
@@ -162,18 +176,27 @@ enum NeuralSize {
 }
 
 impl NeuralSize {
-    fn spec(self, classes: usize) -> Spec {
+    fn spec(self, classes: usize, encoder: NeuralEncoder) -> Spec {
+        let context = match encoder {
+            NeuralEncoder::Conv => NeuralContext::conv(),
+            NeuralEncoder::Bilstm => NeuralContext::bilstm(),
+        };
         match self {
-            NeuralSize::Base => Spec::default_for(classes),
-            NeuralSize::Small => Spec::small_for(classes),
+            NeuralSize::Base => Spec { context, ..Spec::default_for(classes) },
+            NeuralSize::Small => Spec { context: context.small(), ..Spec::small_for(classes) },
         }
     }
 }
 
-/// `train --neural`: how to train, and the architecture's size.
+/// `train --neural`: how to train, and the architecture.
 struct NeuralJob {
+    /// Every option but the schedule, which is `epochs` and `batch` or follows from the
+    /// training set's size ([`NeuralOptions::schedule`]).
     opts: NeuralOptions,
+    epochs: Option<u32>,
+    batch: Option<usize>,
     size: NeuralSize,
+    encoder: NeuralEncoder,
 }
 
 /// `--pseudo-projective`: a scheme, or `none`.
@@ -277,22 +300,26 @@ impl TryFrom<TrainArgs> for TrainJob {
             || !(0.0..=1.0).contains(&a.neural_word_dropout)
             || a.neural_learning_rate <= 0.0
             || a.neural_learning_rate.is_nan()
-            || a.neural_batch == 0
         {
-            bail!("--neural-dropout must be in [0, 1), --neural-word-dropout in [0, 1], --neural-learning-rate positive, --neural-batch at least 1");
+            bail!(
+                "--neural-dropout must be in [0, 1), --neural-word-dropout in [0, 1], --neural-learning-rate positive"
+            );
         }
         let neural = a.neural.then_some(NeuralJob {
             opts: NeuralOptions {
                 system: a.system,
-                epochs: a.neural_epochs,
-                batch: a.neural_batch,
+                epochs: 0,
+                batch: 0,
                 learning_rate: a.neural_learning_rate,
                 dropout: Dropout { values: a.neural_dropout, words: a.neural_word_dropout },
                 explore_k: a.explore_k.unwrap_or(NeuralOptions::default().explore_k),
                 explore_p: a.explore_p,
                 seed: a.seed,
             },
+            epochs: a.neural_epochs,
+            batch: a.neural_batch,
             size: a.neural_size,
+            encoder: a.neural_encoder,
         });
         let max_table_bytes = (a.max_table_mb > 0.0).then_some((a.max_table_mb * 1e6) as u64);
         let lift_min_count = a.lift_min_count;
@@ -379,8 +406,12 @@ fn train_neural_parser(
     dev_tags: &str,
 ) -> Result<(Model, Sections)> {
     let classes = Transition::count(set.labels.as_ref().map_or(1, |l| l.len()));
-    let spec = job.size.spec(classes);
+    let spec = job.size.spec(classes, job.encoder);
     eprintln!("neural parser: {}", spec.summary());
+    let sentences = set.sentences.iter().map(|s| s.copies as usize).sum();
+    let (batch, epochs) = NeuralOptions::schedule(sentences);
+    let opts = NeuralOptions { batch: job.batch.unwrap_or(batch), epochs: job.epochs.unwrap_or(epochs), ..job.opts };
+    eprintln!("neural training: {} epochs of batches of {} sentences", opts.epochs, opts.batch);
     let mut report = |e: &NeuralEpoch| {
         let dev = e.dev.map_or(String::new(), |las| format!("dev ({dev_tags}) LAS {las:.2}, "));
         eprintln!(
@@ -392,7 +423,7 @@ fn train_neural_parser(
             e.decisions
         );
     };
-    let (model, neural) = train::train_neural(set, dev, Some(spec), &job.opts, info, &mut report)?;
+    let (model, neural) = train::train_neural(set, dev, Some(spec), &opts, info, &mut report)?;
     Ok((model, neural.sections()))
 }
 

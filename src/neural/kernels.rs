@@ -1,7 +1,7 @@
 //! The parse-time arithmetic of a neural model, written by hand over the stored weights: a
 //! framework's per-call cost would dominate at these sizes (the issue measured 8–12×). The
 //! encoder ([`Encoder`]: character vectors cached per form, hashed embeddings, the windowed
-//! convolution) and the parser's MLP ([`Mlp`]: its first layer precomputed per word and item,
+//! convolution or the BiLSTM, whose steps run in an AVX2 version where the CPU has it) and the parser's MLP ([`Mlp`]: its first layer precomputed per word and item,
 //! Chen & Manning 2014, §3.1). Training computes the same functions with candle
 //! ([`super::network`]); a test holds the two equal. This module reads weights; it never
 //! changes them.
@@ -16,8 +16,9 @@ use std::collections::HashMap;
 use crate::model::features::TokenAttrs;
 use crate::transition::{Configuration, NONE};
 
+use super::activations;
 use super::input::{char_ids, hashed_rows, FormKeys};
-use crate::model::neural::Net;
+use crate::model::neural::{Context, Net};
 
 /// `y = x w`, row-major: `x` is `m × k`, `w` is `k × n`, `y` is `m × n`
 /// with row stride `ldy`.
@@ -96,6 +97,170 @@ pub struct Encoder {
     h: Vec<f32>,
     win: Vec<f32>,
     y: Vec<f32>,
+    lstm: Lstm,
+}
+
+/// One direction of a BiLSTM layer: its gates' inputs and its state, reused from call to call.
+#[derive(Default)]
+struct Lstm {
+    gates_x: Vec<f32>,
+    gates: Vec<f32>,
+    h: Vec<f32>,
+    c: Vec<f32>,
+}
+
+/// The weights of one direction of a BiLSTM layer: input, recurrent, bias.
+type LstmWeights<'a> = (&'a [f32], &'a [f32], &'a [f32]);
+
+impl Lstm {
+    /// Runs an LSTM of weights `(wx, wh, b)` over `n` rows of `d` inputs `x`, from the last
+    /// row to the first if `reverse`, writing the hidden state after row `t` (`d / 2` values)
+    /// at `out[t * ld..]`.
+    #[allow(clippy::too_many_arguments)]
+    fn run(
+        &mut self,
+        (wx, wh, b): LstmWeights,
+        x: &[f32],
+        n: usize,
+        d: usize,
+        reverse: bool,
+        out: &mut [f32],
+        ld: usize,
+    ) {
+        let h = d / 2;
+        self.gates_x.resize(n * 4 * h, 0.0);
+        gemm(n, d, 4 * h, x, wx, &mut self.gates_x, 4 * h);
+        add_rows(&mut self.gates_x, b);
+        self.h.clear();
+        self.h.resize(h, 0.0);
+        self.c.clear();
+        self.c.resize(h, 0.0);
+        let wide = wide_simd();
+        for step in 0..n {
+            let t = if reverse { n - 1 - step } else { step };
+            self.gates.clear();
+            self.gates.extend_from_slice(&self.gates_x[t * 4 * h..(t + 1) * 4 * h]);
+            if wide {
+                // SAFETY: `wide_simd` found the CPU features this version is compiled for.
+                #[cfg(target_arch = "x86_64")]
+                unsafe {
+                    lstm_step_avx2(&mut self.gates, &mut self.h, &mut self.c, wh)
+                }
+            } else {
+                lstm_step(&mut self.gates, &mut self.h, &mut self.c, wh);
+            }
+            out[t * ld..t * ld + h].copy_from_slice(&self.h);
+        }
+    }
+}
+
+/// Columns of `y` that [`add_times`] keeps in registers while it reads down the matrix.
+const BLOCK: usize = 32;
+
+/// A vector's entries that [`add_times`] reads: (index, value) pairs.
+trait Entries {
+    fn iter(&self) -> impl Iterator<Item = (usize, f32)>;
+}
+
+/// Every entry.
+impl Entries for [f32] {
+    #[inline(always)]
+    fn iter(&self) -> impl Iterator<Item = (usize, f32)> {
+        <[f32]>::iter(self).copied().enumerate()
+    }
+}
+
+/// The nonzero entries only (after a ReLU, most are zero).
+struct Nonzero<'a>(&'a [(u32, f32)]);
+
+impl Entries for Nonzero<'_> {
+    #[inline(always)]
+    fn iter(&self) -> impl Iterator<Item = (usize, f32)> {
+        self.0.iter().map(|&(k, v)| (k as usize, v))
+    }
+}
+
+/// `y += x w` for a vector `x` and a row-major matrix `w` of `y.len()` columns, a block of
+/// [`BLOCK`] columns at a time so that the block's sums stay in registers (row by row, each
+/// row loaded and stored `y` again: the LSTM step's time was mostly that).
+#[inline(always)]
+fn add_times(y: &mut [f32], x: &(impl Entries + ?Sized), w: &[f32]) {
+    let cols = y.len();
+    let mut blocks = y.chunks_exact_mut(BLOCK);
+    for (j, block) in blocks.by_ref().enumerate() {
+        let mut sums = [0.0f32; BLOCK];
+        sums.copy_from_slice(block);
+        for (k, v) in x.iter() {
+            let row = &w[k * cols + j * BLOCK..k * cols + (j + 1) * BLOCK];
+            sums.iter_mut().zip(row).for_each(|(s, &w)| *s += v * w);
+        }
+        block.copy_from_slice(&sums);
+    }
+    let rest = blocks.into_remainder();
+    let first = cols - rest.len();
+    for (k, v) in x.iter() {
+        rest.iter_mut().zip(&w[k * cols + first..(k + 1) * cols]).for_each(|(s, &w)| *s += v * w);
+    }
+}
+
+/// [`add_times`] over `x`'s nonzero entries, in its AVX2 version where the CPU has it.
+fn add_sparse_times(y: &mut [f32], x: &[(u32, f32)], w: &[f32]) {
+    if wide_simd() {
+        // SAFETY: `wide_simd` found the CPU features this version is compiled for.
+        #[cfg(target_arch = "x86_64")]
+        unsafe {
+            add_sparse_times_avx2(y, x, w)
+        }
+    } else {
+        add_times(y, &Nonzero(x), w);
+    }
+}
+
+/// [`add_sparse_times`] compiled for AVX2 and FMA.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+unsafe fn add_sparse_times_avx2(y: &mut [f32], x: &[(u32, f32)], w: &[f32]) {
+    add_times(y, &Nonzero(x), w)
+}
+
+/// Whether this CPU runs [`lstm_step_avx2`] (checked once; the standard library caches it).
+#[inline]
+fn wide_simd() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma")
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    false
+}
+
+/// [`lstm_step`] compiled for AVX2 and FMA: twice the width of the baseline's SSE2 for the
+/// recurrent product and the nonlinearities, chosen at run time so that the binary still runs
+/// on any x86-64.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+unsafe fn lstm_step_avx2(gates: &mut [f32], h: &mut [f32], c: &mut [f32], wh: &[f32]) {
+    lstm_step(gates, h, c, wh)
+}
+
+/// One step of an LSTM: `gates` (`4 · h.len()`, input, forget, output and candidate, in
+/// [`crate::model::neural::Spec::tensors`] order) holds the input's share; the previous state
+/// `h` times the recurrent weights `wh` is added to it, and `h` and the cell `c` move on.
+#[inline(always)]
+fn lstm_step(gates: &mut [f32], h: &mut [f32], c: &mut [f32], wh: &[f32]) {
+    let n = h.len();
+    add_times(gates, &*h, wh);
+    let (ifo, candidate) = gates.split_at_mut(3 * n);
+    activations::sigmoid(ifo);
+    activations::tanh(candidate);
+    let (input, rest) = ifo.split_at(n);
+    let (forget, output) = rest.split_at(n);
+    for k in 0..n {
+        c[k] = forget[k] * c[k] + input[k] * candidate[k];
+    }
+    h.copy_from_slice(c);
+    activations::tanh(h);
+    h.iter_mut().zip(output).for_each(|(h, &o)| *h *= o);
 }
 
 impl Encoder {
@@ -159,12 +324,25 @@ impl Encoder {
         add_rows(&mut self.h, net.in_b());
         self.h.iter_mut().for_each(|v| *v = v.max(0.0));
         self.x = x;
-        for (l, &gap) in net.spec.dilations.iter().enumerate() {
-            windows(&self.h, n, d, gap, &mut self.win);
-            self.y.resize(n * d, 0.0);
-            gemm(n, 3 * d, d, &self.win, net.ctx_w(l), &mut self.y, d);
-            add_rows(&mut self.y, net.ctx_b(l));
-            self.h.iter_mut().zip(&self.y).for_each(|(h, &y)| *h += y.max(0.0));
+        match &net.spec.context {
+            Context::Conv { dilations } => {
+                for (l, &gap) in dilations.iter().enumerate() {
+                    windows(&self.h, n, d, gap, &mut self.win);
+                    self.y.resize(n * d, 0.0);
+                    gemm(n, 3 * d, d, &self.win, net.ctx_w(l), &mut self.y, d);
+                    add_rows(&mut self.y, net.ctx_b(l));
+                    self.h.iter_mut().zip(&self.y).for_each(|(h, &y)| *h += y.max(0.0));
+                }
+            }
+            Context::BiLstm { layers } => {
+                for l in 0..*layers {
+                    self.y.resize(n * d, 0.0);
+                    for dir in 0..2 {
+                        self.lstm.run(net.lstm(l, dir), &self.h, n, d, dir == 1, &mut self.y[dir * d / 2..], d);
+                    }
+                    self.h.iter_mut().zip(&self.y).for_each(|(h, &y)| *h += y);
+                }
+            }
         }
     }
 
@@ -186,6 +364,8 @@ pub struct Mlp {
     /// the same for every sentence, see [`Mlp::prepare_labels`]).
     labels: Vec<f32>,
     hidden: Vec<f32>,
+    /// The hidden units a ReLU leaves above zero, and their values.
+    active: Vec<(u32, f32)>,
     logits: Vec<f32>,
 }
 
@@ -235,17 +415,13 @@ impl Mlp {
                 self.hidden.iter_mut().zip(&self.labels[at..at + hid]).for_each(|(h, &b)| *h += b);
             }
         }
-        self.hidden.iter_mut().for_each(|h| *h = h.max(0.0));
-        let classes = net.spec.classes;
         self.logits.clear();
         self.logits.extend_from_slice(net.b2());
-        // A vector times a matrix, row by row: sgemm would pack the whole matrix for each
-        // decision (a third of a parse's time, measured), and ReLU leaves many units at zero.
-        for (&h, row) in self.hidden.iter().zip(net.w2().chunks_exact(classes)) {
-            if h != 0.0 {
-                self.logits.iter_mut().zip(row).for_each(|(l, &w)| *l += h * w);
-            }
-        }
+        // A vector times a matrix: sgemm would pack the whole matrix for each decision (a
+        // third of a parse's time, measured), and ReLU leaves many units at zero.
+        self.active.clear();
+        self.active.extend(self.hidden.iter().enumerate().filter(|(_, &h)| h > 0.0).map(|(k, &h)| (k as u32, h)));
+        add_sparse_times(&mut self.logits, &self.active, net.w2());
         &self.logits
     }
 }

@@ -1,13 +1,15 @@
 //! The accurate tier: a neural model under the same greedy parser and dynamic oracle as the
 //! linear one. A word is its hashed embeddings (lowercased form, UPOS, UPOS+XPOS, FEATS,
 //! suffix, shape) and a character vector (a width-3 convolution over its characters,
-//! max-pooled, cached per form at parse time); a windowed convolution with residual layers
-//! makes them contextual; the parser's MLP reads the vectors of a few stack and buffer items
+//! max-pooled, cached per form at parse time); a contextual encoder makes them contextual
+//! (residual dilated convolutions, or residual BiLSTM layers: [`crate::model::neural::Context`]);
+//! the parser's MLP reads the vectors of a few stack and buffer items
 //! (Chen & Manning 2014) with its first layer precomputed per word, and a softmax over the
 //! legal transitions gives the confidence that is calibrated as the linear model's is.
 //!
 //! - [`input`]: a word's hashed rows and character ids;
 //! - [`kernels`]: the parse-time arithmetic over the stored weights (gemm);
+//! - [`activations`]: the LSTM's nonlinearities at parse time, vectorizable;
 //! - [`scorer`]: what a parser calls, sentence by sentence and configuration by configuration;
 //! - [`network`]: the same functions in candle, for training;
 //! - [`trainer`]: the dynamic-oracle training loop.
@@ -19,6 +21,7 @@
 //! sits above `model` (it reads the model file and the token attributes) and below `parse`,
 //! whose parser drives it; it must not read corpora or know about the pipeline.
 
+pub mod activations;
 pub mod input;
 pub mod kernels;
 pub mod network;

@@ -11,7 +11,7 @@ use rand_chacha::ChaCha8Rng;
 
 use super::input::{char_ids, hashed_rows, FormKeys};
 use crate::model::features::TokenAttrs;
-use crate::model::neural::{Key, Spec};
+use crate::model::neural::{Context, Key, Spec};
 use crate::model::neural::{NetError, NeuralModel};
 
 /// What candle reports goes to the caller as this.
@@ -98,12 +98,18 @@ impl Decisions {
     }
 }
 
-/// Glorot-uniform initial values for a tensor of `shape`; zero for biases and hashed
+/// Glorot-uniform initial values for a tensor of `shape`; zero for biases (but an LSTM's
+/// forget gate) and hashed
 /// embedding tables (a row no training word reaches stays zero: an unseen form, tag or
 /// suffix adds nothing), uniform ±0.1 for character embeddings and the root and absent
 /// vectors.
 fn initial(name: &str, shape: &[usize], rng: &mut ChaCha8Rng) -> Vec<f32> {
     let n: usize = shape.iter().product();
+    if name.starts_with("lstm.") && name.ends_with(".b") {
+        // A forget gate open at first (Jozefowicz et al. 2015): gates input, forget, output,
+        // candidate, a quarter each.
+        return (0..n).map(|i| if i / (n / 4) == 1 { 1.0 } else { 0.0 }).collect();
+    }
     let bound = match shape {
         [_] if name.ends_with(".b") || name.ends_with(".b1") || name.ends_with(".b2") => 0.0,
         _ if name.starts_with("embed.") => 0.0,
@@ -215,6 +221,34 @@ impl Network {
         masked.max(1)?.broadcast_add(self.var("char.b"))
     }
 
+    /// One direction of a BiLSTM layer (the tensors named `prefix`) over `x`, `batch · len`
+    /// rows of `dim`, from the last position to the first if `reverse`: `batch × len ×
+    /// dim / 2`. `masks[t]` (`batch × 1`) is 0 at padding, where the state is reset to zero,
+    /// so that the backward direction starts each sentence at its own last word, as alone.
+    fn lstm(&self, x: &Tensor, b: usize, len: usize, prefix: &str, masks: &[Tensor], reverse: bool) -> Result<Tensor> {
+        let h = self.spec.dim / 2;
+        let wh = self.var(&format!("{prefix}.wh"));
+        let gates_x = x
+            .matmul(self.var(&format!("{prefix}.wx")))?
+            .broadcast_add(self.var(&format!("{prefix}.b")))?
+            .reshape((b, len, 4 * h))?;
+        let mut state = Tensor::zeros((b, h), self.dtype, &self.device)?;
+        let mut cell = state.clone();
+        let mut out = vec![state.clone(); len];
+        for step in 0..len {
+            let t = if reverse { len - 1 - step } else { step };
+            let gates = (gates_x.narrow(1, t, 1)?.squeeze(1)? + state.matmul(wh)?)?;
+            let ifo = candle_nn::ops::sigmoid(&gates.narrow(1, 0, 3 * h)?)?;
+            let candidate = gates.narrow(1, 3 * h, h)?.tanh()?;
+            let c = ((ifo.narrow(1, h, h)? * &cell)? + (ifo.narrow(1, 0, h)? * candidate)?)?;
+            let new = (ifo.narrow(1, 2 * h, h)? * c.tanh()?)?;
+            cell = c.broadcast_mul(&masks[t])?;
+            state = new.broadcast_mul(&masks[t])?;
+            out[t] = state.clone();
+        }
+        Tensor::stack(&out, 1)
+    }
+
     /// A dropout mask of `rows × cols`: each value kept with probability `1 - p` and scaled by
     /// `1 / (1 - p)` (inverted dropout, so that parsing needs no scaling).
     fn dropout_mask(&self, rows: usize, cols: usize, p: f32, rng: &mut ChaCha8Rng) -> Result<Tensor> {
@@ -286,10 +320,23 @@ impl Network {
         }
         let d = spec.dim;
         let mut h = x.matmul(self.var("in.w"))?.broadcast_add(self.var("in.b"))?.relu()?.broadcast_mul(&mask)?;
-        for (l, &gap) in spec.dilations.iter().enumerate() {
-            let w = Self::windows(&h.reshape((b, len, d))?, gap)?;
-            let y = w.matmul(self.var(&format!("ctx.{l}.w")))?.broadcast_add(self.var(&format!("ctx.{l}.b")))?;
-            h = (h + y.relu()?.broadcast_mul(&mask)?)?;
+        match &spec.context {
+            Context::Conv { dilations } => {
+                for (l, &gap) in dilations.iter().enumerate() {
+                    let w = Self::windows(&h.reshape((b, len, d))?, gap)?;
+                    let y =
+                        w.matmul(self.var(&format!("ctx.{l}.w")))?.broadcast_add(self.var(&format!("ctx.{l}.b")))?;
+                    h = (h + y.relu()?.broadcast_mul(&mask)?)?;
+                }
+            }
+            Context::BiLstm { layers } => {
+                let steps = (0..len).map(|t| mask.reshape((b, len))?.narrow(1, t, 1)).collect::<Result<Vec<_>>>()?;
+                for l in 0..*layers {
+                    let fwd = self.lstm(&h, b, len, &format!("lstm.{l}.fwd"), &steps, false)?;
+                    let bwd = self.lstm(&h, b, len, &format!("lstm.{l}.bwd"), &steps, true)?;
+                    h = (h + Tensor::cat(&[fwd, bwd], 2)?.reshape((b * len, d))?)?;
+                }
+            }
         }
         if let Some((drop, rng)) = dropout {
             h = h.mul(&self.dropout_mask(b * len, d, drop.values, rng)?)?;

@@ -75,6 +75,57 @@ impl Item {
     }
 }
 
+/// The contextual encoder over a sentence's word vectors (after their projection to
+/// [`Spec::dim`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Context {
+    /// Residual width-3 convolution layers, by the distance of the two neighbours each reads
+    /// on either side (dilated: a layer of dilation δ widens what a word sees by δ words each
+    /// way).
+    Conv { dilations: Vec<usize> },
+    /// Residual bidirectional LSTM layers (Hochreiter & Schmidhuber 1997; as Kiperwasser &
+    /// Goldberg 2016 parse over), `dim / 2` units each way, so that a word sees the whole
+    /// sentence.
+    BiLstm { layers: usize },
+}
+
+impl Context {
+    /// The default convolution: four layers, each word seeing 15 words either way.
+    pub fn conv() -> Context {
+        Context::Conv { dilations: vec![1, 2, 4, 8] }
+    }
+
+    /// The default BiLSTM: two layers.
+    pub fn bilstm() -> Context {
+        Context::BiLstm { layers: 2 }
+    }
+
+    /// The same kind of encoder, smaller: what [`Spec::small_for`] uses.
+    pub fn small(&self) -> Context {
+        match self {
+            Context::Conv { .. } => Context::Conv { dilations: vec![1, 2] },
+            Context::BiLstm { .. } => Context::BiLstm { layers: 1 },
+        }
+    }
+
+    /// Layers of the encoder.
+    pub fn layers(&self) -> usize {
+        match self {
+            Context::Conv { dilations } => dilations.len(),
+            Context::BiLstm { layers } => *layers,
+        }
+    }
+
+    /// Weight tensors per layer.
+    pub fn tensors_per_layer(&self) -> usize {
+        match self {
+            Context::Conv { .. } => 2,
+            // Per direction: input weights, recurrent weights, bias.
+            Context::BiLstm { .. } => 6,
+        }
+    }
+}
+
 /// A neural model's architecture.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Spec {
@@ -82,10 +133,7 @@ pub struct Spec {
     pub chars: Chars,
     /// Width of the contextual word vectors.
     pub dim: usize,
-    /// The residual layers of the windowed convolution, by the distance of the two neighbours
-    /// each reads on either side (dilated: a layer of dilation δ widens what a word sees by
-    /// δ words each way).
-    pub dilations: Vec<usize>,
+    pub context: Context,
     pub items: Vec<Item>,
     /// Hidden units of the parser's MLP.
     pub hidden: usize,
@@ -136,7 +184,7 @@ impl Spec {
             ],
             chars: Chars { bits: 11, dim: 24, filters: 64, max_chars: 20 },
             dim: 128,
-            dilations: vec![1, 2, 4, 8],
+            context: Context::conv(),
             items: vec![
                 Item::Stack(0),
                 Item::Stack(1),
@@ -174,9 +222,17 @@ impl Spec {
         within("character filters", self.chars.filters, 1024)?;
         within("characters per word", self.chars.max_chars, 256)?;
         within("vector width", self.dim, 4096)?;
-        within("layers", self.dilations.len() + 1, 17)?;
-        for &d in &self.dilations {
-            within("dilation", d, 256)?;
+        within("layers", self.context.layers() + 1, 17)?;
+        match &self.context {
+            Context::Conv { dilations } => {
+                for &d in dilations {
+                    within("dilation", d, 256)?;
+                }
+            }
+            Context::BiLstm { .. } if !self.dim.is_multiple_of(2) => {
+                return Err(format!("vector width {} is odd: a BiLSTM splits it in two directions", self.dim));
+            }
+            Context::BiLstm { .. } => {}
         }
         within("items", self.items.len(), 64)?;
         within("hidden units", self.hidden, 8192)?;
@@ -197,7 +253,7 @@ impl Spec {
         }
         spec.chars = Chars { bits: 8, dim: 8, filters: 16, max_chars: 16 };
         spec.dim = 32;
-        spec.dilations = vec![1, 2];
+        spec.context = spec.context.small();
         spec.hidden = 64;
         spec
     }
@@ -208,14 +264,16 @@ impl Spec {
             self.hashed.iter().map(|h| format!("{:?} {}×{}", h.key, 1u64 << h.bits, h.dim)).collect();
         let items: Vec<String> = self.items.iter().map(|i| format!("{i:?}")).collect();
         format!(
-            "{} f32 weights; word vectors {} wide (hashed {}; {} character filters over {}-wide character embeddings), convolution layers of {} with dilations {:?}, MLP over {} items ({}) with {} hidden units, {} transitions",
+            "{} f32 weights; word vectors {} wide (hashed {}; {} character filters over {}-wide character embeddings), {}, MLP over {} items ({}) with {} hidden units, {} transitions",
             self.layout().1,
             self.input_dim(),
             hashed.join(", "),
             self.chars.filters,
             self.chars.dim,
-            self.dim,
-            self.dilations,
+            match &self.context {
+                Context::Conv { dilations } => format!("convolution layers of {} with dilations {dilations:?}", self.dim),
+                Context::BiLstm { layers } => format!("{layers} BiLSTM layers of {}+{}", self.dim / 2, self.dim / 2),
+            },
             self.items.len(),
             items.join(" "),
             self.hidden,
@@ -248,9 +306,22 @@ impl Spec {
         t.push(TensorSpec::new("root", &[self.input_dim()]));
         t.push(TensorSpec::new("in.w", &[self.input_dim(), d]));
         t.push(TensorSpec::new("in.b", &[d]));
-        for l in 0..self.dilations.len() {
-            t.push(TensorSpec::new(format!("ctx.{l}.w"), &[3 * d, d]));
-            t.push(TensorSpec::new(format!("ctx.{l}.b"), &[d]));
+        for l in 0..self.context.layers() {
+            match self.context {
+                Context::Conv { .. } => {
+                    t.push(TensorSpec::new(format!("ctx.{l}.w"), &[3 * d, d]));
+                    t.push(TensorSpec::new(format!("ctx.{l}.b"), &[d]));
+                }
+                Context::BiLstm { .. } => {
+                    // Gates in the order input, forget, output, candidate.
+                    let h = d / 2;
+                    for dir in ["fwd", "bwd"] {
+                        t.push(TensorSpec::new(format!("lstm.{l}.{dir}.wx"), &[d, 4 * h]));
+                        t.push(TensorSpec::new(format!("lstm.{l}.{dir}.wh"), &[h, 4 * h]));
+                        t.push(TensorSpec::new(format!("lstm.{l}.{dir}.b"), &[4 * h]));
+                    }
+                }
+            }
         }
         t.push(TensorSpec::new("absent", &[d]));
         t.push(TensorSpec::new("label", &[self.labels(), d]));

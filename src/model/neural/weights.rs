@@ -166,6 +166,7 @@ impl<'a> Net<'a> {
         self.after_embeddings(5, self.spec.dim)
     }
 
+    /// Convolution layer `layer`'s weights ([`super::Context::Conv`]).
     pub fn ctx_w(&self, layer: usize) -> &'a [f32] {
         self.after_embeddings(6 + 2 * layer, 3 * self.spec.dim * self.spec.dim)
     }
@@ -174,8 +175,22 @@ impl<'a> Net<'a> {
         self.after_embeddings(7 + 2 * layer, self.spec.dim)
     }
 
+    /// BiLSTM layer `layer`'s weights in direction `dir` (0 forward, 1 backward;
+    /// [`super::Context::BiLstm`]): input weights, recurrent weights and bias, gates in the
+    /// order input, forget, output, candidate.
+    pub fn lstm(&self, layer: usize, dir: usize) -> (&'a [f32], &'a [f32], &'a [f32]) {
+        let (d, h) = (self.spec.dim, self.spec.dim / 2);
+        let first = 6 + 6 * layer + 3 * dir;
+        (
+            self.after_embeddings(first, d * 4 * h),
+            self.after_embeddings(first + 1, h * 4 * h),
+            self.after_embeddings(first + 2, 4 * h),
+        )
+    }
+
     fn after_layers(&self, k: usize, len: usize) -> &'a [f32] {
-        self.after_embeddings(6 + 2 * self.spec.dilations.len() + k, len)
+        let context = &self.spec.context;
+        self.after_embeddings(6 + context.tensors_per_layer() * context.layers() + k, len)
     }
 
     pub fn absent(&self) -> &'a [f32] {

@@ -54,6 +54,9 @@ pub struct NeuralOptions {
     pub seed: u64,
 }
 
+/// The defaults. Dropout 0.4 of the values and 0.25 of the form embeddings: hu_szeged (910
+/// sentences, BiLSTM) overfits with less, dev LAS 67.96 with 0.25 and 0.1 (1% of the training
+/// decisions wrong at the end), 69.91 with 0.4 and 0.25, 69.37 with 0.5 and 0.25.
 impl Default for NeuralOptions {
     fn default() -> Self {
         NeuralOptions {
@@ -61,7 +64,7 @@ impl Default for NeuralOptions {
             epochs: 10,
             batch: 32,
             learning_rate: 2e-3,
-            dropout: Dropout { values: 0.25, words: 0.1 },
+            dropout: Dropout { values: 0.4, words: 0.25 },
             explore_k: 1,
             explore_p: 0.1,
             seed: 1,

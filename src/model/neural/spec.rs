@@ -184,7 +184,7 @@ impl Spec {
             ],
             chars: Chars { bits: 11, dim: 24, filters: 64, max_chars: 20 },
             dim: 128,
-            context: Context::conv(),
+            context: Context::bilstm(),
             items: vec![
                 Item::Stack(0),
                 Item::Stack(1),

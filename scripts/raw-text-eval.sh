@@ -5,13 +5,16 @@
 #   - UDPipe 1 (scripts/udpipe-raw.py: a whole model, its own tokenizer, tagger, lemmatizer and
 #     parser, trained on the train split with the options that script names; cached in
 #     UDPIPE_CACHE), with its default beam search and greedy (beam_search=1);
-#   - spoolparse, for each TREEBANK=MODEL argument: `spoolparse parse --format raw --threads 1`
-#     (skipped, saying why, when this build or the model has no tokenizer);
+#   - spoolparse, for each TREEBANK=MODEL argument (a treebank may have several; the rows are
+#     named by the model file's name): `spoolparse parse --format raw --threads 1` (skipped,
+#     saying why, when this build or the model has no tokenizer);
 # and the same systems analyze and parse the dev set's gold tokens (UDPipe from CoNLL-U,
 # spoolparse with --retag=always). Scored by the official evaluator
 # (../shared/tools/conll18_ud_eval.py, F1 over aligned words): Tokens, Sentences and Words from
 # raw text, then UPOS, UFeats, AllTags, Lemmas, LAS, MLAS, BLEX; "unseen" is lemma accuracy on
-# the gold-token words whose lowercased form the train split does not have. From raw text
+# the gold-token words whose lowercased form the train split does not have; "kept at 95%" is
+# the largest share of the gold-token words that sentences taken by falling `# confidence`
+# keep at LAS 95% or more (head and universal label), for outputs that have the comment. From raw text
 # `spoolparse eval` must agree with the evaluator on LAS (checked; the run fails otherwise).
 # words/s: gold dev words over the wall time of one whole process from raw text (interpreter
 # start and model load included), one thread; machines shared with other work make it noisy.
@@ -33,10 +36,8 @@ treebanks=${TREEBANKS:-hu_szeged el_gdt en_ewt en_atis}
 out=${OUT:-$root/target/raw-text-eval}
 cache=${UDPIPE_CACHE:-$HOME/.cache/udpipe-peer/raw}
 venv=${UDPIPE_VENV:-$root/target/python-venv}
-declare -A models=()
 for arg in "$@"; do
   [[ $arg == *=* ]] || { echo "usage: scripts/raw-text-eval.sh [TREEBANK=SPOOLPARSE_MODEL...]" >&2; exit 2; }
-  models[${arg%%=*}]=${arg#*=}
 done
 mkdir -p "$out" "$cache"
 [ -x "$venv/bin/python" ] || python3 -m venv "$venv"
@@ -86,10 +87,42 @@ def words(path):
     return out
 pairs = [(g, s) for g, s in zip(words(gold_path), words(goldtok)) if g[1].lower() not in seen and g[2] != "_"]
 unseen = "%.2f" % (100 * sum(g[2] == s[2] for g, s in pairs) / max(1, len(pairs)))
+def sentences(path):
+    """Per sentence: its `# confidence` (None without) and its words' (head, universal label)."""
+    out, words, confidence = [], [], None
+    for line in open(path, encoding="utf-8"):
+        line = line.rstrip("\n")
+        if not line:
+            if words:
+                out.append((confidence, words))
+            words, confidence = [], None
+        elif line.startswith("# confidence = "):
+            confidence = float(line.split("=")[1])
+        elif not line.startswith("#"):
+            cols = line.split("\t")
+            if cols[0].isdigit():
+                words.append((cols[6], cols[7].split(":")[0]))
+    if words:
+        out.append((confidence, words))
+    return out
+def kept_at_95(path):
+    """The largest share of words that sentences taken by falling confidence keep with their
+    LAS (head and universal label) at 95% or more; "–" for output without confidence."""
+    ranked = [(c, len(g), sum(a == b for a, b in zip(g, s)))
+              for (_, g), (c, s) in zip(sentences(gold_path), sentences(path))]
+    if any(c is None for c, _, _ in ranked):
+        return "–"
+    ranked.sort(key=lambda r: -r[0])
+    total, kept, right, best = sum(n for _, n, _ in ranked), 0, 0, 0
+    for _, n, r in ranked:
+        kept, right = kept + n, right + r
+        if right >= 0.95 * kept:
+            best = kept
+    return "%.1f%%" % (100 * best / max(1, total))
 n = len(words(gold_path))
 speed = "%.0f" % (n / float(open(seconds).read()))
 print("raw\t" + "\t".join([tb, name] + f1(raw, ["Tokens", "Sentences", "Words"] + METRICS) + [speed]))
-print("gold\t" + "\t".join([tb, name] + f1(goldtok, METRICS) + [unseen + " (%d)" % len(pairs)]))
+print("gold\t" + "\t".join([tb, name] + f1(goldtok, METRICS) + [unseen + " (%d)" % len(pairs), kept_at_95(goldtok)]))
 PY
 }
 # The tables keep the rows of treebanks this run does not measure (TREEBANKS=... runs add up).
@@ -122,9 +155,11 @@ for tb in $treebanks; do
     scores "$tb" "udpipe1 $search ($(cat "$cache/$tb.udpipe.options"))" "$base.raw.conllu" "$base.gold.conllu" \
       "$base.seconds" >>"$rows"
   done
-  model=${models[$tb]:-}
-  [ -n "$model" ] || continue
-  base="$out/$tb.spoolparse"
+  for arg in "$@"; do
+  [ "${arg%%=*}" = "$tb" ] || continue
+  model=${arg#*=}
+  name=$(basename "$model" .model)
+  base="$out/$tb.spoolparse.$name"
   if ! "$sp" parse --help | grep -qE '^ +- raw'; then
     echo "$tb: spoolparse skipped: this build's parse has no --format raw" >&2
     continue
@@ -139,9 +174,10 @@ for tb in $treebanks; do
     echo "$tb: spoolparse could not tag the gold tokens ($(tail -1 "$base.log")): its gold-token scores are on gold tags" >&2
     "$sp" parse --model "$model" --threads 1 "$gold" --output "$base.gold.conllu" --overwrite 2>>"$base.log"
   fi
-  scores "$tb" spoolparse "$base.raw.conllu" "$base.gold.conllu" "$base.seconds" >>"$rows"
+  scores "$tb" "spoolparse $name" "$base.raw.conllu" "$base.gold.conllu" "$base.seconds" >>"$rows"
   printf '%s\t%s\t%s\n' "$tb" "$(python3 "$evaluator" "$gold" "$base.raw.conllu" | awk '$1 == "LAS" { print $NF }')" \
     "$(ours "$gold" "$base.raw.conllu")" >>"$checks"
+  done
 done
 
 table() {
@@ -155,6 +191,6 @@ table() {
 }
 table raw "From raw text:" "treebank | system | Tokens | Sentences | Words | UPOS | UFeats | AllTags | Lemmas | LAS | MLAS | BLEX | words/s"
 table gold "From gold tokens (each system tags, lemmatizes and parses them):" \
-  "treebank | system | UPOS | UFeats | AllTags | Lemmas | LAS | MLAS | BLEX | Lemmas of unseen forms (words)"
+  "treebank | system | UPOS | UFeats | AllTags | Lemmas | LAS | MLAS | BLEX | Lemmas of unseen forms (words) | words kept at 95% LAS"
 awk -F'\t' '$2 != $3 { print "spoolparse eval and the official evaluator disagree on LAS: " $0; bad = 1 } END { exit bad }' \
   "$checks" >&2

@@ -203,27 +203,8 @@ fn add_times(y: &mut [f32], x: &(impl Entries + ?Sized), w: &[f32]) {
     }
 }
 
-/// [`add_times`] over `x`'s nonzero entries, in its AVX2 version where the CPU has it.
-fn add_sparse_times(y: &mut [f32], x: &[(u32, f32)], w: &[f32]) {
-    if wide_simd() {
-        // SAFETY: `wide_simd` found the CPU features this version is compiled for.
-        #[cfg(target_arch = "x86_64")]
-        unsafe {
-            add_sparse_times_avx2(y, x, w)
-        }
-    } else {
-        add_times(y, &Nonzero(x), w);
-    }
-}
-
-/// [`add_sparse_times`] compiled for AVX2 and FMA.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2,fma")]
-unsafe fn add_sparse_times_avx2(y: &mut [f32], x: &[(u32, f32)], w: &[f32]) {
-    add_times(y, &Nonzero(x), w)
-}
-
-/// Whether this CPU runs [`lstm_step_avx2`] (checked once; the standard library caches it).
+/// Whether this CPU runs the AVX2 versions of the kernels (the standard library caches the
+/// answer).
 #[inline]
 fn wide_simd() -> bool {
     #[cfg(target_arch = "x86_64")]
@@ -398,6 +379,29 @@ impl Mlp {
     /// The scores of every transition of `c`, in transition index order (after
     /// [`Mlp::prepare_labels`] for these weights and [`Mlp::prepare`] for this sentence).
     pub fn logits(&mut self, net: &Net, c: &Configuration) -> &[f32] {
+        if wide_simd() {
+            // SAFETY: `wide_simd` found the CPU features this version is compiled for.
+            #[cfg(target_arch = "x86_64")]
+            unsafe {
+                self.logits_avx2(net, c)
+            }
+        } else {
+            self.logits_of(net, c)
+        }
+        &self.logits
+    }
+
+    /// [`Mlp::logits_of`] compiled for AVX2 and FMA: the sums of the items' blocks and the
+    /// second layer twice as wide.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2,fma")]
+    unsafe fn logits_avx2(&mut self, net: &Net, c: &Configuration) {
+        self.logits_of(net, c)
+    }
+
+    /// The work of [`Mlp::logits`].
+    #[inline(always)]
+    fn logits_of(&mut self, net: &Net, c: &Configuration) {
         let (k, hid, l) = (net.spec.items.len(), net.spec.hidden, net.spec.labels());
         self.hidden.clear();
         self.hidden.extend_from_slice(net.b1());
@@ -421,7 +425,6 @@ impl Mlp {
         // third of a parse's time, measured), and ReLU leaves many units at zero.
         self.active.clear();
         self.active.extend(self.hidden.iter().enumerate().filter(|(_, &h)| h > 0.0).map(|(k, &h)| (k as u32, h)));
-        add_sparse_times(&mut self.logits, &self.active, net.w2());
-        &self.logits
+        add_times(&mut self.logits, &Nonzero(&self.active), net.w2());
     }
 }

@@ -165,7 +165,7 @@ mod tests {
     }
 
     #[test]
-    fn a_cut_or_mislaid_neural_section_is_refused_when_the_model_is_opened() {
+    fn a_cut_mislaid_or_earlier_neural_section_is_refused_when_the_model_is_opened() {
         let (model, neural, _) = trained();
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("bad.model");
@@ -174,7 +174,9 @@ mod tests {
         let cases = [
             (vec![(NEUMETA, meta.clone()), (NEURAL, data[..data.len() - 4].to_vec())], "neural weights hold"),
             (vec![(NEUMETA, meta.clone())], "section NEURAL is missing"),
-            (vec![(NEUMETA, b"not a spec".to_vec()), (NEURAL, data.clone())], "description does not decode"),
+            (vec![(NEUMETA, b"NEU2not a spec".to_vec()), (NEURAL, data.clone())], "description does not decode"),
+            // An earlier build's: the spec without the format's bytes.
+            (vec![(NEUMETA, meta[4..].to_vec()), (NEURAL, data.clone())], "an earlier build's: retrain it"),
         ];
         for (sections, expected) in cases {
             file::write_with(

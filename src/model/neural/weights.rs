@@ -6,8 +6,12 @@
 
 use super::spec::Spec;
 
-/// The model file's section of the neural model's [`Spec`] (bincode).
+/// The model file's section of the neural model's [`Spec`]: [`SPEC_FORMAT`], then the spec
+/// (bincode).
 pub const NEUMETA: [u8; 8] = *b"NEUMETA\0";
+/// The first bytes of `NEUMETA`, which name the spec's layout: a spec of another layout does
+/// not decode into this build's (format 2: the contextual encoder a choice of two).
+pub const SPEC_FORMAT: [u8; 4] = *b"NEU2";
 /// The model file's section of the weights: little-endian f32, laid out by [`Spec::layout`].
 pub const NEURAL: [u8; 8] = *b"NEURAL\0\0";
 
@@ -19,6 +23,8 @@ pub type Sections = Vec<([u8; 8], Vec<u8>)>;
 pub enum NetError {
     #[error("the neural model's description does not decode: {0}")]
     Spec(String),
+    #[error("the neural model is of a format this build does not read (an earlier build's: retrain it)")]
+    Format,
     #[error("the neural weights hold {found} values, their description needs {expected}")]
     Length { found: usize, expected: usize },
     #[error("the neural weights are not 4-byte aligned")]
@@ -53,7 +59,8 @@ impl NeuralModel {
 
     /// The two sections that store it: `NEUMETA` and `NEURAL`.
     pub fn sections(&self) -> Sections {
-        let meta = bincode::serialize(&self.spec).expect("a spec always serializes");
+        let mut meta = SPEC_FORMAT.to_vec();
+        meta.extend(bincode::serialize(&self.spec).expect("a spec always serializes"));
         let data = self.data.iter().flat_map(|x| x.to_le_bytes()).collect();
         vec![(NEUMETA, meta), (NEURAL, data)]
     }
@@ -75,6 +82,7 @@ pub struct NeuralSections {
 impl NeuralSections {
     /// Decodes the `NEUMETA` section and checks the `NEURAL` section's bytes against it.
     pub fn decode(meta: &[u8], weights: &[u8]) -> Result<NeuralSections, NetError> {
+        let meta = meta.strip_prefix(&SPEC_FORMAT).ok_or(NetError::Format)?;
         let spec: Spec = bincode::deserialize(meta).map_err(|e| NetError::Spec(e.to_string()))?;
         let offsets = check(&spec, as_floats(weights)?)?;
         Ok(NeuralSections { spec, offsets })

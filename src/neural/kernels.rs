@@ -339,10 +339,11 @@ impl Encoder {
 pub struct Mlp {
     /// Per node, per item: the node's vector times the item's block of the first layer.
     pre: Vec<f32>,
-    /// Per item: the absent vector times the item's block.
+    /// Per item: the absent vector times the item's block (the same for every sentence, see
+    /// [`Mlp::prepare_labels`]).
     absent: Vec<f32>,
     /// Per item, per label: the label's vector times the item's block (for dependent items;
-    /// the same for every sentence, see [`Mlp::prepare_labels`]).
+    /// the same for every sentence).
     labels: Vec<f32>,
     hidden: Vec<f32>,
     /// The hidden units a ReLU leaves above zero, and their values.
@@ -351,14 +352,17 @@ pub struct Mlp {
 }
 
 impl Mlp {
-    /// Precomputes the first layer for every label vector: once per set of weights.
+    /// Precomputes the first layer for every label vector and for the absent vector: once per
+    /// set of weights.
     pub fn prepare_labels(&mut self, net: &Net) {
         let (d, k, hid, l) = (net.spec.dim, net.spec.items.len(), net.spec.hidden, net.spec.labels());
         self.labels.resize(k * l * hid, 0.0);
+        self.absent.resize(k * hid, 0.0);
         let w1 = net.w1();
         for item in 0..k {
             let block = &w1[item * d * hid..(item + 1) * d * hid];
             gemm(l, d, hid, net.label(), block, &mut self.labels[item * l * hid..], hid);
+            gemm(1, d, hid, net.absent(), block, &mut self.absent[item * hid..], hid);
         }
     }
 
@@ -367,12 +371,10 @@ impl Mlp {
         let (d, k, hid) = (net.spec.dim, net.spec.items.len(), net.spec.hidden);
         let n = vectors.len() / d;
         self.pre.resize(n * k * hid, 0.0);
-        self.absent.resize(k * hid, 0.0);
         let w1 = net.w1();
         for item in 0..k {
             let block = &w1[item * d * hid..(item + 1) * d * hid];
             gemm(n, d, hid, vectors, block, &mut self.pre[item * hid..], k * hid);
-            gemm(1, d, hid, net.absent(), block, &mut self.absent[item * hid..], hid);
         }
     }
 

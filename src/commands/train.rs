@@ -195,8 +195,8 @@ impl NeuralSize {
 
 /// `train --neural`: how to train, and the architecture.
 struct NeuralJob {
-    /// Every option but the schedule, which is `epochs` and `batch` or follows from the
-    /// training set's size ([`NeuralOptions::schedule`]).
+    /// Every option but the schedule, which is `epochs` and `batch` where given and
+    /// otherwise follows from the training set's size ([`NeuralOptions::schedule`]).
     opts: NeuralOptions,
     epochs: Option<u32>,
     batch: Option<usize>,
@@ -419,8 +419,12 @@ fn train_neural_parser(
     let spec = job.size.spec(classes, job.encoder, job.dim);
     eprintln!("neural parser: {}", spec.summary());
     let sentences = set.sentences.iter().map(|s| s.copies as usize).sum();
-    let (batch, epochs) = NeuralOptions::schedule(sentences);
-    let opts = NeuralOptions { batch: job.batch.unwrap_or(batch), epochs: job.epochs.unwrap_or(epochs), ..job.opts };
+    let schedule = NeuralOptions::schedule(sentences);
+    let opts = NeuralOptions {
+        batch: job.batch.unwrap_or(schedule.batch),
+        epochs: job.epochs.unwrap_or(schedule.epochs),
+        ..job.opts
+    };
     eprintln!("neural training: {} epochs of batches of {} sentences", opts.epochs, opts.batch);
     let mut report = |e: &NeuralEpoch| {
         let dev = e.dev.map_or(String::new(), |las| format!("dev ({dev_tags}) LAS {las:.2}, "));

@@ -60,25 +60,24 @@ mod tests {
         x
     }
 
-    #[test]
-    fn the_logistic_function_is_within_2e7_of_the_exact_one() {
+    /// `approx` is within 2e-7 of `exact` over the grid.
+    fn within_2e7(approx: fn(&mut [f32]), exact: fn(f64) -> f64, name: &str) {
         let x = grid();
         let mut y = x.clone();
-        sigmoid(&mut y);
+        approx(&mut y);
         for (&x, &y) in x.iter().zip(&y) {
-            let exact = 1.0 / (1.0 + (-f64::from(x)).exp());
-            assert!((f64::from(y) - exact).abs() < 2e-7, "σ({x}) = {y}, exactly {exact}");
+            let exact = exact(f64::from(x));
+            assert!((f64::from(y) - exact).abs() < 2e-7, "{name}({x}) = {y}, exactly {exact}");
         }
     }
 
     #[test]
+    fn the_logistic_function_is_within_2e7_of_the_exact_one() {
+        within_2e7(sigmoid, |x| 1.0 / (1.0 + (-x).exp()), "σ");
+    }
+
+    #[test]
     fn tanh_is_within_2e7_of_the_exact_one() {
-        let x = grid();
-        let mut y = x.clone();
-        tanh(&mut y);
-        for (&x, &y) in x.iter().zip(&y) {
-            let exact = f64::from(x).tanh();
-            assert!((f64::from(y) - exact).abs() < 2e-7, "tanh({x}) = {y}, exactly {exact}");
-        }
+        within_2e7(tanh, f64::tanh, "tanh");
     }
 }

@@ -16,6 +16,18 @@
 //!
 //! The architecture and the weights as stored are the model file's ([`crate::model::neural`]).
 //!
+//! Measured choices (en_ewt dev, gold tokens with the linear analysis's tags, LAS):
+//! - the encoder: two residual BiLSTM layers of 64 units each way, 82.28 (10 epochs, dropout
+//!   0.25 and 0.1), against four residual dilated convolutions of 128 (dilations 1, 2, 4, 8)
+//!   81.74; the BiLSTM parses about 0.85× as fast (one thread, en_ewt dev, parser alone) and
+//!   trains about as fast (3,175 words/s against 3,785 on 2,000 sentences, one epoch);
+//! - dropout 0.4 of the values and 0.25 of the form embeddings (see [`NeuralOptions`]'s
+//!   default): en_ewt 82.39 against 82.28, hu_szeged 69.91 against 67.96;
+//! - the schedule: about 4,000 steps, smaller batches for small sets
+//!   ([`NeuralOptions::schedule`]);
+//! - parse-time products through `gemm`, recurrent and second-layer products by hand
+//!   ([`kernels`]).
+//!
 //! Parse time is hand-written because a framework's per-call cost dominates at these sizes;
 //! training uses candle (pure Rust, CPU with optional CUDA, reverse-mode autodiff). This layer
 //! sits above `model` (it reads the model file and the token attributes) and below `parse`,

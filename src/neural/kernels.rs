@@ -1,8 +1,9 @@
 //! The parse-time arithmetic of a neural model, written by hand over the stored weights: a
 //! framework's per-call cost would dominate at these sizes (the issue measured 8–12×). The
 //! encoder ([`Encoder`]: character vectors cached per form, hashed embeddings, the windowed
-//! convolution or the BiLSTM, whose steps run in an AVX2 version where the CPU has it) and the parser's MLP ([`Mlp`]: its first layer precomputed per word and item,
-//! Chen & Manning 2014, §3.1). Training computes the same functions with candle
+//! convolution or the BiLSTM, whose steps run in an AVX2 version where the CPU has it) and
+//! the parser's MLP ([`Mlp`]: its first layer precomputed per word and item, Chen & Manning
+//! 2014, §3.1). Training computes the same functions with candle
 //! ([`super::network`]); a test holds the two equal. This module reads weights; it never
 //! changes them.
 //!
@@ -100,10 +101,10 @@ pub struct Encoder {
     lstm: Lstm,
 }
 
-/// One direction of a BiLSTM layer: its gates' inputs and its state, reused from call to call.
+/// One direction of a BiLSTM layer: its gates (the input's share, then whole, step by step)
+/// and its state, reused from call to call.
 #[derive(Default)]
 struct Lstm {
-    gates_x: Vec<f32>,
     gates: Vec<f32>,
     h: Vec<f32>,
     c: Vec<f32>,
@@ -128,9 +129,9 @@ impl Lstm {
         ld: usize,
     ) {
         let h = d / 2;
-        self.gates_x.resize(n * 4 * h, 0.0);
-        gemm(n, d, 4 * h, x, wx, &mut self.gates_x, 4 * h);
-        add_rows(&mut self.gates_x, b);
+        self.gates.resize(n * 4 * h, 0.0);
+        gemm(n, d, 4 * h, x, wx, &mut self.gates, 4 * h);
+        add_rows(&mut self.gates, b);
         self.h.clear();
         self.h.resize(h, 0.0);
         self.c.clear();
@@ -138,16 +139,16 @@ impl Lstm {
         let wide = wide_simd();
         for step in 0..n {
             let t = if reverse { n - 1 - step } else { step };
-            self.gates.clear();
-            self.gates.extend_from_slice(&self.gates_x[t * 4 * h..(t + 1) * 4 * h]);
+            // Each row is read once, by its own step: the step completes it in place.
+            let gates = &mut self.gates[t * 4 * h..(t + 1) * 4 * h];
             if wide {
                 // SAFETY: `wide_simd` found the CPU features this version is compiled for.
                 #[cfg(target_arch = "x86_64")]
                 unsafe {
-                    lstm_step_avx2(&mut self.gates, &mut self.h, &mut self.c, wh)
+                    lstm_step_avx2(gates, &mut self.h, &mut self.c, wh)
                 }
             } else {
-                lstm_step(&mut self.gates, &mut self.h, &mut self.c, wh);
+                lstm_step(gates, &mut self.h, &mut self.c, wh);
             }
             out[t * ld..t * ld + h].copy_from_slice(&self.h);
         }

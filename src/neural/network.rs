@@ -330,7 +330,8 @@ impl Network {
                 }
             }
             Context::BiLstm { layers } => {
-                let steps = (0..len).map(|t| mask.reshape((b, len))?.narrow(1, t, 1)).collect::<Result<Vec<_>>>()?;
+                let by_position = mask.reshape((b, len))?;
+                let steps = (0..len).map(|t| by_position.narrow(1, t, 1)).collect::<Result<Vec<_>>>()?;
                 for l in 0..*layers {
                     let fwd = self.lstm(&h, b, len, &format!("lstm.{l}.fwd"), &steps, false)?;
                     let bwd = self.lstm(&h, b, len, &format!("lstm.{l}.bwd"), &steps, true)?;

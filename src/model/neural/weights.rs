@@ -176,11 +176,11 @@ impl<'a> Net<'a> {
 
     /// Convolution layer `layer`'s weights ([`super::Context::Conv`]).
     pub fn ctx_w(&self, layer: usize) -> &'a [f32] {
-        self.after_embeddings(6 + 2 * layer, 3 * self.spec.dim * self.spec.dim)
+        self.after_embeddings(6 + self.spec.context.tensors_per_layer() * layer, 3 * self.spec.dim * self.spec.dim)
     }
 
     pub fn ctx_b(&self, layer: usize) -> &'a [f32] {
-        self.after_embeddings(7 + 2 * layer, self.spec.dim)
+        self.after_embeddings(7 + self.spec.context.tensors_per_layer() * layer, self.spec.dim)
     }
 
     /// BiLSTM layer `layer`'s weights in direction `dir` (0 forward, 1 backward;
@@ -188,7 +188,7 @@ impl<'a> Net<'a> {
     /// order input, forget, output, candidate.
     pub fn lstm(&self, layer: usize, dir: usize) -> (&'a [f32], &'a [f32], &'a [f32]) {
         let (d, h) = (self.spec.dim, self.spec.dim / 2);
-        let first = 6 + 6 * layer + 3 * dir;
+        let first = 6 + self.spec.context.tensors_per_layer() * layer + 3 * dir;
         (
             self.after_embeddings(first, d * 4 * h),
             self.after_embeddings(first + 1, h * 4 * h),

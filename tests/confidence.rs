@@ -196,3 +196,76 @@ fn inspect_says_what_the_confidence_was_fitted_on() {
     let said = line(&fitted);
     assert!(said.contains("fitted on") && said.contains("special.conllu (gold tokens, unknown forms)"), "{said}");
 }
+
+/// `# confidence` of each sentence of a CoNLL-U file.
+fn sentence_confidences(path: &Path) -> Vec<f64> {
+    let sents: Vec<Sentence> = Reader::open(path, Format::Conllu).unwrap().map(|s| s.unwrap()).collect();
+    confidences(&sents).1
+}
+
+#[test]
+fn min_precision_takes_the_threshold_the_calibration_sentences_give_and_refuses_what_they_cannot_promise() {
+    use spoolparse::learn::precision::choose;
+    let dir = tempfile::tempdir().unwrap();
+    let Some((model, dev)) = hungarian_model(dir.path()) else { return };
+    let file = ModelFile::open(&model).unwrap();
+    let rows = &file.confidence().unwrap().sentences;
+    assert!(rows.len() > 300, "{} calibration sentences (hu_szeged dev has 444)", rows.len());
+    let reachable = [0.9, 0.8, 0.7, 0.6, 0.5].into_iter().find_map(|p| choose(rows, p).ok()).expect("some precision");
+    let (p, t) = (reachable.target, reachable.threshold);
+    let raw = raw_text(&dev, &dir.path().join("dev.txt"));
+    let (kept, rejected) = (dir.path().join("kept.conllu"), dir.path().join("rejected.conllu"));
+    let run = |extra: &[&str]| {
+        let args =
+            [&["--format", "raw", "--threads", "1", "--overwrite", "--rejected", rejected.to_str().unwrap()], extra];
+        common::parse(&model, &raw, &kept, &args.concat())
+    };
+
+    let p_arg = p.to_string();
+    let out = run(&["--min-precision", &p_arg]);
+    let log = String::from_utf8_lossy(&out.stderr).to_string();
+    assert!(out.status.success(), "{log}");
+    assert!(log.contains(&format!("a precision of {p} is sentences of confidence ≥ {t:.2}")), "{log}");
+    // `# confidence` has three decimals.
+    let (accepted, below) = (sentence_confidences(&kept), sentence_confidences(&rejected));
+    assert!(!accepted.is_empty() && !below.is_empty(), "{} accepted, {} rejected", accepted.len(), below.len());
+    assert!(accepted.iter().all(|&c| c >= t - 5e-4) && below.iter().all(|&c| c < t + 5e-4), "threshold {t}");
+
+    // Given both, the higher threshold is used, and said.
+    let out = run(&["--min-precision", &p_arg, "--min-confidence", "0.99"]);
+    let log = String::from_utf8_lossy(&out.stderr).to_string();
+    assert!(out.status.success() && log.contains("the minimum confidence given, 0.99, is higher and is used"), "{log}");
+    assert!(sentence_confidences(&kept).iter().all(|&c| c >= 0.99 - 5e-4));
+
+    // What the calibration text cannot promise is refused before anything is written.
+    assert!(choose(rows, 0.999).is_err());
+    let (fresh, fresh_rejected) = (dir.path().join("never.conllu"), dir.path().join("never-rejected.conllu"));
+    let args = ["--format", "raw", "--min-precision", "0.999", "--rejected", fresh_rejected.to_str().unwrap()];
+    let out = common::parse(&model, &raw, &fresh, &args);
+    let log = String::from_utf8_lossy(&out.stderr).to_string();
+    assert!(!out.status.success() && log.contains("no threshold gives a precision of 0.999"), "{log}");
+    assert!(!fresh.exists() && !fresh_rejected.exists());
+
+    let out = common::spoolparse(&["inspect", model.to_str().unwrap()]);
+    let text = String::from_utf8_lossy(&out.stdout).to_string();
+    let line = text.lines().find(|l| l.starts_with("min precision")).unwrap_or_else(|| panic!("{text}"));
+    assert!(line.contains("0.95: ") && line.contains("444 sentences"), "{line}");
+}
+
+#[test]
+fn min_precision_on_a_model_without_calibration_text_says_how_to_get_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = dir.path().join("t.model");
+    let fixture = common::fixture("special.conllu");
+    let args = ["--epochs", "1", "--tagger", "--jackknife", "0", "--tagger-epochs", "1"];
+    assert!(common::train(&fixture, &model, &args).status.success());
+    let (kept, rejected) = (dir.path().join("kept.conllu"), dir.path().join("rejected.conllu"));
+    let out =
+        common::parse(&model, &fixture, &kept, &["--min-precision", "0.9", "--rejected", rejected.to_str().unwrap()]);
+    let log = String::from_utf8_lossy(&out.stderr).to_string();
+    assert!(!out.status.success() && log.contains("spoolparse calibrate --model"), "{log}");
+    assert!(!kept.exists() && !rejected.exists());
+    let out =
+        common::parse(&model, &fixture, &kept, &["--min-precision", "1.5", "--rejected", rejected.to_str().unwrap()]);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("must be within 0..1 (got 1.5)"));
+}

@@ -27,6 +27,7 @@ use spoolparse::parse::annotate::{Annotator, NoTagger, Steps};
 use spoolparse::parse::files::{self, FilesError, Publish};
 use spoolparse::parse::fit::Retag;
 use spoolparse::parse::pipeline::{self, Input, Outputs, PipelineError, PipelineOptions};
+use spoolparse::parse::precision::Threshold;
 use spoolparse::parse::raw::{read_document, RawSentences, SentencePart};
 
 create_exception!(
@@ -325,6 +326,15 @@ fn sentence_tuple<'py>(
         .into_pyobject(py)
 }
 
+impl Model {
+    /// The threshold of `min_confidence` and `min_precision` ([`Threshold::resolve`]).
+    fn threshold(&self, min_confidence: Option<f64>, min_precision: Option<f64>) -> PyResult<Option<f64>> {
+        let t = Threshold::resolve(&self.model, min_confidence, min_precision)
+            .map_err(|e| PyValueError::new_err(format!("min_precision: {e}")))?;
+        Ok(t.min_confidence)
+    }
+}
+
 #[pymethods]
 impl Model {
     #[new]
@@ -350,6 +360,14 @@ impl Model {
     fn __reduce__<'py>(slf: &Bound<'py, Self>) -> (Bound<'py, PyType>, (PathBuf, bool, String)) {
         let me = slf.get();
         (slf.get_type(), (me.path.clone(), me.verify, me.model.fingerprint()))
+    }
+
+    /// The sentence confidence at or above which the accepted words are right at
+    /// ``min_precision`` or better, with probability 0.9 over the calibration text the model
+    /// carries (``--min-precision``): for :meth:`Sentence.accepted`. ``ValueError`` when the
+    /// model carries none, or when no threshold gives that precision there.
+    fn threshold_for(&self, min_precision: f64) -> PyResult<f64> {
+        self.threshold(None, Some(min_precision))?.ok_or_else(|| PyValueError::new_err("min_precision: no threshold"))
     }
 
     fn __repr__(&self) -> String {
@@ -551,12 +569,14 @@ impl Model {
     /// each unparsed, as the daemon does (a placeholder word, the error and the raw lines in
     /// comments), to ``lowconf`` (which may then be given without ``min_confidence``), or to
     /// ``accepted`` without one, and goes on. A file that is not a corpus at all raises
-    /// ``InputError`` either way. Returns ``{"sentences": …, "words": …, "lowconf": …,
+    /// ``InputError`` either way. ``min_precision=P`` (with ``lowconf``) is ``--min-precision``:
+    /// the threshold of :meth:`threshold_for`, or the higher of it and ``min_confidence``.
+    /// Returns ``{"sentences": …, "words": …, "lowconf": …,
     /// "malformed": …}`` (malformed sentences are counted in ``sentences``, and in ``lowconf``
     /// when they went there).
     #[pyo3(signature = (input, accepted, lowconf = None, min_confidence = None, *, threads = 1, format = None,
                         retag = false, confidence = true, overwrite = false, byte_range = None,
-                        malformed = "fail", sentences = "model"))]
+                        malformed = "fail", sentences = "model", min_precision = None))]
     #[allow(clippy::too_many_arguments)]
     fn parse_file<'py>(
         &self,
@@ -573,8 +593,13 @@ impl Model {
         byte_range: Option<(u64, u64)>,
         malformed: &str,
         sentences: &str,
+        min_precision: Option<f64>,
     ) -> PyResult<Bound<'py, PyDict>> {
         let raw_sentences = raw_sentences_named(sentences)?;
+        if min_precision.is_some() && lowconf.is_none() {
+            return Err(PyValueError::new_err("min_precision needs lowconf, the output of the sentences below it"));
+        }
+        let min_confidence = self.threshold(min_confidence, min_precision)?;
         let keep_malformed = match malformed {
             "fail" => false,
             "lowconf" => true,

@@ -223,6 +223,34 @@ def test_shards_concatenate_to_the_whole_file(data: Data, tmp_path: Path) -> Non
     assert total == len(sentences(a.read_text()))
 
 
+def test_min_precision_takes_the_threshold_the_command_line_takes(data: Data, tmp_path: Path) -> None:
+    model = spoolparse.Model(data.model)
+    if not data.from_treebank:
+        # Trained without --dev: no calibration text.
+        with pytest.raises(ValueError, match="spoolparse calibrate"):
+            model.threshold_for(0.9)
+        return
+    for precision in (0.9, 0.8, 0.7, 0.6, 0.5):
+        try:
+            threshold = model.threshold_for(precision)
+            break
+        except ValueError as e:
+            assert "no threshold gives a precision of" in str(e)
+    else:
+        pytest.fail("no precision within reach of the model's calibration text")
+    a = data.inputs / "a.conllu"
+    cli_acc, cli_low = tmp_path / "cli-acc.conllu", tmp_path / "cli-low.conllu"
+    stderr = data.run(
+        "parse", "--model", data.model, a, "--output", cli_acc, "--rejected", cli_low, "--min-precision", precision
+    ).stderr.decode()
+    assert f"a precision of {precision} is sentences of confidence ≥ {threshold:.2f}" in stderr
+    acc, low = tmp_path / "acc.conllu", tmp_path / "low.conllu"
+    model.parse_file(a, acc, low, min_precision=precision)
+    assert acc.read_bytes() == cli_acc.read_bytes() and low.read_bytes() == cli_low.read_bytes()
+    with pytest.raises(ValueError, match="min_precision needs lowconf"):
+        model.parse_file(a, tmp_path / "x.conllu", min_precision=precision)
+
+
 def test_existing_outputs_are_never_overwritten_unless_asked(data: Data, tmp_path: Path) -> None:
     model = spoolparse.Model(data.model)
     a = data.inputs / "a.conllu"

@@ -8,6 +8,7 @@ use std::sync::Arc;
 use anyhow::{bail, Context, Result};
 use clap::Args;
 
+use spoolparse::learn::precision;
 use spoolparse::model::file::{self as model_file, ModelFile, PipelineConfidence};
 use spoolparse::train::pipeline_confidence::fit_pipeline_confidence;
 
@@ -42,6 +43,31 @@ pub fn describe(c: &PipelineConfidence) -> String {
     )
 }
 
+/// The precisions `inspect` and `calibrate` show the thresholds of.
+const PRECISIONS: [f64; 3] = [0.9, 0.95, 0.98];
+
+/// The threshold `--min-precision` takes for a few precisions, with the share of the
+/// calibration text's words each keeps, in one line.
+pub fn describe_precisions(c: &PipelineConfidence) -> String {
+    if c.sentences.is_empty() {
+        return "no calibration sentences (fitted before models kept them: `spoolparse calibrate` refits)".into();
+    }
+    let each: Vec<String> = PRECISIONS
+        .iter()
+        .map(|&p| match precision::choose(&c.sentences, p) {
+            Ok(ch) => format!("{p}: confidence ≥ {:.2}, {:.1}% of the words kept", ch.threshold, 100.0 * ch.kept),
+            Err(_) => format!("{p}: out of reach"),
+        })
+        .collect();
+    format!(
+        "{} (on {} sentences of {}, with probability {})",
+        each.join("; "),
+        c.sentences.len(),
+        c.fitted_on,
+        1.0 - precision::RISK
+    )
+}
+
 /// Runs `spoolparse calibrate`.
 pub fn exec(args: CalibrateArgs) -> Result<()> {
     let CalibrateArgs { model, dev, output, overwrite } = args;
@@ -58,6 +84,7 @@ pub fn exec(args: CalibrateArgs) -> Result<()> {
         bail!("{}: no arc to fit on (or every arc right, or every arc wrong)", dev.display());
     };
     eprintln!("confidence: {}", describe(&confidence));
+    eprintln!("min precision: {}", describe_precisions(&confidence));
     model_file::write_with_confidence(&file, &confidence, &output)
         .with_context(|| format!("writing the model to {}", output.display()))?;
     eprintln!("wrote {}", output.display());

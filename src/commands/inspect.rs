@@ -84,7 +84,10 @@ pub fn exec(args: InspectArgs) -> Result<()> {
         );
     }
     match model.confidence() {
-        Some(c) => println!("confidence      the whole pipeline's, {}", super::calibrate::describe(c)),
+        Some(c) => {
+            println!("confidence      the whole pipeline's, {}", super::calibrate::describe(c));
+            println!("min precision   {}", super::calibrate::describe_precisions(c));
+        }
         None => println!("confidence      the parser's probability, isotonic map (no pipeline confidence)"),
     }
     for s in model.sections() {

@@ -5,7 +5,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
-use anyhow::{bail, Result};
+use anyhow::{anyhow, bail, Result};
 use clap::{Args, ValueEnum};
 use signal_hook::consts::{SIGINT, SIGTERM};
 
@@ -13,6 +13,7 @@ use spoolparse::corpus::{Format, Limits};
 use spoolparse::parse::files::{self, Publish};
 use spoolparse::parse::fit::Retag;
 use spoolparse::parse::pipeline::{Input, PipelineError, PipelineOptions};
+use spoolparse::parse::precision::Threshold;
 use spoolparse::parse::raw::RawSentences;
 
 /// Parse CoNLL-U/CoNLL-X: HEAD and DEPREL are filled. Every value the input gives is kept (the
@@ -61,6 +62,12 @@ pub struct ParseArgs {
     /// Sentences whose confidence (mean arc confidence) is below this go to --rejected.
     #[arg(long, requires = "rejected")]
     min_confidence: Option<f64>,
+    /// The share of the accepted words that must be right (say 0.95): the sentences below the
+    /// threshold that gives it on the model's calibration text (with probability 0.9) go to
+    /// --rejected; the threshold is said on stderr. With --min-confidence too, the higher of
+    /// the two thresholds is used.
+    #[arg(long, requires = "rejected")]
+    min_precision: Option<f64>,
     /// Output for the sentences below --min-confidence, and with `--malformed lowconf` the
     /// malformed ones (`.zst`: compressed).
     #[arg(long)]
@@ -156,6 +163,7 @@ struct ParseJob {
     output: PathBuf,
     rejected: Option<PathBuf>,
     opts: PipelineOptions,
+    min_precision: Option<f64>,
     verify: bool,
     overwrite: bool,
 }
@@ -182,6 +190,7 @@ impl From<ParseArgs> for ParseJob {
             output: a.output,
             rejected: a.rejected,
             opts,
+            min_precision: a.min_precision,
             verify: !a.no_verify,
             overwrite: a.overwrite,
         }
@@ -191,14 +200,24 @@ impl From<ParseArgs> for ParseJob {
 /// Runs `spoolparse parse`.
 pub fn exec(args: ParseArgs) -> Result<()> {
     let job = ParseJob::from(args);
-    let (output, rejected, opts) = (job.output.as_path(), job.rejected.as_deref(), job.opts);
-    if rejected.is_some() && opts.min_confidence.is_none() && !opts.keep_malformed {
-        bail!("--rejected takes the sentences below --min-confidence or, with --malformed lowconf, the malformed ones");
+    let (output, rejected, mut opts) = (job.output.as_path(), job.rejected.as_deref(), job.opts);
+    let thresholded = opts.min_confidence.is_some() || job.min_precision.is_some();
+    if rejected.is_some() && !thresholded && !opts.keep_malformed {
+        bail!(
+            "--rejected takes the sentences below --min-confidence or --min-precision or, with --malformed lowconf, \
+             the malformed ones"
+        );
     }
     let publish = publish_for(output, rejected, job.overwrite)?;
     let loading = Instant::now();
     let model = Arc::new(files::open_model(&job.model, job.verify)?);
     let load_secs = loading.elapsed().as_secs_f64();
+    let threshold = Threshold::resolve(&model, opts.min_confidence, job.min_precision)
+        .map_err(|e| anyhow!("--min-precision: {e}"))?;
+    if let Some(line) = threshold.describe() {
+        eprintln!("spoolparse: {line}");
+    }
+    opts.min_confidence = threshold.min_confidence;
     // Ctrl-C or SIGTERM stops parsing at the next sentence, and the temporary outputs are
     // removed; a second one ends the process at once (say, while it waits on a terminal).
     let interrupted = Arc::new(AtomicBool::new(false));
@@ -232,7 +251,7 @@ pub fn exec(args: ParseArgs) -> Result<()> {
     if let (Some(p), Some(_)) = (rejected, opts.min_confidence) {
         let below = stats.rejected - stats.malformed;
         eprintln!(
-            "{below} of {} sentences below --min-confidence (or in a file of another language) went to {}",
+            "{below} of {} sentences below the minimum confidence (or in a file of another language) went to {}",
             stats.sentences,
             p.display()
         );

@@ -568,6 +568,7 @@ pub fn exec(args: TrainArgs) -> Result<()> {
             .with_context(|| format!("fitting the confidence on {}", dev.display()))?;
         if let Some(confidence) = fitted {
             eprintln!("confidence: {}", super::calibrate::describe(&confidence));
+            eprintln!("min precision: {}", super::calibrate::describe_precisions(&confidence));
             model_file::write_with_confidence(&file, &confidence, path)
                 .with_context(|| format!("writing the model to {}", path.display()))?;
         }

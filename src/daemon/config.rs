@@ -90,8 +90,13 @@ pub struct Parse {
     /// Parsing threads (default: one per CPU the daemon may use, [`crate::base::available_cpus`]).
     pub threads: usize,
     /// Sentences whose confidence (mean calibrated arc confidence) is below this go to
-    /// `lowconf/`; the others to `accepted/`.
-    pub min_confidence: f64,
+    /// `lowconf/`; the others to `accepted/` ([`DEFAULT_MIN_CONFIDENCE`] when neither this nor
+    /// `min_precision` is given).
+    pub min_confidence: Option<f64>,
+    /// The share of the words in `accepted/` that must be right: the threshold that gives it on
+    /// the model's calibration text ([`crate::parse::precision`]), chosen at each model load.
+    /// With `min_confidence` too, the higher threshold is used.
+    pub min_precision: Option<f64>,
     /// Write confidences into the output (`Conf=` in MISC, `# confidence`, `# tree_prob`).
     pub write_confidence: bool,
     /// When the model's tagger replaces the input's UPOS and XPOS: `auto` (when most of a
@@ -104,11 +109,26 @@ pub struct Parse {
     pub raw_sentences: crate::parse::raw::RawSentences,
 }
 
+/// The threshold of a configuration that gives neither `parse.min_confidence` nor
+/// `parse.min_precision`.
+pub const DEFAULT_MIN_CONFIDENCE: f64 = 0.8;
+
+impl Parse {
+    /// The minimum confidence given, or the default one when no precision is asked for either.
+    pub fn given_min_confidence(&self) -> Option<f64> {
+        match (self.min_confidence, self.min_precision) {
+            (None, None) => Some(DEFAULT_MIN_CONFIDENCE),
+            (given, _) => given,
+        }
+    }
+}
+
 impl Default for Parse {
     fn default() -> Self {
         Parse {
             threads: crate::base::available_cpus(),
-            min_confidence: 0.8,
+            min_confidence: None,
+            min_precision: None,
             write_confidence: true,
             retag: crate::parse::fit::Retag::Auto,
             raw_sentences: crate::parse::raw::RawSentences::Model,
@@ -266,8 +286,12 @@ impl Config {
                 format!("must be 1024 or more (got {})", self.limits.max_sentence_bytes),
             ));
         }
-        if !(0.0..=1.0).contains(&self.parse.min_confidence) {
-            return Err(("parse.min_confidence", format!("must be within 0..1 (got {})", self.parse.min_confidence)));
+        for (key, value) in
+            [("parse.min_confidence", self.parse.min_confidence), ("parse.min_precision", self.parse.min_precision)]
+        {
+            if let Some(v) = value.filter(|v| !(0.0..=1.0).contains(v)) {
+                return Err((key, format!("must be within 0..1 (got {v})")));
+            }
         }
         positive_seconds("watch.rescan_seconds", self.watch.rescan_seconds)?;
         positive_seconds("metrics.interval_seconds", self.metrics.interval_seconds)?;
@@ -325,6 +349,17 @@ mod tests {
         assert_eq!(parse(&format!("{MINIMAL}[parse]\nretag = \"never\"\n")).unwrap().parse.retag, Retag::Never);
         let e = parse(&format!("{MINIMAL}[parse]\nretag = \"yes\"\n")).unwrap_err();
         assert!(e.contains("auto") && e.contains("never"), "{e}");
+    }
+
+    #[test]
+    fn the_default_minimum_confidence_applies_only_when_no_precision_is_asked_for() {
+        let given = |extra: &str| parse(&format!("{MINIMAL}[parse]\n{extra}")).unwrap().parse.given_min_confidence();
+        assert_eq!(given(""), Some(DEFAULT_MIN_CONFIDENCE));
+        assert_eq!(given("min_precision = 0.95\n"), None);
+        assert_eq!(given("min_precision = 0.95\nmin_confidence = 0.5\n"), Some(0.5));
+        assert_eq!(given("min_confidence = 0.7\n"), Some(0.7));
+        let e = parse(&format!("{MINIMAL}[parse]\nmin_precision = 95\n")).unwrap_err();
+        assert!(e.contains("parse.min_precision: must be within 0..1 (got 95)"), "{e}");
     }
 
     #[test]

@@ -36,7 +36,8 @@ use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
 use crate::model::file::ModelFile;
 use crate::model::registry::{file_name, Registry, RegistryError};
 use crate::parse::pipeline::{self, Job, PipelineOptions, RunError};
-use config::{Config, ConfigError};
+use crate::parse::precision::{PrecisionError, Threshold};
+use config::{Config, ConfigError, DEFAULT_MIN_CONFIDENCE};
 use metrics::Metrics;
 use sink::{model_label, Claims, Fate, Finished, SpoolSink};
 use spool::{Attempt, Claim, Spool};
@@ -52,6 +53,8 @@ pub enum DaemonError {
     Io { what: String, error: std::io::Error },
     #[error("the parsing pipeline stopped: {0}")]
     Pipeline(String),
+    #[error("parse.min_precision: {0}")]
+    Precision(#[from] PrecisionError),
 }
 
 fn io_error(what: impl Into<String>) -> impl FnOnce(std::io::Error) -> DaemonError {
@@ -79,6 +82,9 @@ struct Setup {
     config: Config,
     model: Arc<ModelFile>,
     label: String,
+    /// Sentences below this go to `lowconf/`: the configuration's, or the model's for its
+    /// `parse.min_precision`.
+    min_confidence: f64,
 }
 
 impl Setup {
@@ -90,7 +96,13 @@ impl Setup {
         let config = Config::load(path)?;
         let model = Registry::new(config.paths.models()).serve(&config.paths.model)?;
         let label = model_label(&model);
-        Ok(Setup { config, model: Arc::new(model), label })
+        let threshold = Threshold::resolve(&model, config.parse.given_min_confidence(), config.parse.min_precision)?;
+        if let Some(line) = threshold.describe() {
+            log(&format!("parse.min_precision: {line}"));
+        }
+        // One of the two is given (or defaulted), so there is a threshold.
+        let min_confidence = threshold.min_confidence.unwrap_or(DEFAULT_MIN_CONFIDENCE);
+        Ok(Setup { config, model: Arc::new(model), label, min_confidence })
     }
 
     fn spool(&self) -> Spool {
@@ -108,7 +120,7 @@ impl Setup {
             retag: c.parse.retag,
             raw_sentences: c.parse.raw_sentences,
             confidence: c.parse.write_confidence,
-            min_confidence: Some(c.parse.min_confidence),
+            min_confidence: Some(self.min_confidence),
             conllx_as_conllu: true,
             keep_malformed: true,
             limits: c.limits.reader(),
@@ -511,14 +523,9 @@ fn serve(setup: &Setup, requests: &Receiver<Request>, metrics: &Arc<Metrics>) ->
     let claims: Claims = Arc::new(Mutex::new(Default::default()));
     let abandon = Arc::new(AtomicBool::new(false));
     let engine = {
-        let mut sink = SpoolSink::new(
-            spool.clone(),
-            claims.clone(),
-            setup.config.parse.min_confidence,
-            metrics.clone(),
-            finished_tx,
-        )
-        .map_err(io_error("starting the publishing thread"))?;
+        let mut sink =
+            SpoolSink::new(spool.clone(), claims.clone(), setup.min_confidence, metrics.clone(), finished_tx)
+                .map_err(io_error("starting the publishing thread"))?;
         let (opts, abandon, metrics) = (setup.pipeline_options(), abandon.clone(), metrics.clone());
         std::thread::Builder::new()
             .name("spoolparse-pipeline".into())

@@ -13,7 +13,9 @@
 //! - [`confidence_model`]: the whole pipeline's arc confidence, a logistic regression on
 //!   every stage's signals;
 //! - [`confidence`]: probabilities from scores, temperature fitting, isotonic calibration,
-//!   reliability and ECE.
+//!   reliability and ECE;
+//! - [`precision`]: the sentence-confidence threshold for a precision asked for, by a
+//!   Clopper–Pearson bound over calibration sentences.
 
 pub mod confidence;
 pub mod confidence_model;
@@ -21,6 +23,7 @@ pub mod cw;
 pub mod logistic;
 pub mod passive_aggressive;
 pub mod perceptron;
+pub mod precision;
 pub mod rows;
 pub mod scorer;
 

@@ -10,6 +10,7 @@
 //!   to retag it;
 //! - [`given`]: what becomes of the values an input gives (kept, or kept in MISC where
 //!   replaced; DEPS beside a parsed tree);
+//! - [`precision`]: the sentence threshold of a run, from a minimum confidence or precision;
 //! - [`raw`]: raw text into sentences, through the model's tokenizer;
 //! - [`pipeline`]: streaming, multi-threaded, order-preserving parsing of files;
 //! - [`files`]: parsing files into files, as `spoolparse parse` does (model opening, outputs
@@ -25,4 +26,5 @@ pub mod fit;
 pub mod given;
 pub mod parser;
 pub mod pipeline;
+pub mod precision;
 pub mod raw;

@@ -24,6 +24,7 @@ use std::sync::Arc;
 use crate::corpus::{Column, CorpusError, Format, Reader, Sentence};
 use crate::learn::confidence::Reliability;
 use crate::learn::confidence_model::{ArcSignals, ConfidenceModel};
+use crate::learn::precision::SentenceRow;
 use crate::model::analysis::Analyze;
 use crate::model::file::{ModelFile, PipelineConfidence};
 use crate::model::tokenizer;
@@ -216,10 +217,12 @@ pub fn fit_pipeline_confidence(model: &Arc<ModelFile>, path: &Path) -> Result<Op
         meta.arc_calibration.as_ref().map_or(r.signals.parser, |iso| iso.apply(r.signals.parser))
     });
     let halves = [fit(&|r| r.sentence % 2 == 1), fit(&|r| r.sentence % 2 == 0)];
-    let crossfit = ece(&rows, measured, |r| match &halves[r.sentence % 2] {
+    let crossfitted = |r: &Row| match &halves[r.sentence % 2] {
         Some(m) => m.apply(&r.signals),
         None => whole.apply(&r.signals),
-    });
+    };
+    let crossfit = ece(&rows, measured, crossfitted);
+    let sentences = sentence_rows(rows.iter().filter(|r| r.input == measured), crossfitted);
     Ok(Some(PipelineConfidence {
         model: whole,
         fitted_on: path.display().to_string(),
@@ -227,5 +230,53 @@ pub fn fit_pipeline_confidence(model: &Arc<ModelFile>, path: &Path) -> Result<Op
         arcs: rows.len() as u64,
         ece_before: before,
         ece_crossfit: crossfit,
+        sentences,
     }))
+}
+
+/// Each sentence of `rows` (consecutive rows of one input) with its confidence, the mean of its
+/// arcs' `confidence` as `parse` computes a sentence's, and its words right.
+pub fn sentence_rows<'r>(
+    rows: impl IntoIterator<Item = &'r Row>,
+    confidence: impl Fn(&Row) -> f32,
+) -> Vec<SentenceRow> {
+    let mut out: Vec<SentenceRow> = Vec::new();
+    let mut sum = 0.0f64;
+    let mut last = None;
+    for row in rows {
+        if last != Some(row.sentence) {
+            if let Some(s) = out.last_mut() {
+                s.confidence = sum / f64::from(s.words);
+            }
+            out.push(SentenceRow { confidence: 0.0, words: 0, right: 0 });
+            (sum, last) = (0.0, Some(row.sentence));
+        }
+        let s = out.last_mut().expect("pushed above");
+        s.words += 1;
+        s.right += u32::from(row.right);
+        sum += f64::from(confidence(row));
+    }
+    if let Some(s) = out.last_mut() {
+        s.confidence = sum / f64::from(s.words);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_sentence_row_holds_its_words_right_and_their_mean_confidence() {
+        let row = |sentence, right| Row { signals: ArcSignals::default(), right, sentence, input: Input::RawText };
+        let rows = [row(0, true), row(0, false), row(1, true), row(3, true), row(3, true), row(3, false)];
+        let confidences = [0.5f32, 0.25, 1.0, 0.5, 0.5, 0.25];
+        let by_row = |r: &Row| confidences[rows.iter().position(|x| std::ptr::eq(x, r)).unwrap()];
+        let got = sentence_rows(&rows, by_row);
+        let want = [(0.375, 2, 1), (1.0, 1, 1), (1.25 / 3.0, 3, 2)];
+        assert_eq!(got.len(), want.len());
+        for (g, (c, w, r)) in got.iter().zip(want) {
+            assert!((g.confidence - c).abs() < 1e-12 && g.words == w && g.right == r, "{g:?}");
+        }
+    }
 }

@@ -52,6 +52,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::base::label::{Label, LabelSet};
 use crate::learn::confidence_model::ConfidenceModel;
+use crate::learn::precision::SentenceRow;
 use crate::learn::scorer::{ClassOrder, Scorer};
 use crate::model::analysis::Analyzer;
 use crate::model::feats::{FeatsDict, FeatsInventory, FeatsTagger, FEATS_FEATURE_SET};
@@ -166,6 +167,11 @@ pub struct PipelineConfidence {
     /// parser's calibration before, and this model's by 2-fold cross-fitting.
     pub ece_before: f64,
     pub ece_crossfit: f64,
+    /// The fitting file's sentences (from its first input), each with its confidence by
+    /// 2-fold cross-fitting: what `--min-precision` chooses its threshold on
+    /// ([`crate::learn::precision`]). Empty in a model written before they were kept.
+    #[serde(default)]
+    pub sentences: Vec<SentenceRow>,
 }
 
 /// One entry of the section table.

@@ -195,6 +195,14 @@ fn inspect_says_what_the_confidence_was_fitted_on() {
     assert!(common::spoolparse(&[&args[..], &["--output", fitted.to_str().unwrap()]].concat()).status.success());
     let said = line(&fitted);
     assert!(said.contains("fitted on") && said.contains("special.conllu (gold tokens, unknown forms)"), "{said}");
+    // The training text's commonest forms, which tell its language, are kept by `calibrate`.
+    for m in [&model, &fitted] {
+        let out = common::spoolparse(&["inspect", m.to_str().unwrap()]);
+        let text = String::from_utf8_lossy(&out.stdout).to_string();
+        let language = text.lines().find(|l| l.starts_with("language ")).unwrap_or_else(|| panic!("{text}"));
+        assert!(language.contains("commonest forms of the training text"), "{language}");
+        assert!(ModelFile::open(m).unwrap().frequent_forms().is_some_and(|f| f.coverage > 0.0));
+    }
 }
 
 /// `# confidence` of each sentence of a CoNLL-U file.

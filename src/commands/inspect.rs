@@ -90,6 +90,15 @@ pub fn exec(args: InspectArgs) -> Result<()> {
         }
         None => println!("confidence      the parser's probability, isotonic map (no pipeline confidence)"),
     }
+    match model.frequent_forms() {
+        Some(f) => println!(
+            "language        {} commonest forms of the training text ({:.1}% of its words): {} …",
+            f.forms.len(),
+            100.0 * f.coverage,
+            f.forms.iter().take(12).map(String::as_str).collect::<Vec<_>>().join(" ")
+        ),
+        None => println!("language        not kept (trained before models kept their commonest forms)"),
+    }
     for s in model.sections() {
         println!("section {:<8} offset {:>10} length {:>10} crc32 {:08x}", s.name(), s.offset, s.len, s.crc);
     }

@@ -8,9 +8,11 @@ use anyhow::{bail, Context, Result};
 use clap::{Args, ValueEnum};
 use indicatif::{ProgressBar, ProgressStyle};
 
+use spoolparse::corpus::{Column, Format, Reader};
 use spoolparse::learn::cw::CwOptions;
 use spoolparse::learn::logistic::RdaOptions;
 use spoolparse::model::file::{self as model_file, ModelFile, Precision, Recipe, WriteOptions};
+use spoolparse::model::frequent_forms::FrequentForms;
 use spoolparse::model::neural::{Context as NeuralContext, Sections, Spec};
 use spoolparse::model::tokenizer::{self, Scores, Tokenizer, TokenizerModel};
 use spoolparse::model::{Model, TrainingInfo};
@@ -375,6 +377,17 @@ impl ModelOutput {
     }
 }
 
+/// The commonest forms of the training files, which the input check tells their language by.
+fn frequent_forms(train: &[PathBuf]) -> Result<Option<FrequentForms>> {
+    let mut forms = Vec::new();
+    for path in train {
+        for sent in Reader::open(path, Format::from_path(path))? {
+            forms.extend(sent?.words().map(|w| w.get(Column::Form).to_string()));
+        }
+    }
+    Ok(FrequentForms::of(forms.iter().map(String::as_str)))
+}
+
 /// Trains the tokenizer on the raw text of `train`, scored on that of `dev`.
 fn train_tokenizer(
     train: &[PathBuf],
@@ -526,7 +539,7 @@ pub fn exec(args: TrainArgs) -> Result<()> {
             }
         }
     };
-    let (mut model, sections) = match neural {
+    let (mut model, mut sections) = match neural {
         None => (train::train(set, prepared.dev.as_deref(), opts, info, &mut on_progress), Vec::new()),
         Some(job) => train_neural_parser(set, prepared.dev.as_deref(), job, info, dev_tags)?,
     };
@@ -554,6 +567,9 @@ pub fn exec(args: TrainArgs) -> Result<()> {
         rollin_alpha: Some(opts.rollin_alpha),
         min_feature_count: Some(opts.min_feature_count),
     };
+    if let Some(frequent) = frequent_forms(train)? {
+        sections.push((model_file::LANGMETA, serde_json::to_vec(&frequent)?));
+    }
     let extras = model_file::Extras { recipe: Some(&recipe), tagger_from: None, sections: &sections };
     // Again: the output may have appeared while training.
     output.check(train, dev)?;

@@ -8,6 +8,7 @@
 //! - [`feats`]: morphological features (UFeats) after the tagger;
 //! - [`lemmatizer`]: lemmas, from edit rules and a dictionary of training forms;
 //! - [`neural`]: a neural model's architecture and weights, as the model file stores them;
+//! - [`frequent_forms`]: the training text's commonest forms, which tell its language;
 //! - [`tokenizer`]: the tokenizer and sentence splitter for raw text;
 //! - [`whole_token`]: URLs, e-mail addresses, paths and options, which the tokenizer keeps whole;
 //! - [`apostrophe`]: the curly apostrophe, read as the straight one by every stage;
@@ -19,6 +20,7 @@ pub mod apostrophe;
 pub mod feats;
 pub mod features;
 pub mod file;
+pub mod frequent_forms;
 pub mod lemmatizer;
 pub mod neural;
 pub mod registry;

@@ -22,6 +22,8 @@
 //!                   its multiword-token dictionary and dev scores) and its weight table
 //!            CONFMETA optional, JSON [`PipelineConfidence`]: the whole pipeline's arc
 //!                   confidence model and what it was fitted on
+//!            LANGMETA optional, JSON [`FrequentForms`]: the training text's commonest
+//!                   forms, which tell its language (the input check reads them)
 //!            RECIPE optional, JSON [`Recipe`]: the training settings that `META` does not
 //!                   hold (learner, storage), so that retraining can train the model's like
 //!            NEUMETA, NEURAL   optional: a neural model's architecture and weights
@@ -57,6 +59,7 @@ use crate::learn::scorer::{ClassOrder, Scorer};
 use crate::model::analysis::Analyzer;
 use crate::model::feats::{FeatsDict, FeatsInventory, FeatsTagger, FEATS_FEATURE_SET};
 use crate::model::features::{feature_set, Morphology};
+use crate::model::frequent_forms::FrequentForms;
 use crate::model::lemmatizer::{LemmaDict, Lemmatizer, RuleSet, LEMMATIZER_FEATURE_SET};
 use crate::model::neural::{Net, NeuralSections, NEUMETA, NEURAL};
 use crate::model::tagger::{TagDict, TagSet, Tagger, TAGGER_FEATURE_SET};
@@ -87,6 +90,8 @@ const T2SLOTS: [u8; 8] = *b"T2SLOTS\0";
 const T2ROWS: [u8; 8] = *b"T2ROWS\0\0";
 const RECIPE: [u8; 8] = *b"RECIPE\0\0";
 const CONFMETA: [u8; 8] = *b"CONFMETA";
+/// The training text's commonest forms ([`FrequentForms`]).
+pub const LANGMETA: [u8; 8] = *b"LANGMETA";
 const FEATMETA: [u8; 8] = *b"FEATMETA";
 const FSLOTS: [u8; 8] = *b"FSLOTS\0\0";
 const FROWS: [u8; 8] = *b"FROWS\0\0\0";
@@ -407,6 +412,8 @@ pub struct ModelFile {
     tokenizer: Option<(TokenizerMeta, TableRanges)>,
     /// The whole pipeline's arc confidence (`CONFMETA`).
     confidence: Option<PipelineConfidence>,
+    /// The training text's commonest forms (`LANGMETA`).
+    frequent_forms: Option<FrequentForms>,
     /// A neural model's decoded spec and the range of its weights (`NEUMETA`, `NEURAL`).
     neural: Option<(NeuralSections, Range<usize>)>,
 }
@@ -524,18 +531,21 @@ impl ModelFile {
                 Some((tmeta, (slots, rows)))
             }
         };
-        let confidence = match sections.iter().find(|s| s.tag == CONFMETA).copied() {
-            None => None,
-            Some(c) => {
-                if crc32fast::hash(&map[c.range()]) != c.crc {
-                    return Err(fmt_err(FormatError::Checksum { name: c.name() }));
-                }
-                Some(
-                    serde_json::from_slice(&map[c.range()])
-                        .map_err(|e| fmt_err(FormatError::Metadata(e.to_string())))?,
-                )
+        // The optional JSON sections, checked and decoded.
+        fn json<T: serde::de::DeserializeOwned>(
+            map: &[u8],
+            sections: &[Section],
+            tag: [u8; 8],
+            fmt_err: impl Fn(FormatError) -> ModelError,
+        ) -> Result<Option<T>, ModelError> {
+            let Some(c) = sections.iter().find(|s| s.tag == tag) else { return Ok(None) };
+            if crc32fast::hash(&map[c.range()]) != c.crc {
+                return Err(fmt_err(FormatError::Checksum { name: c.name() }));
             }
-        };
+            serde_json::from_slice(&map[c.range()]).map(Some).map_err(|e| fmt_err(FormatError::Metadata(e.to_string())))
+        }
+        let confidence = json(&map, &sections, CONFMETA, fmt_err)?;
+        let frequent_forms = json(&map, &sections, LANGMETA, fmt_err)?;
         let neural = match sections.iter().find(|s| s.tag == NEUMETA).copied() {
             None => None,
             Some(m) => {
@@ -569,6 +579,7 @@ impl ModelFile {
             lemmatizer,
             tokenizer,
             confidence,
+            frequent_forms,
             neural,
         };
         if TableView::new(&model.map[model.slots.clone()], &model.map[model.rows.clone()], model.meta.table).is_none()
@@ -590,6 +601,12 @@ impl ModelFile {
     /// retrained parsers, calibrate the parser's probability alone).
     pub fn confidence(&self) -> Option<&PipelineConfidence> {
         self.confidence.as_ref()
+    }
+
+    /// The training text's commonest forms, if the model keeps them (models trained before
+    /// they were kept do not).
+    pub fn frequent_forms(&self) -> Option<&FrequentForms> {
+        self.frequent_forms.as_ref()
     }
 
     /// Checks every section's checksum: reads the whole file.

@@ -11,8 +11,9 @@ use super::table;
 use super::{
     Extras, FeatsMeta, FormatError, LemmatizerMeta, Metadata, ModelError, ModelFile, PipelineConfidence, Precision,
     Section, TaggerMeta, TokenizerMeta, ALIGN, CONFMETA, ENDIAN_MARK, ENTRY_LEN, FEATMETA, FEATS_SECTIONS,
-    FORMAT_VERSION, FROWS, FSLOTS, HEADER_LEN, LEMMATIZER_SECTIONS, LEMMETA, LROWS, LSLOTS, MAGIC, META, RECIPE, ROWS,
-    SLOTS, T2ROWS, T2SLOTS, TAGGER_SECTIONS, TAGMETA, TKROWS, TKSLOTS, TOKENIZER_SECTIONS, TOKMETA, TROWS, TSLOTS,
+    FORMAT_VERSION, FROWS, FSLOTS, HEADER_LEN, LANGMETA, LEMMATIZER_SECTIONS, LEMMETA, LROWS, LSLOTS, MAGIC, META,
+    RECIPE, ROWS, SLOTS, T2ROWS, T2SLOTS, TAGGER_SECTIONS, TAGMETA, TKROWS, TKSLOTS, TOKENIZER_SECTIONS, TOKMETA,
+    TROWS, TSLOTS,
 };
 use crate::learn::scorer::ClassOrder;
 use crate::model::feats::FEATS_FEATURE_SET;
@@ -137,6 +138,11 @@ pub fn write_with(model: &Model, path: &Path, opts: WriteOptions, extras: Extras
         payloads.push((&TKROWS, table.rows));
     } else if let Some(from) = extras.tagger_from.filter(|f| f.tokenizer.is_some()) {
         copy_sections(from, &TOKENIZER_SECTIONS, &mut payloads)?;
+    }
+    // A retrained parser keeps the language of the text it was first trained on.
+    let given = |tag: &[u8; 8]| extras.sections.iter().any(|(t, _)| t == tag);
+    if let Some(from) = extras.tagger_from.filter(|f| f.frequent_forms().is_some() && !given(&LANGMETA)) {
+        copy_sections(from, &[LANGMETA], &mut payloads)?;
     }
     if let Some(recipe) = extras.recipe {
         let json = serde_json::to_vec(recipe)

@@ -166,3 +166,28 @@ fn a_tokenizer_round_trips_through_the_file_and_is_kept_by_a_retrained_parser() 
     spoolparse::model::file::write(&model, &without, WriteOptions::default()).unwrap();
     assert!(ModelFile::open(&without).unwrap().tokenizer().is_none());
 }
+
+/// The training text's commonest forms (`LANGMETA`) are kept by a parser written without them
+/// (as retraining writes it), and replaced by those it is given.
+#[test]
+fn the_commonest_forms_are_kept_by_a_retrained_parser() {
+    use spoolparse::model::file::{write_with, Extras, LANGMETA};
+    use spoolparse::model::frequent_forms::FrequentForms;
+    let (_, model) = fixture_trained(1);
+    let dir = tempfile::tempdir().unwrap();
+    let words = |text: &'static str| std::iter::repeat_n(text, 5000).flat_map(|s| s.split(' '));
+    let first = FrequentForms::of(words("the cat saw a dog")).unwrap();
+    let section = |f: &FrequentForms| vec![(LANGMETA, serde_json::to_vec(f).unwrap())];
+    let (a, b, c) = (dir.path().join("a.model"), dir.path().join("b.model"), dir.path().join("c.model"));
+    let given = section(&first);
+    write_with(&model, &a, WriteOptions::default(), Extras { sections: &given, ..Extras::default() }).unwrap();
+    let file = ModelFile::open(&a).unwrap();
+    assert_eq!(file.frequent_forms(), Some(&first));
+    let retrained = Extras { tagger_from: Some(&file), ..Extras::default() };
+    write_with(&model, &b, WriteOptions::default(), retrained).unwrap();
+    assert_eq!(ModelFile::open(&b).unwrap().frequent_forms(), Some(&first));
+    let other = FrequentForms::of(words("le chat a vu un chien")).unwrap();
+    let given = section(&other);
+    write_with(&model, &c, WriteOptions::default(), Extras { sections: &given, ..retrained }).unwrap();
+    assert_eq!(ModelFile::open(&c).unwrap().frequent_forms(), Some(&other));
+}

@@ -35,6 +35,10 @@ use serde::{Deserialize, Serialize};
 
 /// Forms kept.
 pub const FREQUENT_FORMS: usize = 100;
+/// Words (with a letter) a training text needs for its commonest forms to be its language's
+/// function words rather than most of its vocabulary: hu_szeged's 910 training sentences
+/// hold about 17,000.
+pub const MIN_TRAINING_WORDS: u64 = 10_000;
 /// A text whose words are among the frequent forms less than this share of as often as the
 /// training text's are is another language's (the table in the module doc).
 pub const FOREIGN_BELOW: f64 = 0.28;
@@ -55,7 +59,8 @@ pub fn counted(form: &str) -> Option<String> {
 }
 
 impl FrequentForms {
-    /// The commonest forms of `forms` (a training text's, in order); `None` without a word.
+    /// The commonest forms of `forms` (a training text's, in order); `None` for a text of
+    /// fewer than [`MIN_TRAINING_WORDS`] words.
     pub fn of<'a>(forms: impl IntoIterator<Item = &'a str>) -> Option<FrequentForms> {
         let mut counts: HashMap<String, u64> = HashMap::new();
         let mut words = 0u64;
@@ -70,7 +75,7 @@ impl FrequentForms {
         ranked.sort_unstable_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
         ranked.truncate(FREQUENT_FORMS);
         let covered: u64 = ranked.iter().map(|(_, c)| c).sum();
-        (words > 0).then(|| FrequentForms {
+        (words >= MIN_TRAINING_WORDS).then(|| FrequentForms {
             forms: ranked.into_iter().map(|(f, _)| f).collect(),
             coverage: covered as f64 / words as f64,
         })
@@ -89,13 +94,15 @@ mod tests {
 
     #[test]
     fn the_commonest_forms_are_counted_lowercased_and_without_numbers_or_punctuation() {
-        let text = "The cat saw the dog . The dog ran , 42 cats ran".split(' ');
-        let f = FrequentForms::of(text).unwrap();
+        let sentence = "The cat saw the dog . The dog ran , 42 cats ran";
+        let text: Vec<&str> = std::iter::repeat_n(sentence, 1200).flat_map(|s| s.split(' ')).collect();
+        let f = FrequentForms::of(text.iter().copied()).unwrap();
         assert_eq!(&f.forms[..3], ["the", "dog", "ran"]);
         assert!(!f.forms.iter().any(|w| w == "." || w == "42"));
         // All of the 9 words with a letter are among the (fewer than 100) forms.
         assert_eq!(f.coverage, 1.0);
-        assert_eq!(FrequentForms::of(". 1 ,".split(' ')), None);
+        // Too little text: its commonest forms would be most of its words.
+        assert_eq!(FrequentForms::of(sentence.split(' ')), None);
     }
 
     #[test]

@@ -216,11 +216,7 @@ pub fn encode_sentence(sent: &Sentence, morphology: Morphology, out: &mut Vec<To
         let (upos, xpos) = (w.get(Column::Upos), w.get(Column::Xpos));
         match morphology {
             Morphology::Columns | Morphology::Analysis => {
-                let mut attrs = token_attrs(form, w.get(Column::Lemma), upos, xpos, w.get(Column::Feats));
-                if std::env::var_os("SP_EXP_LEMMA_SUFFIX").is_some() {
-                    attrs.lemma = hash_lowercase(last_chars(form, 3));
-                }
-                attrs
+                token_attrs(form, w.get(Column::Lemma), upos, xpos, w.get(Column::Feats))
             }
             Morphology::Unspecified => token_attrs(form, "_", upos, xpos, "_"),
             Morphology::Suffixes => {

@@ -12,7 +12,7 @@ use spoolparse::corpus::{Column, Format, Reader};
 use spoolparse::learn::cw::CwOptions;
 use spoolparse::learn::logistic::RdaOptions;
 use spoolparse::model::file::{self as model_file, ModelFile, Precision, Recipe, WriteOptions};
-use spoolparse::model::frequent_forms::FrequentForms;
+use spoolparse::model::frequent_forms::{FormCounter, FrequentForms};
 use spoolparse::model::neural::{Context as NeuralContext, Sections, Spec};
 use spoolparse::model::tokenizer::{self, Scores, Tokenizer, TokenizerModel};
 use spoolparse::model::{Model, TrainingInfo};
@@ -379,13 +379,13 @@ impl ModelOutput {
 
 /// The commonest forms of the training files, which the input check tells their language by.
 fn frequent_forms(train: &[PathBuf]) -> Result<Option<FrequentForms>> {
-    let mut forms = Vec::new();
+    let mut counter = FormCounter::default();
     for path in train {
         for sent in Reader::open(path, Format::from_path(path))? {
-            forms.extend(sent?.words().map(|w| w.get(Column::Form).to_string()));
+            sent?.words().for_each(|w| counter.add(w.get(Column::Form)));
         }
     }
-    Ok(FrequentForms::of(forms.iter().map(String::as_str)))
+    Ok(counter.finish())
 }
 
 /// Trains the tokenizer on the raw text of `train`, scored on that of `dev`.

@@ -62,22 +62,39 @@ impl FrequentForms {
     /// The commonest forms of `forms` (a training text's, in order); `None` for a text of
     /// fewer than [`MIN_TRAINING_WORDS`] words.
     pub fn of<'a>(forms: impl IntoIterator<Item = &'a str>) -> Option<FrequentForms> {
-        let mut counts: HashMap<String, u64> = HashMap::new();
-        let mut words = 0u64;
-        for form in forms {
-            if let Some(key) = counted(form) {
-                words += 1;
-                *counts.entry(key).or_default() += 1;
-            }
+        let mut counter = FormCounter::default();
+        forms.into_iter().for_each(|form| counter.add(form));
+        counter.finish()
+    }
+}
+
+/// Counts a training text's forms as they are read ([`counted`]), so that no list of its
+/// words is ever held; [`FormCounter::finish`] gives its [`FrequentForms`].
+#[derive(Debug, Default)]
+pub struct FormCounter {
+    counts: HashMap<String, u64>,
+    words: u64,
+}
+
+impl FormCounter {
+    /// Counts `form`, if it counts.
+    pub fn add(&mut self, form: &str) {
+        if let Some(key) = counted(form) {
+            self.words += 1;
+            *self.counts.entry(key).or_default() += 1;
         }
-        let mut ranked: Vec<(String, u64)> = counts.into_iter().collect();
+    }
+
+    /// The commonest forms counted; `None` for fewer than [`MIN_TRAINING_WORDS`] words.
+    pub fn finish(self) -> Option<FrequentForms> {
+        let mut ranked: Vec<(String, u64)> = self.counts.into_iter().collect();
         // Ties by form, so that the same text gives the same list.
         ranked.sort_unstable_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
         ranked.truncate(FREQUENT_FORMS);
         let covered: u64 = ranked.iter().map(|(_, c)| c).sum();
-        (words >= MIN_TRAINING_WORDS).then(|| FrequentForms {
+        (self.words >= MIN_TRAINING_WORDS).then(|| FrequentForms {
             forms: ranked.into_iter().map(|(f, _)| f).collect(),
-            coverage: covered as f64 / words as f64,
+            coverage: covered as f64 / self.words as f64,
         })
     }
 }

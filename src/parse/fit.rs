@@ -155,7 +155,7 @@ impl FitCounts {
     /// So many forms are unknown, or so few words are the training text's commonest, that
     /// the text is surely not of the model's language.
     pub fn forms_foreign(&self) -> bool {
-        self.words > 0 && self.share(self.unknown_forms) >= UNKNOWN_FORMS_FOREIGN || self.words_foreign()
+        (self.words > 0 && self.share(self.unknown_forms) >= UNKNOWN_FORMS_FOREIGN) || self.words_foreign()
     }
 
     /// The training text's commonest forms are so rare in the text that it is another
@@ -342,9 +342,9 @@ impl FitReport {
 
     /// Whether none of the file's sentences should count as sure, whatever their confidence:
     /// its forms are so often unknown to the model, or its words so rarely the training text's
-    /// commonest, that it is another language ([`FitCounts::forms_foreign`]). Such text is parsed wrong nearly everywhere (the en_ewt
-    /// model: Hungarian 8.7 LAS, Greek 2.2), and the few sentences its confidence still puts
-    /// high are a lone quote mark or a run of names.
+    /// commonest, that it is another language ([`FitCounts::forms_foreign`]). Such text is
+    /// parsed wrong nearly everywhere (the en_ewt model: Hungarian 8.7 LAS, Greek 2.2), and the
+    /// few sentences its confidence still puts high are a lone quote mark or a run of names.
     pub fn holds_back(&self) -> bool {
         self.counts.forms_foreign()
     }

@@ -133,9 +133,12 @@ impl Server {
 
     /// Starts it listening on `listen`.
     fn start_on(spool: &Spool, listen: &str, extra: &[&str], token: Option<&str>) -> Server {
+        // Tasks in the order the queue ranks them, unless a test asks for the sample.
+        let sampling = if extra.contains(&"--sample-every") { &[][..] } else { &["--sample-every", "0"][..] };
         let mut child = Command::new(env!("CARGO_BIN_EXE_spoolparse"))
             .args(["annotate", "--config", spool.config.to_str().unwrap(), "--listen", listen])
             .args(extra)
+            .args(sampling)
             .stderr(Stdio::piped())
             .spawn()
             .unwrap();
@@ -338,6 +341,54 @@ fn a_whole_sentence_is_stored_as_reviewed_a_rubber_stamp_held_back_and_a_bad_one
     let kinds: Vec<String> =
         audit.lines().map(|l| serde_json::from_str::<Value>(l).unwrap()["decision"].as_str().unwrap().into()).collect();
     assert_eq!(kinds, ["held", "whole", "bad"]);
+}
+
+/// With `--sample-every 1` every task is a sentence of the uniform sample of what was
+/// published (`accepted/` and `lowconf/`), marked as such; answered whole, its correction says
+/// so, and its audit line holds its published confidence and how many of its published words
+/// were right, which `/api/models` sums into the precision on the user's text. A partial
+/// answer to one measures nothing.
+#[test]
+fn a_sampled_sentence_answered_whole_measures_the_published_precision_and_a_partial_answer_does_not() {
+    let spool = Spool::new(6, "");
+    // A published accepted file: the night's sentences (a model this small accepts none).
+    let night = spool.dir.path().join("out/lowconf/night.conllu.zst");
+    let night = zstd::decode_all(std::fs::File::open(night).unwrap()).unwrap();
+    std::fs::create_dir_all(spool.dir.path().join("out/accepted")).unwrap();
+    std::fs::write(spool.dir.path().join("out/accepted/day.conllu"), night).unwrap();
+    let server = Server::start(&spool, &["--sample-every", "1"]);
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while server.get("/api/stats").1["sample_population"] != json!(12) {
+        assert!(Instant::now() < deadline, "{}", server.get("/api/stats").1);
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let (_, task) = server.get("/api/next");
+    assert_eq!(task["sample"], json!(true), "{task}");
+    // One label changed: that word is published wrong, the four others right (the task shows
+    // the parse the file has: the same model, the same tags).
+    let mut arcs = as_shown(&task);
+    let relabel = if arcs[0]["deprel"] == json!("dep") { "vocative" } else { "dep" };
+    arcs[0]["deprel"] = json!(relabel);
+    answer_at_reading_pace(&server, &task, arcs);
+    let text = std::fs::read_to_string(&spool.corrections()[0]).unwrap();
+    assert!(text.contains("# workbench_sample = uniform\n") && text.contains("# reviewed = all\n"), "{text}");
+    let (_, partial) = server.get("/api/next");
+    assert_eq!(partial["sample"], json!(true), "{partial}");
+    let one = vec![as_shown(&partial)[0].clone()];
+    let (status, _) = server.post("/api/answer", json!({ "task": partial["task"], "arcs": one }));
+    assert_eq!(status, 200);
+    let audit = std::fs::read_to_string(spool.annotated().join("workbench/audit.jsonl")).unwrap();
+    let lines: Vec<Value> = audit.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(lines.len(), 2, "{audit}");
+    let measured = &lines[0]["sample"];
+    assert_eq!((&measured["words"], &measured["right"]), (&json!(5), &json!(4)), "{audit}");
+    assert!(measured["confidence"].as_f64().is_some_and(|c| (0.0..=1.0).contains(&c)), "{audit}");
+    assert!(lines[1].get("sample").is_none(), "a partial answer measures nothing: {audit}");
+    let (_, models) = server.get("/api/models");
+    let precision = &models["precision"];
+    assert_eq!((&precision["sentences"], &precision["words"]), (&json!(1), &json!(5)), "{precision}");
+    assert_eq!(precision["threshold"], json!(0.8), "the default threshold: {precision}");
+    assert_eq!(precision["targets"].as_array().map(Vec::len), Some(3), "{precision}");
 }
 
 #[test]

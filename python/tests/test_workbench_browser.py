@@ -129,16 +129,19 @@ def workbench(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathF
     yield from serve(data, tmp_path_factory.mktemp("workbench"))
 
 
-def serve(data: Data, root: Path, more_config: Callable[[Path], str] = lambda _: "") -> Iterator[Workbench]:
+def serve(data: Data, root: Path, more_config: Callable[[Path], str] = lambda _: "",
+          sample_every: int = 0) -> Iterator[Workbench]:
     """`spoolparse annotate` on a spool made in `root` (`make_spool`), with `more_config(root)`
-    added to its configuration, until the caller is done with it."""
+    added to its configuration, until the caller is done with it; one task in `sample_every` a
+    sentence of the uniform sample (0, the tests' default: tasks in the queue's order)."""
     port = free_port()
     config = make_spool(data, root, port)
     config.write_text(config.read_text() + more_config(root))
     log = root / "annotate.log"
     url = f"http://127.0.0.1:{port}"
     with log.open("wb") as out:
-        process = subprocess.Popen([str(data.bin), "annotate", "--config", str(config), "--listen", f"127.0.0.1:{port}"],
+        process = subprocess.Popen([str(data.bin), "annotate", "--config", str(config), "--listen", f"127.0.0.1:{port}",
+                                    "--sample-every", str(sample_every)],
                                    stdout=out, stderr=subprocess.STDOUT)
     try:
         wait_for_http(url, process, log)
@@ -803,3 +806,46 @@ def test_a_rubber_stamp_at_reading_pace_is_held_back_by_the_known_answer_checks(
     assert rows and rows[0][0] == "local" and rows[0][3].startswith("held back"), rows
     driver.execute_script("document.getElementById('annotator-standing').scrollIntoView()")
     screenshot(driver, "13-models-annotator-held-back")
+
+
+@pytest.fixture
+def sampled_workbench(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Workbench]:
+    """A server of its own where every task is a sentence of the uniform sample of what was
+    published."""
+    data: Data = request.getfixturevalue("data")
+    if not data.from_treebank:
+        pytest.skip("the sample's browser test needs en_ewt dev (../shared/data/ud)")
+    yield from serve(data, tmp_path_factory.mktemp("sampled"), sample_every=1)
+
+
+def test_a_sampled_sentence_says_so_and_its_whole_review_is_counted_in_the_precision_on_your_text(
+        browser, sampled_workbench: Workbench) -> None:
+    """A sentence of the uniform sample asks for a whole review; accepted whole at reading pace,
+    it is stored marked as a sample, and the Models view counts it in the precision on the
+    user's text, with a row for each precision a user may ask for."""
+    driver = browser
+    driver.get(sampled_workbench.url + "/")
+    authenticate(driver)
+    wait(driver, lambda: task(driver)["task"], "a task")
+    settled(driver)
+    sample_note = driver.find_element("id", "sample-note")
+    assert sample_note.is_displayed() and "every" in sample_note.text, sample_note.text
+    screenshot(driver, "13-sampled-sentence")
+    shown = task(driver)
+    flagged = driver.execute_script("return document.querySelectorAll('#sentence g.word.flagged').length")
+    time.sleep(0.26 * len(shown["words"]) + 1.05 * flagged)
+    press(driver, "a")
+    next_task(driver, shown["task"])
+    block = wait_stored_block(sampled_workbench, shown["sent_id"])
+    assert block is not None and "# workbench_sample = uniform" in block, block
+    driver.find_element("id", "nav-models").click()
+    wait(driver, lambda: driver.find_element("id", "models-view").is_displayed(), "the models view")
+    settled(driver)
+    summary = driver.find_element("id", "precision-summary").text
+    assert summary.startswith("1 sampled sentence reviewed whole"), summary
+    assert "serving threshold 0.80" in summary, summary
+    targets = [[td.text for td in tr.find_elements("tag name", "td")]
+               for tr in driver.find_elements("css selector", "#precision-targets tbody tr")]
+    assert [t[0] for t in targets] == ["90.0%", "95.0%", "98.0%"], targets
+    screenshot(driver, "14-precision-on-your-text")
+    driver.find_element("id", "nav-check").click()

@@ -25,6 +25,11 @@ pub struct AnnotateArgs {
     /// CoNLL-U files to queue besides the daemon's `lowconf/` (words marked `LowConf=Yes`).
     #[arg(long)]
     input: Vec<PathBuf>,
+    /// One task in this many is a sentence of the uniform sample of what was published, to be
+    /// reviewed whole (instead of `[annotate] sample_every`; 0: none, 1: every task while the
+    /// sample lasts).
+    #[arg(long, value_name = "N")]
+    sample_every: Option<u32>,
 }
 
 /// Runs `spoolparse annotate` until SIGTERM or SIGINT.
@@ -32,6 +37,6 @@ pub fn exec(args: AnnotateArgs) -> Result<()> {
     let config = args.config.load()?;
     let stop = Arc::new(AtomicBool::new(false));
     workbench::stop_on_signals(&stop).context("installing the signal handlers")?;
-    let options = Options { listen: args.listen, inputs: args.input };
+    let options = Options { listen: args.listen, inputs: args.input, sample_every: args.sample_every };
     Ok(workbench::run(&config, &options, &stop)?)
 }

@@ -45,11 +45,21 @@ pub struct Annotate {
     /// One task in this many (drawn at random) is a known-answer check: a sentence of the
     /// retraining's gold data the serving model gets wrong (`crate::workbench::known`); 0: none.
     pub check_every: u32,
+    /// One task in this many (drawn at random), and every task once the low-confidence queue is
+    /// done, is a sentence of a uniform sample of everything published, reviewed whole: what the
+    /// precision of `accepted/` is measured on (`crate::workbench::sample`); 0: none.
+    pub sample_every: u32,
 }
 
 impl Default for Annotate {
     fn default() -> Self {
-        Annotate { listen: "127.0.0.1:8040".to_string(), tokens_file: None, hosts: Vec::new(), check_every: 10 }
+        Annotate {
+            listen: "127.0.0.1:8040".to_string(),
+            tokens_file: None,
+            hosts: Vec::new(),
+            check_every: 10,
+            sample_every: 10,
+        }
     }
 }
 

@@ -182,6 +182,34 @@ pub fn choose(rows: &[SentenceRow], target: f64) -> Result<Choice, Shortfall> {
     })
 }
 
+/// What the sentences at or above a threshold give, measured (not chosen): for a threshold set
+/// beforehand, on text it was not chosen on.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Measured {
+    /// Sentences and words at or above the threshold.
+    pub sentences: u64,
+    pub words: u64,
+    /// Their share of all the words.
+    pub kept: f64,
+    /// The share of them that were right, and its Clopper–Pearson lower bound at level `RISK`
+    /// (over the effective words, as [`choose`] counts them).
+    pub precision: f64,
+    pub bound: f64,
+}
+
+/// The precision of the words of `rows` at or above `threshold`.
+pub fn measure(rows: &[SentenceRow], threshold: f64) -> Measured {
+    let tally = Tally::of(rows, threshold);
+    let total: u64 = rows.iter().map(|r| u64::from(r.words)).sum();
+    Measured {
+        sentences: tally.sentences,
+        words: tally.words,
+        kept: tally.words as f64 / total.max(1) as f64,
+        precision: tally.precision(),
+        bound: tally.bound(RISK),
+    }
+}
+
 /// The sentences that choose the sequence's start (the even ones) and those it is tested on.
 fn halves(rows: &[SentenceRow]) -> (Vec<&SentenceRow>, Vec<&SentenceRow>) {
     let (mut even, mut odd) = (Vec::new(), Vec::new());
@@ -435,6 +463,18 @@ mod tests {
             chosen = Some(t);
         }
         chosen
+    }
+
+    #[test]
+    fn a_measured_threshold_counts_the_words_at_or_above_it() {
+        let row = |confidence, words, right| SentenceRow { confidence, words, right };
+        let rows = [row(0.95, 10, 10), row(0.9, 10, 8), row(0.5, 20, 5)];
+        let m = measure(&rows, 0.9);
+        assert_eq!((m.sentences, m.words), (2, 20));
+        assert!((m.kept - 0.5).abs() < 1e-12 && (m.precision - 0.9).abs() < 1e-12, "{m:?}");
+        assert!(m.bound > 0.0 && m.bound < m.precision, "{m:?}");
+        let none = measure(&rows, 0.99);
+        assert_eq!((none.sentences, none.words, none.kept, none.bound), (0, 0, 0.0, 0.0));
     }
 
     #[test]

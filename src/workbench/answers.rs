@@ -36,11 +36,15 @@ use serde::{Deserialize, Serialize};
 
 use crate::base::io::publish;
 use crate::corpus::{Column, Sentence, TokenKind, Upos};
+use crate::learn::precision::SentenceRow;
 use crate::model::tagger::TagSet;
 use crate::retrain::{tags_reviewed, LEMMAS_CHECKED_KEY, TAGS_CHECKED_KEY, TAGS_KEY, UPOS_CHECKED_KEY};
 
 /// The comment naming the queued sentence a correction answers.
 pub const SOURCE_COMMENT: &str = "workbench_source";
+
+/// The comment of a correction of a sentence of the uniform sample, reviewed whole.
+pub const SAMPLE_COMMENT: &str = "workbench_sample";
 
 /// One word's arc before and after a decision.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -151,6 +155,10 @@ pub struct Decision {
     /// The correction file written, if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub file: Option<String>,
+    /// For a sentence of the uniform sample answered whole ([`super::sample`]): its confidence
+    /// as published and how many of its words were published right.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sample: Option<SentenceRow>,
 }
 
 /// The workbench's files under `annotated/`.
@@ -306,6 +314,9 @@ pub struct Provenance {
     pub sent_id: String,
     pub source: String,
     pub annotator: String,
+    /// Set for a sentence of the uniform sample reviewed whole: what it measured. The
+    /// correction then says `# workbench_sample = uniform` ([`SAMPLE_COMMENT`]).
+    pub sample: Option<SentenceRow>,
 }
 
 fn audit_path(annotated: &Path) -> PathBuf {
@@ -385,6 +396,7 @@ fn correction_text(
             "reviewed",
             "annotator",
             SOURCE_COMMENT,
+            SAMPLE_COMMENT,
             TAGS_CHECKED_KEY,
             UPOS_CHECKED_KEY,
             LEMMAS_CHECKED_KEY,
@@ -416,6 +428,9 @@ fn correction_text(
         out.push_str(&format!("# {LEMMAS_CHECKED_KEY} = {}\n", ids.join(" ")));
     }
     out.push_str(&format!("# annotator = {}\n# {SOURCE_COMMENT} = {}\n", meta.annotator, meta.source));
+    if meta.sample.is_some() {
+        out.push_str(&format!("# {SAMPLE_COMMENT} = uniform\n"));
+    }
     let mut word = 0usize;
     for line in sent.token_lines() {
         if line.kind() != TokenKind::Word {

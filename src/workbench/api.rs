@@ -32,9 +32,12 @@ use super::http::{Request, Response};
 use super::known::{self, Known, KnownAnswers};
 use super::queue::{read_sentence, Queue};
 use super::review::rubber_stamp;
+use super::sampled::{self, Asked};
 use super::standing::Standing;
 use super::task::{arc_pattern, Reparser, WordView};
+use crate::base::label::universal;
 use crate::corpus::{Column, Sentence};
+use crate::learn::precision::SentenceRow;
 use crate::model::file::ModelFile;
 use crate::model::registry::{unix_time, Registry};
 use crate::parse::constrained::{Arc as ArcConstraint, Constraints};
@@ -65,6 +68,8 @@ struct Task {
     body: serde_json::Value,
     /// For a known-answer check (not in the queue): its gold tree and lease.
     known: Option<Known>,
+    /// A sentence of the uniform sample: `sent` holds its parse as published.
+    sample: bool,
 }
 
 impl Task {
@@ -91,6 +96,7 @@ impl Task {
             sent,
             body,
             known: None,
+            sample: false,
         }
     }
 
@@ -101,6 +107,7 @@ impl Task {
             sent_id: self.sent_id.clone(),
             source: self.source.clone(),
             annotator: who.name.clone(),
+            sample: None,
         }
     }
 }
@@ -145,6 +152,8 @@ pub struct Workbench {
     /// for one is refused, not acknowledged as if it ran.
     retraining: bool,
     checks: Checks,
+    /// The daemon's threshold, for what the sampled answers say at it.
+    asked: Asked,
 }
 
 impl Workbench {
@@ -169,7 +178,13 @@ impl Workbench {
             today: Mutex::new(Today::default()),
             retraining: true,
             checks,
+            asked: Asked::default(),
         }
+    }
+
+    /// The same workbench for a daemon that publishes with the threshold `asked` gives.
+    pub fn asking(self, asked: Asked) -> Workbench {
+        Workbench { asked, ..self }
     }
 
     /// The same workbench for a daemon whose configuration runs no retraining cycle.
@@ -260,10 +275,10 @@ impl Workbench {
             let now = Instant::now();
             let leased = self.queue.lock().unwrap_or_else(|p| p.into_inner()).lease(&who.name, now);
             let Some((task_id, index)) = leased else { return Ok(Response::empty()) };
-            let (path, offset, source) = {
+            let (path, offset, source, sample) = {
                 let q = self.queue.lock().unwrap_or_else(|p| p.into_inner());
                 let c = *q.candidate(index);
-                (q.file(&c).to_path_buf(), c.offset, q.source(index))
+                (q.file(&c).to_path_buf(), c.offset, q.source(index), c.sampled)
             };
             let sent = match read_sentence(&path, offset) {
                 Ok(sent) => sent,
@@ -276,7 +291,10 @@ impl Workbench {
             let errors = self.queue.lock().unwrap_or_else(|p| p.into_inner()).errors().clone();
             let mut reparser = Reparser::new(&model);
             let words = reparser.view(&sent, &Constraints::none(sent.len()), &[], &errors);
-            let task = Task::shown(&task_id, source, sent, words);
+            let mut task = Task { sample, ..Task::shown(&task_id, source, sent, words) };
+            if sample {
+                task.body["sample"] = json!(true);
+            }
             let body = task.body.clone();
             self.tasks.lock().unwrap_or_else(|p| p.into_inner()).insert(task_id, task);
             return Ok(Response::json(200, &body));
@@ -289,7 +307,8 @@ impl Workbench {
     fn next_check(&self, who: &Annotator, model: &ModelFile) -> Option<Response> {
         let (left, errors) = {
             let q = self.queue.lock().unwrap_or_else(|p| p.into_inner());
-            (q.stats().left > q.stats().leased, q.errors().clone())
+            let s = q.stats();
+            (s.left + s.sample_left > s.leased, q.errors().clone())
         };
         if !left || !self.checks.known.due(&who.name, &self.checks.standing.get(&who.name)) {
             return None;
@@ -389,8 +408,9 @@ impl Workbench {
     fn answer(&self, who: &Annotator, body: &[u8]) -> Result<Response, Refusal> {
         let req: ArcsIn = parse_json(body)?;
         let model = self.serving();
-        let (shown_sent, shown, checked, meta, known) = self.with_task(who, &req.task, |t| {
-            (t.sent.clone(), t.shown.clone(), t.checked.clone(), t.provenance(&req.task, who), t.known.clone())
+        let (shown_sent, shown, checked, mut meta, known, sample) = self.with_task(who, &req.task, |t| {
+            let meta = t.provenance(&req.task, who);
+            (t.sent.clone(), t.shown.clone(), t.checked.clone(), meta, t.known.clone(), t.sample)
         })?;
         let fixes = tag_fixes(&shown_sent, &req.arcs)?;
         let lemmas = lemma_fixes(&shown_sent, &req.arcs)?;
@@ -461,6 +481,9 @@ impl Workbench {
         // The checks first: an annotator they hold back is held back however long they took.
         let record = self.checks.standing.get(&who.name);
         let held_back = record.held_back().or_else(|| stamp.clone());
+        if sample && req.whole && held_back.is_none() {
+            meta.sample = sample_row(&shown_sent, &arcs);
+        }
         let written = match &held_back {
             None => self.answers.write_correction(&sent, &arcs, req.whole, &tags_checked, &meta),
             Some(why) => self.answers.write_held_back(&sent, &arcs, req.whole, &tags_checked, &meta, why),
@@ -667,6 +690,9 @@ impl Workbench {
                 "duplicates": s.duplicates,
                 "held_out": s.held_out,
                 "held_back_files": s.held_back_files,
+                "sample_left": s.sample_left,
+                "sample_population": s.sample_population,
+                "sample_unscored": s.sample_unscored,
             }),
         )
     }
@@ -719,9 +745,12 @@ impl Workbench {
             .map(|contents| crate::retrain::State::read(self.registry.dir()).new_sentences(&contents))
             .ok();
         let annotators = self.annotators(who);
+        let decisions = self.answers.decisions().map_err(|e| Response::error(500, e.to_string()))?;
+        let precision = sampled::summary(&sampled::rows(&decisions), &self.serving(), self.asked);
         Ok(Response::json(
             200,
-            &json!({ "current": current, "models": models, "stored_since_last_cycle": stored, "annotators": annotators }),
+            &json!({ "current": current, "models": models, "stored_since_last_cycle": stored, "annotators": annotators,
+                     "precision": precision }),
         ))
     }
 
@@ -786,7 +815,27 @@ fn decision(
         arcs,
         reason,
         file: file.map(|f| f.display().to_string()),
+        sample: meta.sample,
     }
+}
+
+/// What a sampled sentence answered whole measures: its `# confidence` and words as `published`
+/// (the file's parse, which the daemon decided on), and how many of those words have the head
+/// and the universal relation the answer gives them (`arcs` by word id), as the official
+/// evaluator counts LAS; `None` for a sentence published without a confidence.
+fn sample_row(published: &Sentence, arcs: &[Option<(u32, String)>]) -> Option<SentenceRow> {
+    let confidence = published.comment("confidence")?.parse::<f64>().ok()?;
+    let right = published
+        .words()
+        .zip(arcs.iter().skip(1))
+        .filter(|(w, answer)| {
+            answer.as_ref().is_some_and(|(head, deprel)| {
+                w.get(Column::Head).parse::<u32>().ok() == Some(*head)
+                    && universal(w.get(Column::Deprel)) == universal(deprel)
+            })
+        })
+        .count();
+    Some(SentenceRow { confidence, words: published.len() as u32, right: right as u32 })
 }
 
 /// The reports of retraining cycles in `dir` (`CANDIDATE.json`, written beside the candidate

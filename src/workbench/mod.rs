@@ -5,14 +5,16 @@
 //! answers into `annotated/` ([`answers`]), where the daemon's ingest takes them in as it takes
 //! any file, so validation, deduplication and retraining stay the daemon's.
 //!
-//! It reads `lowconf/` (and files given with `--input`), `models/current` and
+//! It reads `lowconf/` (and files given with `--input`), `accepted/` (for a uniform sample,
+//! [`sample`]), `models/current` and
 //! `models/history.jsonl`; it writes only under `annotated/`. It listens on loopback only,
 //! unless `[annotate] tokens_file` names the annotators ([`auth`]), and obeys only requests
 //! addressed to it and, from a browser, sent by its own page ([`origin`]).
 //!
 //! - [`http`]: the small HTTP server, with its limits;
 //! - [`api`]: the routes; [`bodies`]: the JSON they take, and the tags and lemmas it fixes, checked;
-//! - [`queue`]: ranking and leases;
+//! - [`queue`]: ranking and leases; [`sample`]: the uniform sample of what was published, and
+//!   [`sampled`]: what its answers say of the precision of `accepted/`;
 //! - [`task`]: a task's words, re-parsed, with alternatives;
 //! - [`answers`]: the corrections, the sentences set aside and the audit log, durably;
 //! - [`auth`]: annotators and their tokens;
@@ -31,6 +33,8 @@ pub mod known;
 pub mod origin;
 pub mod queue;
 pub mod review;
+pub mod sample;
+pub mod sampled;
 pub mod standing;
 pub mod task;
 
@@ -66,6 +70,8 @@ pub struct Options {
     pub listen: Option<String>,
     /// CoNLL-U files queued besides `lowconf/`.
     pub inputs: Vec<PathBuf>,
+    /// Overrides `[annotate] sample_every`.
+    pub sample_every: Option<u32>,
 }
 
 /// The address, checked: a non-loopback address needs tokens.
@@ -108,7 +114,9 @@ pub fn run(config: &Config, options: &Options, stop: &AtomicBool) -> Result<(), 
     let done = answers::done_sources(&annotated).map_err(io(format!("reading {}", annotated.display())))?;
     let heldout = gold_sentences(config.retrain.heldout.as_deref(), usize::MAX, "retrain.heldout");
     let held_out = heldout.iter().map(crate::retrain::reference::forms_hash).collect();
-    let mut queue = queue::Queue::new(done).without(held_out);
+    let mut queue = queue::Queue::new(done)
+        .without(held_out)
+        .with_samples(options.sample_every.unwrap_or(config.annotate.sample_every));
     let standing = standing::Standing::open(&annotated).map_err(io(format!("reading {}", annotated.display())))?;
     let checks = api::Checks::new(known_answers(config, heldout), standing);
     // What earlier sessions' answers said of the parser's errors still ranks the queue.
@@ -126,10 +134,13 @@ pub fn run(config: &Config, options: &Options, stop: &AtomicBool) -> Result<(), 
     };
     let listener = http::bind(addr).map_err(io(format!("listening on {addr}")))?;
     let served = (current, Arc::new(model));
-    let bench = api::Workbench::new(queue, registry, served, answers, annotated, tokens, checks);
+    let asked = sampled::Asked {
+        min_confidence: config.parse.given_min_confidence(),
+        min_precision: config.parse.min_precision,
+    };
+    let bench = api::Workbench::new(queue, registry, served, answers, annotated, tokens, checks).asking(asked);
     let bench = Arc::new(if config.retrain.enabled { bench } else { bench.without_retraining() });
-    let lowconf = config.paths.output.join("lowconf");
-    spawn_scanner(Arc::clone(&bench), lowconf, options.inputs.clone());
+    spawn_scanner(Arc::clone(&bench), config.paths.output.clone(), options.inputs.clone());
     // The address bound (port 0 picks one), in the form scripts and tests wait for.
     let bound = listener.local_addr().unwrap_or(addr);
     tracing::info!("workbench on http://{bound}/");
@@ -144,15 +155,20 @@ pub fn run(config: &Config, options: &Options, stop: &AtomicBool) -> Result<(), 
     http::serve(listener, http::Limits::default(), stop, handler).map_err(io(format!("serving on {addr}")))
 }
 
-/// Queues the given inputs, then every complete file of `lowconf/` (not dot-files), every
-/// [`RESCAN`]; a file that cannot be read is said once.
-fn spawn_scanner(bench: Arc<api::Workbench>, lowconf: PathBuf, inputs: Vec<PathBuf>) {
+/// Queues the given inputs, then every complete file (not dot-files) of `OUTPUT/lowconf/`, and
+/// offers those of `OUTPUT/accepted/` to the sample, every [`RESCAN`]; a file that cannot be
+/// read is said once.
+fn spawn_scanner(bench: Arc<api::Workbench>, output: PathBuf, inputs: Vec<PathBuf>) {
     let said = Mutex::new(std::collections::HashSet::new());
-    let scan = move |path: &Path| {
-        let added = bench.queue.lock().unwrap_or_else(|p| p.into_inner()).add_file(path);
+    let scan = move |path: &Path, ranked: bool| {
+        let added = match ranked {
+            true => bench.queue.lock().unwrap_or_else(|p| p.into_inner()).add_file(path),
+            false => queue::Queue::add_accepted(&bench.queue, path),
+        };
         match added {
             Ok(0) => {}
-            Ok(n) => tracing::info!("workbench: queued {n} sentences of {}", path.display()),
+            Ok(n) if ranked => tracing::info!("workbench: queued {n} sentences of {}", path.display()),
+            Ok(n) => tracing::info!("workbench: sampled {n} sentences of {}", path.display()),
             Err(e) => {
                 if said.lock().unwrap_or_else(|p| p.into_inner()).insert(path.to_path_buf()) {
                     tracing::warn!("workbench: {e}");
@@ -162,11 +178,14 @@ fn spawn_scanner(bench: Arc<api::Workbench>, lowconf: PathBuf, inputs: Vec<PathB
     };
     let _ = std::thread::Builder::new().name("workbench-scan".into()).spawn(move || loop {
         for input in &inputs {
-            scan(input);
+            scan(input, true);
         }
-        if let Ok(names) = crate::base::io::visible_files(&lowconf) {
-            for name in names.iter().filter(|n| n.ends_with(".conllu") || n.ends_with(".conllu.zst")) {
-                scan(&lowconf.join(name));
+        for (dir, ranked) in [("lowconf", true), ("accepted", false)] {
+            let dir = output.join(dir);
+            if let Ok(names) = crate::base::io::visible_files(&dir) {
+                for name in names.iter().filter(|n| n.ends_with(".conllu") || n.ends_with(".conllu.zst")) {
+                    scan(&dir.join(name), ranked);
+                }
             }
         }
         std::thread::sleep(RESCAN);

@@ -23,17 +23,27 @@
 //! ([`Stats::held_back_files`]). Answered and flagged-bad sentences are never asked again: [`Queue::mark_done`] is
 //! fed at start from the audit log in `annotated/` (see [`super::answers`]).
 //!
+//! Besides the ranked sentences, the queue keeps a uniform sample of everything published,
+//! `accepted/` as well as `lowconf/` ([`super::sample`]), and one task in
+//! [`Queue::with_samples`]'s `every` (drawn at random), and every task once the ranked ones are
+//! done, is one of its sentences, to be reviewed whole: what they measure is the precision of
+//! what reaches `accepted/`, which the ranked sentences, all below the threshold, cannot show. A
+//! sampled sentence is a candidate of its own ([`Candidate::sampled`]), never ranked; answering
+//! it answers its ranked twin too.
+//!
 //! This module owns ranking and leases; it does not read sentences' words beyond scanning, and
 //! writes nothing.
 
 use std::collections::{BinaryHeap, HashMap, HashSet};
 use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use rand::{Rng, SeedableRng};
 
 use super::error_model::{self, ErrorModel};
+use super::sample::{self, Offered, Reservoir};
 use crate::corpus::{Column, CorpusError, ErrorKind, Format, Reader, Sentence};
 
 /// Words flagged for checking in one task, the least confident first.
@@ -73,6 +83,8 @@ pub struct Candidate {
     /// The flagged words that rank it, likeliest wrong first (unused ones: [`Flagged::NONE`]).
     words: [Flagged; KEPT],
     state: State,
+    /// In the uniform sample (to be reviewed whole), not ranked.
+    pub sampled: bool,
 }
 
 /// A flagged word as the queue keeps it.
@@ -123,6 +135,13 @@ pub struct Stats {
     /// Files the daemon held back as another language (`# held_back`, see
     /// [`crate::parse::fit::HELD_BACK_KEY`]): none of their sentences is asked.
     pub held_back_files: usize,
+    /// Published sentences offered to the uniform sample (`accepted/` and `lowconf/`).
+    pub sample_population: u64,
+    /// Sentences of the sample not yet answered (leased ones included).
+    pub sample_left: usize,
+    /// Sentences that would have entered the sample but carry no `# confidence` (the daemon
+    /// writes none with `parse.write_confidence = false`): nothing to measure a threshold on.
+    pub sample_unscored: usize,
 }
 
 /// Whether the file whose first sentence is `first` says the daemon held it back as another
@@ -225,6 +244,12 @@ pub struct Queue {
     leases_since_rank: usize,
     /// The words (`forms_hash`) of the sentences of `retrain.heldout`: not queued.
     held_out: HashSet<u64>,
+    /// The uniform sample of what was published, and its own random draws (so that turning it
+    /// on changes nothing else's).
+    sample: Reservoir,
+    sample_rng: rand_chacha::ChaCha8Rng,
+    /// One task in this many is a sampled sentence; 0: none is.
+    sample_every: u32,
 }
 
 impl Queue {
@@ -250,7 +275,17 @@ impl Queue {
             rerank_cursor: None,
             leases_since_rank: 0,
             held_out: HashSet::new(),
+            sample: Reservoir::new(sample::CAPACITY),
+            sample_rng: rand_chacha::ChaCha8Rng::seed_from_u64(0x5a3b),
+            sample_every: 0,
         }
+    }
+
+    /// The queue, with one task in `every` (0: none) drawn from the uniform sample of what was
+    /// published, and every task once nothing ranked is left.
+    pub fn with_samples(mut self, every: u32) -> Queue {
+        self.sample_every = every;
+        self
     }
 
     /// What the answers said so far.
@@ -289,7 +324,7 @@ impl Queue {
         for i in from..to {
             let c = &mut self.candidates[i];
             let p = priority(&c.words, &self.scale);
-            if p != c.priority {
+            if p != c.priority && !c.sampled {
                 c.priority = p;
                 if c.state == State::Queued {
                     self.heap.push(Ranked(p, i));
@@ -321,48 +356,45 @@ impl Queue {
     }
 
     /// Adds the low-confidence sentences of `path` (once per path; a file is complete when it
-    /// appears, as the daemon renames its outputs in). Returns how many were queued.
+    /// appears, as the daemon renames its outputs in), and offers each to the sample. Returns
+    /// how many were queued.
     pub fn add_file(&mut self, path: &Path) -> Result<usize, CorpusError> {
-        use std::io::BufRead;
-        if !self.scanned.insert(path.to_path_buf()) {
-            return Ok(0);
-        }
-        let io_error = |e: std::io::Error| CorpusError { path: path.to_path_buf(), line: 0, kind: ErrorKind::Io(e) };
-        let file = self.files.len() as u32;
-        self.files.push(path.to_path_buf());
-        let mut input = crate::base::io::open_input(path).map_err(io_error)?;
-        // Sentences are cut at blank lines here, so that each one's byte offset is known
-        // exactly; each is then read as the reader reads any sentence.
-        let (mut offset, mut start, mut ordinal, mut added) = (0u64, 0u64, 0u32, 0);
-        let (mut line, mut chunk) = (Vec::new(), Vec::new());
-        loop {
-            line.clear();
-            let n = input.read_until(b'\n', &mut line).map_err(io_error)?;
-            let blank = n == 0 || line.iter().all(|b| b.is_ascii_whitespace());
-            if blank && !chunk.is_empty() {
-                chunk.push(b'\n');
-                if ordinal == 0 && held_back(path, &chunk) {
-                    self.stats.held_back_files += 1;
-                    return Ok(0);
-                }
-                if self.add_sentence(path, file, &chunk, start, ordinal) {
-                    added += 1;
-                }
-                ordinal += 1;
-                chunk.clear();
+        let Some(file) = self.begin_file(path) else { return Ok(0) };
+        let mut added = 0;
+        sentences(path, |chunk, start, ordinal| {
+            if ordinal == 0 && held_back(path, chunk) {
+                self.stats.held_back_files += 1;
+                return false;
             }
-            if n == 0 {
-                break;
-            }
-            if !blank {
-                if chunk.is_empty() {
-                    start = offset;
-                }
-                chunk.extend_from_slice(&line);
-            }
-            offset += n as u64;
-        }
+            added += usize::from(self.add_sentence(path, file, chunk, start, ordinal));
+            self.offer_sample(path, file, chunk, start, ordinal);
+            true
+        })?;
         Ok(added)
+    }
+
+    /// Offers the sentences of `path`, a file of `accepted/`, to the sample (once per path),
+    /// the queue locked for one sentence at a time: such files are the bulk of what is
+    /// published, and reading one must not hold up the annotators' requests. Returns how many
+    /// entered the sample.
+    pub fn add_accepted(queue: &Mutex<Queue>, path: &Path) -> Result<usize, CorpusError> {
+        let lock = || queue.lock().unwrap_or_else(|p| p.into_inner());
+        let Some(file) = lock().begin_file(path) else { return Ok(0) };
+        let mut added = 0;
+        sentences(path, |chunk, start, ordinal| {
+            added += usize::from(lock().offer_sample(path, file, chunk, start, ordinal));
+            true
+        })?;
+        Ok(added)
+    }
+
+    /// The number of `path` in the queue's files, if it was not seen before.
+    fn begin_file(&mut self, path: &Path) -> Option<u32> {
+        if !self.scanned.insert(path.to_path_buf()) {
+            return None;
+        }
+        self.files.push(path.to_path_buf());
+        Some(self.files.len() as u32 - 1)
     }
 
     /// Queues the sentence `text` (at `offset`, the `ordinal`-th of `path`) if it has flagged
@@ -392,13 +424,47 @@ impl Queue {
         let priority = priority(&words, &self.scale);
         let pattern = flagged[0].1.key;
         let index = self.candidates.len();
-        self.candidates.push(Candidate { offset, file, ordinal, priority, pattern, words, state });
+        self.candidates.push(Candidate { offset, file, ordinal, priority, pattern, words, state, sampled: false });
         self.stats.queued += 1;
         if state == State::Queued {
             self.heap.push(Ranked(priority, index));
             self.stats.left += 1;
         }
         true
+    }
+
+    /// Offers the sentence `text` (at `offset`, the `ordinal`-th of `path`) to the sample; says
+    /// whether it entered. It is read only if the draw lets it in: a published sentence is
+    /// read whole once, and only a few thousand of them are parsed.
+    fn offer_sample(&mut self, path: &Path, file: u32, text: &[u8], offset: u64, ordinal: u32) -> bool {
+        let Some(slot) = self.sample.admit(&mut self.sample_rng) else { return false };
+        let mut sent = Sentence::default();
+        if !Reader::new(text, path, Format::Conllu).read_into(&mut sent).unwrap_or(false) {
+            return false;
+        }
+        if sent.comment("confidence").and_then(|c| c.parse::<f64>().ok()).is_none() {
+            self.stats.sample_unscored += 1;
+            return false;
+        }
+        if self.held_out.contains(&crate::retrain::reference::forms_hash(&sent)) {
+            return false;
+        }
+        let state = if self.done.contains(&source_key(path, ordinal)) { State::Done } else { State::Queued };
+        let index = self.candidates.len();
+        let candidates = &self.candidates;
+        match self.sample.put(slot, index, |i| candidates[i].state == State::Leased) {
+            Offered::Dropped => return false,
+            Offered::Added | Offered::Replaced(_) => {}
+        }
+        let (words, priority, pattern) = ([Flagged::NONE; KEPT], 0.0, u32::MAX);
+        self.candidates.push(Candidate { offset, file, ordinal, priority, pattern, words, state, sampled: true });
+        true
+    }
+
+    /// A sentence of the sample drawn uniformly among those not yet answered nor leased.
+    fn draw_sample(&mut self) -> Option<usize> {
+        let (candidates, files, done) = (&self.candidates, &self.files, &self.done);
+        self.sample.draw(&mut self.sample_rng, |i| open_sample(&candidates[i], files, done, false))
     }
 
     /// The queue, never asking about a sentence with the words of one of `held_out` (the gate's
@@ -412,8 +478,14 @@ impl Queue {
     pub fn lease(&mut self, annotator: &str, now: Instant) -> Option<(String, usize)> {
         self.expire(now);
         self.rerank_step();
-        let index = if self.rng.gen_bool(RANDOM_SHARE) { self.random_queued() } else { None };
-        let index = index.or_else(|| self.best_for(annotator))?;
+        let sampling = self.sample_every > 0;
+        let index = if sampling && self.sample_rng.gen_ratio(1, self.sample_every) { self.draw_sample() } else { None };
+        let index = match index {
+            Some(i) => Some(i),
+            None if self.rng.gen_bool(RANDOM_SHARE) => self.random_queued(),
+            None => None,
+        };
+        let index = index.or_else(|| self.best_for(annotator)).or_else(|| self.draw_sample().filter(|_| sampling))?;
         let c = &mut self.candidates[index];
         c.state = State::Leased;
         self.stats.leased += 1;
@@ -458,7 +530,7 @@ impl Queue {
         }
         (0..16)
             .map(|_| self.rng.gen_range(0..self.candidates.len()))
-            .find(|&i| self.candidates[i].state == State::Queued)
+            .find(|&i| self.candidates[i].state == State::Queued && !self.candidates[i].sampled)
     }
 
     /// Puts the candidates of expired leases back in the queue.
@@ -481,7 +553,9 @@ impl Queue {
         let c = &mut self.candidates[lease.candidate];
         if c.state == State::Leased {
             c.state = State::Queued;
-            self.heap.push(Ranked(c.priority, lease.candidate));
+            if !c.sampled {
+                self.heap.push(Ranked(c.priority, lease.candidate));
+            }
             self.stats.leased -= 1;
         }
         Some(lease)
@@ -503,12 +577,26 @@ impl Queue {
         if c.state == State::Leased {
             self.stats.leased -= 1;
         }
-        if c.state != State::Done {
+        let (sampled, file, ordinal) = (c.sampled, c.file, c.ordinal);
+        if c.state != State::Done && !sampled {
             self.stats.left -= 1;
         }
         c.state = State::Done;
         self.done.insert(key);
+        if sampled {
+            self.finish_twin(file, ordinal);
+        }
         Some(lease)
+    }
+
+    /// Marks done the ranked candidate of the sentence a sampled one was (if queued: one leased
+    /// right now is left to its annotator's answer). A linear pass, once per sampled answer.
+    fn finish_twin(&mut self, file: u32, ordinal: u32) {
+        let twin = self.candidates.iter_mut().find(|c| !c.sampled && c.file == file && c.ordinal == ordinal);
+        if let Some(c) = twin.filter(|c| c.state == State::Queued) {
+            c.state = State::Done;
+            self.stats.left -= 1;
+        }
     }
 
     /// Marks a source done (as the audit log says, or another process answered it).
@@ -534,14 +622,63 @@ impl Queue {
 
     /// The counts.
     pub fn stats(&self) -> Stats {
-        self.stats
+        let open = |&&i: &&usize| open_sample(&self.candidates[i], &self.files, &self.done, true);
+        let sample_left = self.sample.slots().iter().filter(open).count();
+        Stats { sample_population: self.sample.seen(), sample_left, ..self.stats }
     }
 }
 
+/// Whether a sampled candidate is still to be answered (not as its ranked twin either): queued,
+/// or leased too if `or_leased`.
+fn open_sample(c: &Candidate, files: &[PathBuf], done: &HashSet<String>, or_leased: bool) -> bool {
+    let state = c.state == State::Queued || (or_leased && c.state == State::Leased);
+    state && !done.contains(&source_key(&files[c.file as usize], c.ordinal))
+}
+
 /// `FILE#ORDINAL` with the file's name only: stable across restarts and moves of the folder.
+/// A file of a folder named `accepted` is `accepted/FILE#ORDINAL`: the daemon gives an input's
+/// accepted and low-confidence outputs one name, and their sentences are not the same.
 pub fn source_key(path: &Path, ordinal: u32) -> String {
     let name = path.file_name().map(|n| n.to_string_lossy()).unwrap_or_default();
-    format!("{name}#{ordinal}")
+    match path.parent().and_then(Path::file_name).is_some_and(|d| d == "accepted") {
+        true => format!("accepted/{name}#{ordinal}"),
+        false => format!("{name}#{ordinal}"),
+    }
+}
+
+/// Calls `each` with every sentence of the CoNLL-U file `path` (its lines up to the blank line
+/// that ends it), its decompressed byte offset and its ordinal, until `each` says `false`.
+/// Sentences are cut at blank lines here, so that each one's offset is known exactly; each is
+/// then read as the reader reads any sentence.
+fn sentences(path: &Path, mut each: impl FnMut(&[u8], u64, u32) -> bool) -> Result<(), CorpusError> {
+    use std::io::BufRead;
+    let io_error = |e: std::io::Error| CorpusError { path: path.to_path_buf(), line: 0, kind: ErrorKind::Io(e) };
+    let mut input = crate::base::io::open_input(path).map_err(io_error)?;
+    let (mut offset, mut start, mut ordinal) = (0u64, 0u64, 0u32);
+    let (mut line, mut chunk) = (Vec::new(), Vec::new());
+    loop {
+        line.clear();
+        let n = input.read_until(b'\n', &mut line).map_err(io_error)?;
+        let blank = n == 0 || line.iter().all(|b| b.is_ascii_whitespace());
+        if blank && !chunk.is_empty() {
+            chunk.push(b'\n');
+            if !each(&chunk, start, ordinal) {
+                return Ok(());
+            }
+            ordinal += 1;
+            chunk.clear();
+        }
+        if n == 0 {
+            return Ok(());
+        }
+        if !blank {
+            if chunk.is_empty() {
+                start = offset;
+            }
+            chunk.extend_from_slice(&line);
+        }
+        offset += n as u64;
+    }
 }
 
 /// Reads the sentence at decompressed byte `offset` of `path`: the stream before it is
@@ -675,6 +812,65 @@ mod tests {
             .count();
         assert!(nouns_first >= 9, "{nouns_first} of 10 NOUN tasks after the answers");
         assert_eq!(q.errors().observations(), RERANK_EVERY);
+    }
+
+    /// A published file `dir/SUB/night.conllu` of two-word sentences, each with the given
+    /// `# confidence` (none for `None`), its first word flagged.
+    fn published(dir: &Path, sub: &str, confidences: &[Option<f32>]) -> PathBuf {
+        let mut text = String::new();
+        for (s, c) in confidences.iter().enumerate() {
+            if let Some(c) = c {
+                text.push_str(&format!("# confidence = {c}\n"));
+            }
+            text.push_str(&format!("1\t{sub}{s}a\t_\tNOUN\t_\t_\t0\troot\t_\tConf=0.2|LowConf=Yes\n"));
+            text.push_str(&format!("2\t{sub}{s}b\t_\tNOUN\t_\t_\t1\tdep\t_\tConf=0.9\n\n"));
+        }
+        std::fs::create_dir_all(dir.join(sub)).unwrap();
+        let path = dir.join(sub).join("night.conllu");
+        std::fs::write(&path, text).unwrap();
+        path
+    }
+
+    #[test]
+    fn sampled_sentences_come_from_both_outputs_and_answering_one_answers_its_ranked_twin() {
+        let dir = tempfile::tempdir().unwrap();
+        let low = published(dir.path(), "lowconf", &[Some(0.3), Some(0.4)]);
+        let accepted = published(dir.path(), "accepted", &[Some(0.9), None]);
+        let mut q = Queue::new(HashSet::new()).with_samples(1);
+        assert_eq!(q.add_file(&low).unwrap(), 2);
+        let q = Mutex::new(q);
+        assert_eq!(Queue::add_accepted(&q, &accepted).unwrap(), 1, "the sentence without a confidence is not sampled");
+        assert_eq!(Queue::add_accepted(&q, &accepted).unwrap(), 0, "a file is read once");
+        let mut q = q.into_inner().unwrap();
+        let s = q.stats();
+        assert_eq!((s.left, s.sample_population, s.sample_left, s.sample_unscored), (2, 4, 3, 1), "{s:?}");
+        let now = Instant::now();
+        let mut answered = Vec::new();
+        while let Some((id, i)) = q.lease("ana", now) {
+            assert!(q.candidate(i).sampled, "with one task in one sampled, the sample comes first");
+            answered.push(q.source(i));
+            q.finish(&id);
+        }
+        answered.sort();
+        assert_eq!(answered, ["accepted/night.conllu#0", "night.conllu#0", "night.conllu#1"]);
+        let s = q.stats();
+        assert_eq!((s.left, s.sample_left, s.leased), (0, 0, 0), "the ranked twins were answered too: {s:?}");
+    }
+
+    #[test]
+    fn without_samples_no_published_sentence_is_asked_beyond_the_ranked_ones() {
+        let dir = tempfile::tempdir().unwrap();
+        let low = published(dir.path(), "lowconf", &[Some(0.3), Some(0.4)]);
+        let mut q = Queue::new(HashSet::new());
+        q.add_file(&low).unwrap();
+        let now = Instant::now();
+        let mut n = 0;
+        while let Some((id, i)) = q.lease("ana", now) {
+            assert!(!q.candidate(i).sampled);
+            q.finish(&id);
+            n += 1;
+        }
+        assert_eq!(n, 2);
     }
 
     #[test]

@@ -19,6 +19,39 @@ async function loadModels() {
   drawChart(events);
   $('#model-history tbody').replaceChildren(...events.reverse().map(historyRow));
   $('#annotator-standing tbody').replaceChildren(...(data.annotators || []).map(standingRow));
+  showPrecision(data.precision);
+}
+
+// What the answered sentences of the uniform sample say: the precision of accepted/ at the
+// serving threshold, and the threshold each precision would get on the user's text.
+function showPrecision(p) {
+  const pct = (x) => (x === null || x === undefined ? '–' : `${(x * 100).toFixed(1)}%`);
+  let text;
+  if (!p || !p.sentences) {
+    text = 'No sampled sentence reviewed yet. One task in [annotate] sample_every (10 by default) is a sentence drawn at random from everything parsed; reviewed whole, such sentences measure the precision of what reaches accepted/.';
+  } else {
+    text = `${p.sentences} sampled sentence${p.sentences === 1 ? '' : 's'} reviewed whole (${p.words} words). `;
+    if (p.error) text += `The serving threshold: ${p.error}`;
+    else if (p.threshold === null) text += 'No threshold is configured: every sentence is accepted.';
+    else {
+      const m = p.at_threshold;
+      text += `At the serving threshold ${p.threshold.toFixed(2)}: ${pct(m.kept)} of their words accepted, ${pct(m.precision)} of those right (at least ${pct(m.bound)} with 90% confidence).`;
+    }
+  }
+  $('#precision-summary').textContent = text;
+  const rows = (p && p.sentences ? p.targets : []).map((t) => {
+    const row = document.createElement('tr');
+    const cells = t.threshold === null
+      ? [pct(t.target), 'not reachable with these answers', '–', '–']
+      : [pct(t.target), t.threshold.toFixed(2), pct(t.kept), pct(t.precision)];
+    row.replaceChildren(...cells.map((c) => {
+      const cell = document.createElement('td');
+      cell.textContent = c;
+      return cell;
+    }));
+    return row;
+  });
+  $('#precision-targets tbody').replaceChildren(...rows);
 }
 
 // An annotator's known-answer checks: passed, failed, and whether their answers are held back.

@@ -131,6 +131,8 @@ function setTask(task) {
     $('#sent-id').textContent = task.sent_id;
     $('#sent-text').textContent = task.text;
   }
+  // A sentence of the uniform sample measures what reaches accepted/: only a whole review counts.
+  $('#sample-note').hidden = !(task && task.sample);
   render();
   $('#sentence').scrollLeft = 0;
   scrollToWord(state.current);

@@ -1052,6 +1052,57 @@ fn completion_and_weighting_change_what_a_cycle_trains_on() {
     assert!(gate.annotations.is_none() && !gate.annotations_judge);
 }
 
+/// A cycle over six sentences the workbench sampled and had reviewed whole (18 words) and ten
+/// partial annotations, with `retrain.calibration_min_arcs` at `min_words`.
+fn cycle_on_sampled_annotations(dir: &Path, min_words: usize) -> Report {
+    let model = small_model(dir, 1);
+    let fixture = common::fixture("special.conllu");
+    let heldout = heldout_beside(&fixture, dir);
+    let settings = format!(
+        "max_las_drop = 100\nepochs = 2\nannotation_heldout = 0.0\nbootstrap_samples = 50\ncalibration_min_arcs = {min_words}\n"
+    );
+    let config = write_config(dir, &model, &fixture, &heldout, &settings);
+    let sampled = |i: usize| {
+        let marks = "# confirmed = yes\n# reviewed = all\n# workbench_sample = uniform\n";
+        sentence(Some(&format!("u{i}")), ["2", "0", "2"]).replacen("# confirmed = yes\n", marks, 1)
+    };
+    let partial = |i: usize| sentence(Some(&format!("p{i}")), ["_", "0", "_"]);
+    let text: String = (0..6).map(sampled).chain((0..10).map(partial)).collect();
+    drop_in(&dir.join("spool/annotated"), "mixed.conllu", &text);
+    retrain(&config)
+}
+
+/// Sentences the workbench drew uniformly from what was published and had reviewed whole are
+/// never trained on, and once they hold `calibration_min_arcs` words, `--min-precision` chooses
+/// the candidate's threshold on them: its calibration sentences are theirs, kept in a file beside
+/// the cycle's report, which the model names; below that, on `retrain.heldout` as before.
+#[test]
+fn sampled_sentences_are_never_trained_on_and_once_enough_the_precision_is_chosen_on_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let report = cycle_on_sampled_annotations(dir.path(), 12);
+    assert_eq!(report.train_partial_sentences, 10, "the sampled sentences are not trained on: {report:#?}");
+    assert_eq!(report.annotations_heldout, 6, "{report:#?}");
+    assert_eq!(report.precision_sentences, 6, "{report:#?}");
+    let on = PathBuf::from(report.precision_on.clone().expect("where the precision is chosen"));
+    assert!(on.starts_with(dir.path().join("spool/models")), "{}", on.display());
+    let kept = sentences(&on);
+    assert_eq!(kept.len(), 6);
+    assert!(kept.iter().all(|s| s.comment("workbench_sample") == Some("uniform")));
+    assert_eq!(report.decision, Some(spoolparse::retrain::Decision::Promoted), "{report:#?}");
+    let registry = Registry::new(dir.path().join("spool/models"));
+    let served = registry.open(&registry.current_name().unwrap().unwrap()).unwrap();
+    let confidence = served.confidence().expect("a fitted confidence");
+    assert_eq!(confidence.sentences_source(), on.display().to_string());
+    assert_eq!(confidence.sentences.len(), 6);
+    assert_eq!(confidence.sentences.iter().map(|r| r.words).sum::<u32>(), 18);
+    assert!(confidence.fitted_on.ends_with("heldout.conllu"), "the confidence itself is fitted as before");
+
+    let fewer = tempfile::tempdir().unwrap();
+    let report = cycle_on_sampled_annotations(fewer.path(), 19);
+    assert_eq!((report.train_partial_sentences, report.precision_sentences), (10, 0), "{report:#?}");
+    assert!(report.precision_on.as_deref().is_some_and(|p| p.ends_with("heldout.conllu")), "{report:#?}");
+}
+
 /// A model with a tagger (and the analysis it brings) trained on the fixture, in `dir`.
 fn tagger_model(dir: &Path) -> PathBuf {
     let model = dir.join("tagger.model");

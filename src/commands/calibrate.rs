@@ -63,7 +63,7 @@ pub fn describe_precisions(c: &PipelineConfidence) -> String {
         "{} (on {} sentences of {}, with probability {})",
         each.join("; "),
         c.sentences.len(),
-        c.fitted_on,
+        c.sentences_source(),
         1.0 - precision::RISK
     )
 }

@@ -59,7 +59,7 @@ impl Threshold {
             precision::choose(&calibration.sentences, target).map_err(|short| PrecisionError::Unreachable {
                 model: name,
                 target,
-                fitted_on: calibration.fitted_on.clone(),
+                fitted_on: calibration.sentences_source().to_string(),
                 level: 1.0 - RISK,
                 best: match short.start {
                     Some((t, bound)) => {
@@ -72,7 +72,7 @@ impl Threshold {
         Ok(Threshold {
             min_confidence: Some(min_confidence.map_or(choice.threshold, |c| c.max(choice.threshold))),
             choice: Some(choice),
-            fitted_on: calibration.fitted_on.clone(),
+            fitted_on: calibration.sentences_source().to_string(),
             given_wins,
         })
     }

@@ -9,7 +9,7 @@ use std::path::Path;
 
 use serde::Deserialize;
 
-use super::{held_out, store, Report, RetrainError, Settings};
+use super::{held_out_annotation, store, Report, RetrainError, Settings};
 use crate::corpus::{Format, Reader, Sentence};
 use crate::learn::scorer::Scorer;
 use crate::model::analysis::{AnalysisScores, Analyze, Analyzer};
@@ -73,7 +73,7 @@ impl TaggerRetraining {
             TaggerRetraining::Always => true,
             TaggerRetraining::Auto => annotations
                 .iter()
-                .any(|a| !held_out(&a.id, settings.annotation_heldout) && checked(&a.sentence).is_some()),
+                .any(|a| !held_out_annotation(a, settings.annotation_heldout) && checked(&a.sentence).is_some()),
         }
     }
 }
@@ -142,7 +142,7 @@ pub(super) fn retrain_tagger_on<S: Scorer>(
 ) -> Result<TaggerModel, RetrainError> {
     let mut tags = TagSet::default();
     let mut sentences = load_tagging(&settings.base, &mut tags)?;
-    for a in annotations.iter().filter(|a| !held_out(&a.id, settings.annotation_heldout)) {
+    for a in annotations.iter().filter(|a| !held_out_annotation(a, settings.annotation_heldout)) {
         let Some(checked) = checked_tags(&a.sentence) else { continue };
         report.tagger_annotations += 1;
         report.tagger_annotated_words += checked.iter().filter(|&&g| g != Gold::Unchecked).count();
@@ -184,7 +184,7 @@ pub(super) fn retrain_lemmatizer_on(
     }
     let base = sentences.len();
     let mut checked: Vec<Vec<bool>> = Vec::new();
-    for a in annotations.iter().filter(|a| !held_out(&a.id, settings.annotation_heldout)) {
+    for a in annotations.iter().filter(|a| !held_out_annotation(a, settings.annotation_heldout)) {
         let Some(words) = checked_lemmas(&a.sentence) else { continue };
         report.lemmatizer_annotations += 1;
         report.lemmatizer_annotated_words += words.iter().filter(|&&c| c).count();

@@ -32,6 +32,11 @@
 //!    `retrain.calibration_min_arcs` annotated arcs (the user's text is what confidences must
 //!    describe; below that the treebank's larger sample is steadier), reporting the arc ECE on
 //!    the held-out annotations of both fits;
+//!
+//!    `--min-precision` chooses the candidate's threshold on the sentences the workbench drew
+//!    uniformly from what was published and had reviewed whole ([`sampled`]: never trained on)
+//!    once they hold `retrain.calibration_min_arcs` words, else on `retrain.heldout`
+//!    ([`choose_on_samples`]);
 //! 5. installs the candidate in the models directory under a new immutable name (checked in
 //!    full first, so a half-written one never has a name), and scores it and the serving model
 //!    as stored on `retrain.heldout` and on the held-out annotations;
@@ -160,6 +165,21 @@ pub fn held_out(id: &str, share: f64) -> bool {
     ((hash_str(id) % 10_000) as f64) < share * 10_000.0
 }
 
+/// The comment of a correction of a sentence the workbench drew uniformly from everything
+/// published and had reviewed whole (`# workbench_sample = uniform`).
+pub const SAMPLE_KEY: &str = "workbench_sample";
+
+/// Whether `sent` is such a sampled sentence, reviewed whole.
+pub fn sampled(sent: &crate::corpus::Sentence) -> bool {
+    sent.comment(SAMPLE_KEY).is_some() && sent.comment(store::REVIEWED_KEY) == Some("all")
+}
+
+/// Whether an annotation is never trained on: a sampled sentence (it measures how often what is
+/// published is right, which a model trained on it would overstate), and the held-out share.
+pub fn held_out_annotation(a: &store::Annotation, share: f64) -> bool {
+    sampled(&a.sentence) || held_out(&a.id, share)
+}
+
 /// A file in `annotated/` (a dot-file: ingest passes it over) that asks the daemon's next look
 /// at annotations to run a cycle now, as `spoolparse retrain --force` would; the correction
 /// workbench's "retrain now" writes it, and the daemon removes it when it starts the cycle.
@@ -175,6 +195,42 @@ fn refit_confidence(tmp: &Path, heldout: &Path) -> Result<(), ModelError> {
         Ok(None) => Ok(()),
         Err(e) => Err(ModelError::Io { path: heldout.to_path_buf(), error: std::io::Error::other(e) }),
     }
+}
+
+/// Gives the candidate written at `tmp` the user's own text to choose `--min-precision`'s
+/// threshold on, once the held-out annotations hold `min_words` words of sampled sentences
+/// ([`sampled`]: drawn uniformly from what was published, reviewed whole): those sentences,
+/// written to `file` (kept beside the cycle's report, so that `inspect` names a file that
+/// exists), parsed by the candidate and scored with its confidence as fitted on the held-out
+/// file. Returns how many sentences it chooses on (0: too few, and the held-out file's stay).
+fn choose_on_samples(
+    tmp: &Path,
+    samples: &[&crate::corpus::Sentence],
+    min_words: usize,
+    file: &Path,
+) -> Result<usize, ModelError> {
+    let words: usize = samples.iter().map(|s| s.len()).sum();
+    if samples.is_empty() || words < min_words {
+        return Ok(0);
+    }
+    let io = |error| ModelError::Io { path: file.to_path_buf(), error };
+    let mut text = Vec::new();
+    for s in samples {
+        s.write_to(&mut text).map_err(io)?;
+    }
+    crate::base::io::write_atomically(file, &text).map_err(io)?;
+    let model = std::sync::Arc::new(ModelFile::open(tmp)?);
+    let Some(mut confidence) = model.confidence().cloned() else { return Ok(0) };
+    let rows =
+        crate::train::pipeline_confidence::scored_sentences(&model, file).map_err(|e| io(std::io::Error::other(e)))?;
+    if rows.is_empty() {
+        return Ok(0);
+    }
+    let chosen = rows.len();
+    confidence.sentences = rows;
+    confidence.sentences_from = Some(file.display().to_string());
+    model_file::write_with_confidence(&model, &confidence, tmp)?;
+    Ok(chosen)
 }
 
 /// How one cycle is run, beside its settings.
@@ -461,8 +517,16 @@ pub fn run_cycle(
     // What the candidate has no new one of (tagger, FEATS, lemmatizer, tokenizer) is the serving
     // model's, copied as it is.
     let extras = Extras { recipe: Some(&recipe), tagger_from: Some(&current), sections: &[] };
-    let written =
-        model_file::write_with(&model, &tmp, write, extras).and_then(|_| refit_confidence(&tmp, &heldout_path));
+    let samples: Vec<&crate::corpus::Sentence> = heldout_sentences.iter().copied().filter(|s| sampled(s)).collect();
+    let samples_file = registry.dir().join(format!("samples-{}.conllu", compact_utc(report.started)));
+    let written = model_file::write_with(&model, &tmp, write, extras)
+        .and_then(|_| refit_confidence(&tmp, &heldout_path))
+        .and_then(|_| choose_on_samples(&tmp, &samples, settings.calibration_min_arcs, &samples_file));
+    report.precision_sentences = *written.as_ref().unwrap_or(&0);
+    report.precision_on = Some(match report.precision_sentences {
+        0 => heldout_path.display().to_string(),
+        _ => samples_file.display().to_string(),
+    });
     let installed = written
         .map_err(RetrainError::from)
         .and_then(|_| Ok(registry.install_as(&tmp, &format!("retrained-{}", compact_utc(report.started)))?));

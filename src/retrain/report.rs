@@ -124,6 +124,13 @@ pub struct Report {
     /// and (refitted on them) 2-fold cross-fitted; `None` without held-out annotations.
     pub annotations_arc_ece_heldout_fit: Option<f64>,
     pub annotations_arc_ece_refit: Option<f64>,
+    /// The sentences `--min-precision` chooses the candidate's threshold on: the file, and how
+    /// many of the user's sampled sentences it holds (0: `retrain.heldout`, until the held-out
+    /// annotations hold `retrain.calibration_min_arcs` words of sampled sentences).
+    #[serde(default)]
+    pub precision_on: Option<String>,
+    #[serde(default)]
+    pub precision_sentences: usize,
     /// Where the report is.
     pub report_file: Option<String>,
 }

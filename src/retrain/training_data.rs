@@ -1,13 +1,14 @@
 //! What a cycle trains its parser on: the base treebank (checked apart from the held-out
 //! file), then the annotations that are not held out, each with the tags the parser will be
 //! given, then self-training's most confident output. Which annotations are held out for
-//! the gate is decided here too ([`held_out`]); training and gating are the parent's.
+//! the gate is decided here too ([`held_out_annotation`]: the sampled sentences and a share of the
+//! others); training and gating are the parent's.
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
 use super::analysis::unfit_tags;
-use super::{checked_tags, held_out, io_err, reference, store, Report, RetrainError, Settings};
+use super::{checked_tags, held_out_annotation, io_err, reference, store, Report, RetrainError, Settings};
 use crate::base::hash::hash_str;
 use crate::corpus::{Format, Reader, Sentence};
 use crate::learn::scorer::Scorer;
@@ -86,7 +87,7 @@ pub(super) fn training_data<'a, S: Scorer>(
     // one whose tags the parser does not know (XPOS `_`) as the daemon would retag it.
     let retrain_tagger = settings.retrain_tagger.retrains(&contents.annotations, settings, checked_tags);
     for a in &contents.annotations {
-        if held_out(&a.id, settings.annotation_heldout) {
+        if held_out_annotation(a, settings.annotation_heldout) {
             heldout.push(&a.sentence);
             continue;
         }

@@ -231,7 +231,20 @@ pub fn fit_pipeline_confidence(model: &Arc<ModelFile>, path: &Path) -> Result<Op
         ece_before: before,
         ece_crossfit: crossfit,
         sentences,
+        sentences_from: None,
     }))
+}
+
+/// The sentences of the gold file `path` as `model` parses them (its raw text, where the model
+/// reads raw text), each with the confidence `parse` gives it with the model's fitted
+/// confidence and its words right: what `--min-precision` chooses on when `path` is the user's
+/// own text, which the confidence was not fitted on (so nothing is cross-fitted). Empty for a
+/// model without a fitted confidence.
+pub fn scored_sentences(model: &Arc<ModelFile>, path: &Path) -> Result<Vec<SentenceRow>, FitError> {
+    let Some(confidence) = model.confidence() else { return Ok(Vec::new()) };
+    let (rows, inputs) = collect_rows(model, path)?;
+    let measured = inputs[0];
+    Ok(sentence_rows(rows.iter().filter(|r| r.input == measured), |r| confidence.model.apply(&r.signals)))
 }
 
 /// Each sentence of `rows` (consecutive rows of one input) with its confidence, the mean of its

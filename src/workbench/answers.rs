@@ -44,7 +44,7 @@ use crate::retrain::{tags_reviewed, LEMMAS_CHECKED_KEY, TAGS_CHECKED_KEY, TAGS_K
 pub const SOURCE_COMMENT: &str = "workbench_source";
 
 /// The comment of a correction of a sentence of the uniform sample, reviewed whole.
-pub const SAMPLE_COMMENT: &str = "workbench_sample";
+pub const SAMPLE_COMMENT: &str = crate::retrain::SAMPLE_KEY;
 
 /// One word's arc before and after a decision.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]

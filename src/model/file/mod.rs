@@ -177,6 +177,18 @@ pub struct PipelineConfidence {
     /// ([`crate::learn::precision`]). Empty in a model written before they were kept.
     #[serde(default)]
     pub sentences: Vec<SentenceRow>,
+    /// Where `sentences` come from when not from `fitted_on`: the user's own sentences, drawn
+    /// uniformly by the workbench and reviewed whole, parsed with this confidence as fitted
+    /// (never fitted on them: [`crate::train::pipeline_confidence::scored_sentences`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sentences_from: Option<String>,
+}
+
+impl PipelineConfidence {
+    /// The file `sentences` come from.
+    pub fn sentences_source(&self) -> &str {
+        self.sentences_from.as_deref().unwrap_or(&self.fitted_on)
+    }
 }
 
 /// One entry of the section table.

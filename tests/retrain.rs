@@ -240,6 +240,16 @@ fn files_in_another_language_are_refused_and_random_trees_set_aside_until_confir
     drop_in(&store.incoming, "random.conllu", &confirmed);
     let r = store.ingest().unwrap();
     assert_eq!((r.sentences, r.suspect.len()), (rnd.suspect, 0), "{r:?}");
+    // The short trees again, as sentences the workbench sampled and had reviewed whole: never
+    // trained on, they are not judged against the model, and are stored.
+    for (i, s) in short.iter_mut().enumerate() {
+        s.set_comment("sent_id", &format!("sampled-{i}"));
+        s.set_comment("reviewed", "all");
+        s.set_comment("workbench_sample", "uniform");
+    }
+    write(&store.incoming.join("sampled.conllu"), &short);
+    let r = store.ingest().unwrap();
+    assert_eq!((r.sentences, r.suspect.len()), (short.len(), 0), "{r:?}");
 }
 
 /// Random spanning trees over sentences of a domain the serving model was not trained on (en_atis

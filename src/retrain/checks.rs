@@ -213,7 +213,11 @@ pub(super) fn check_sentence(
             ),
         ));
     }
-    if let Some(annotator) = annotator.filter(|_| sent.comment(CONFIRMED_KEY) != Some("yes")) {
+    // A sentence the workbench sampled is never trained on, so a wrong tree cannot teach the
+    // model; set aside, the confidently wrong parses the sample is there to count would be
+    // missing from it, and the precision chosen on it would be too high.
+    let judged = sent.comment(CONFIRMED_KEY) != Some("yes") && !super::sampled(&sent);
+    if let Some(annotator) = annotator.filter(|_| judged) {
         let a = agreement(annotator, &sent);
         if a.is_suspect() {
             let why = if a.confident >= MIN_CONFIDENT_ARCS {

@@ -391,6 +391,93 @@ fn a_sampled_sentence_answered_whole_measures_the_published_precision_and_a_part
     assert_eq!(precision["targets"].as_array().map(Vec::len), Some(3), "{precision}");
 }
 
+/// `n` sentences (stems of seed `seed`) of one tag, whose words ending in `o` hang from the
+/// first word and the others from the word before: only a word's characters tell them apart.
+/// Written into `dir`; returns the file.
+fn suffix_corpus(dir: &Path, n: usize, seed: u64) -> PathBuf {
+    let mut state = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+    let mut next = |m: u64| {
+        state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        (state >> 33) % m
+    };
+    let syllables = ["ka", "ri", "mu", "te", "lo", "sa", "ni", "pe", "du", "gi"];
+    let mut text = String::new();
+    for s in 0..n {
+        text.push_str(&format!("# sent_id = u{seed}-{s}\n"));
+        for i in 1..=(4 + next(4)) {
+            let stem: String = (0..2 + next(2)).map(|_| syllables[next(10) as usize]).collect();
+            let form = format!("{stem}{}", if next(2) == 0 { "o" } else { "a" });
+            let head = if i == 1 {
+                0
+            } else if form.ends_with('o') {
+                1
+            } else {
+                i - 1
+            };
+            let deprel = if i == 1 { "root" } else { "dep" };
+            text.push_str(&format!("{i}\t{form}\t_\tX\tX\t_\t{head}\t{deprel}\t_\t_\n"));
+        }
+        text.push('\n');
+    }
+    let path = dir.join(format!("suffix-{seed}.conllu"));
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+/// With a neural model serving, a task shows the parse the daemon published: the re-parse
+/// reads the words' forms, as the neural parser does everywhere (it read none: every word's
+/// characters, suffix and shape were an empty word's).
+#[test]
+fn with_a_neural_model_a_task_shows_the_published_parse() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = dir.path().join("m.model");
+    let out = common::train(
+        &suffix_corpus(dir.path(), 300, 0),
+        &model,
+        &["--neural", "--neural-size", "small", "--neural-epochs", "6"],
+    );
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    // Words it never saw, of the same two endings: parsed by their characters and suffixes.
+    std::fs::create_dir_all(dir.path().join("out/lowconf")).unwrap();
+    let low = dir.path().join("out/lowconf/night.conllu");
+    let args = ["--min-confidence", "1", "--rejected", low.to_str().unwrap()];
+    let out = common::parse(&model, &suffix_corpus(dir.path(), 40, 1), &dir.path().join("accepted.conllu"), &args);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let p = dir.path().display();
+    let config = dir.path().join("cfg.toml");
+    std::fs::write(&config, format!("[paths]\nspool = \"{p}/spool\"\noutput = \"{p}/out\"\nmodel = \"{p}/m.model\"\n"))
+        .unwrap();
+    let published: std::collections::HashMap<String, Vec<(String, String)>> = std::fs::read_to_string(&low)
+        .unwrap()
+        .split("\n\n")
+        .filter_map(|block| {
+            let id = block.lines().find_map(|l| l.strip_prefix("# sent_id = "))?.to_string();
+            let arcs = block
+                .lines()
+                .filter(|l| l.split('\t').count() == 10)
+                .map(|l| {
+                    let cols: Vec<&str> = l.split('\t').collect();
+                    (cols[6].to_string(), cols[7].to_string())
+                })
+                .collect();
+            Some((id, arcs))
+        })
+        .collect();
+    let spool = Spool { dir, config };
+    let server = Server::start(&spool, &[]);
+    let tasks: Vec<Value> = (0..20).map(|_| server.get("/api/next").1).collect();
+    for task in &tasks {
+        let shown: Vec<(String, String)> = task["words"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|w| (w["head"].to_string(), w["deprel"].as_str().unwrap().to_string()))
+            .collect();
+        let id = task["sent_id"].as_str().unwrap();
+        assert_eq!(shown, published[id], "{id}");
+    }
+}
+
 #[test]
 fn requests_that_cannot_be_right_are_refused_and_write_nothing() {
     let spool = Spool::new(8, "");

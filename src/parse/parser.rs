@@ -471,7 +471,7 @@ impl<'m, S: Scorer> Parser<'m, S> {
     }
 
     /// The forms of `sent`'s words, where the model reads them (a neural one); else none.
-    fn forms_of<'s>(&self, sent: &'s Sentence) -> Vec<&'s str> {
+    pub fn forms_of<'s>(&self, sent: &'s Sentence) -> Vec<&'s str> {
         match self.neural {
             Some(_) => sent.words().map(|w| w.get(Column::Form)).collect(),
             None => Vec::new(),

@@ -112,7 +112,9 @@ impl<'m> Reparser<'m> {
         errors: &ErrorModel,
     ) -> Vec<WordView> {
         encode_sentence(sent, self.morphology, &mut self.attrs);
-        self.parser.parse_constrained(&self.attrs, constraints);
+        // A neural model reads the forms too (their characters, suffixes and shapes).
+        let forms = self.parser.forms_of(sent);
+        self.parser.parse_words_constrained(&self.attrs, &forms, constraints);
         let heads = self.parser.heads().to_vec();
         let labels = self.parser.labels().to_vec();
         let mut conf = self.parser.arc_confidence().to_vec();
@@ -151,14 +153,16 @@ impl<'m> Reparser<'m> {
             w.check = check.contains(&w.id) && !w.fixed;
         }
         for w in words.iter_mut().filter(|w| w.check) {
-            w.alternatives = self.alternatives(constraints, w.id, w.head, best_log);
+            w.alternatives = self.alternatives(&forms, constraints, w.id, w.head, best_log);
         }
         words
     }
 
-    /// The next-best heads of `word` (now on `current`), given `constraints`.
+    /// The next-best heads of `word` (now on `current`), given `constraints`; `forms` as
+    /// [`Reparser::view`] gave them to the parser.
     fn alternatives(
         &mut self,
+        forms: &[&str],
         constraints: &Constraints,
         word: u32,
         current: u32,
@@ -170,7 +174,7 @@ impl<'m> Reparser<'m> {
         let mut tried: Vec<(f64, u32, Label)> = Vec::new();
         for head in std::iter::once(0).chain(lo..=hi).filter(|&h| h != word && h != current) {
             let Ok(with) = with_arc(constraints, Arc { word, head, label: None }) else { continue };
-            self.parser.parse_constrained(&self.attrs, &with);
+            self.parser.parse_words_constrained(&self.attrs, forms, &with);
             tried.push((self.parser.log_tree_probability(), head, self.parser.labels()[word as usize]));
         }
         // Shares of the probability of every tree tried, the current one included.

@@ -351,11 +351,15 @@ fn a_whole_sentence_is_stored_as_reviewed_a_rubber_stamp_held_back_and_a_bad_one
 #[test]
 fn a_sampled_sentence_answered_whole_measures_the_published_precision_and_a_partial_answer_does_not() {
     let spool = Spool::new(6, "");
-    // A published accepted file: the night's sentences (a model this small accepts none).
-    let night = spool.dir.path().join("out/lowconf/night.conllu.zst");
-    let night = zstd::decode_all(std::fs::File::open(night).unwrap()).unwrap();
+    // Both outputs headed as the daemon heads them, with the model that parsed them; the
+    // accepted one holds the night's sentences (a model this small accepts none).
+    let model = spoolparse::model::file::ModelFile::open(&spool.dir.path().join("m.model")).unwrap();
+    let head = format!("# model = {}\n", spoolparse::daemon::sink::model_label(&model));
+    let low = spool.dir.path().join("out/lowconf/night.conllu.zst");
+    let night = [head.as_bytes(), &zstd::decode_all(std::fs::File::open(&low).unwrap()).unwrap()].concat();
+    std::fs::write(&low, zstd::encode_all(&night[..], 3).unwrap()).unwrap();
     std::fs::create_dir_all(spool.dir.path().join("out/accepted")).unwrap();
-    std::fs::write(spool.dir.path().join("out/accepted/day.conllu"), night).unwrap();
+    std::fs::write(spool.dir.path().join("out/accepted/day.conllu"), &night).unwrap();
     let server = Server::start(&spool, &["--sample-every", "1"]);
     let deadline = Instant::now() + Duration::from_secs(20);
     while server.get("/api/stats").1["sample_population"] != json!(12) {
@@ -387,6 +391,8 @@ fn a_sampled_sentence_answered_whole_measures_the_published_precision_and_a_part
     let (_, models) = server.get("/api/models");
     let precision = &models["precision"];
     assert_eq!((&precision["sentences"], &precision["words"]), (&json!(1), &json!(5)), "{precision}");
+    assert_eq!((&precision["answered"], &precision["of_serving_model"]), (&json!(1), &json!(true)), "{precision}");
+    assert_eq!(lines[0]["published_by"], json!(head["# model = ".len()..].trim_end()), "{audit}");
     assert_eq!(precision["threshold"], json!(0.8), "the default threshold: {precision}");
     assert_eq!(precision["targets"].as_array().map(Vec::len), Some(3), "{precision}");
 }

@@ -843,6 +843,7 @@ def test_a_sampled_sentence_says_so_and_its_whole_review_is_counted_in_the_preci
     settled(driver)
     summary = driver.find_element("id", "precision-summary").text
     assert summary.startswith("1 sampled sentence reviewed whole"), summary
+    assert "by other models, or by files that name none" in summary, summary  # `parse` wrote no `# model` head
     assert "serving threshold 0.80" in summary, summary
     targets = [[td.text for td in tr.find_elements("tag name", "td")]
                for tr in driver.find_elements("css selector", "#precision-targets tbody tr")]

@@ -147,6 +147,9 @@ fn publish(
     let _ = finished.send(Finished { name, fate });
 }
 
+/// The comment at the head of an output file that names the model that parsed it.
+pub const MODEL_COMMENT: &str = "model";
+
 /// How an output file names the model that parsed it (`# model = …`).
 pub fn model_label(model: &ModelFile) -> String {
     let name = model.path().file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
@@ -200,7 +203,7 @@ impl FileOutputs {
         *started = true;
         let result = (|| {
             if first {
-                writeln!(w, "# model = {}", model_label(&job.model))?;
+                writeln!(w, "# {MODEL_COMMENT} = {}", model_label(&job.model))?;
                 if let Some(check) = &self.input_check {
                     writeln!(w, "# input_check = {check}")?;
                 }

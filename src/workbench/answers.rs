@@ -159,6 +159,9 @@ pub struct Decision {
     /// as published and how many of its words were published right.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sample: Option<SentenceRow>,
+    /// With `sample`: the model that published it, as its file's head says (`# model`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub published_by: Option<String>,
 }
 
 /// The workbench's files under `annotated/`.
@@ -314,9 +317,11 @@ pub struct Provenance {
     pub sent_id: String,
     pub source: String,
     pub annotator: String,
-    /// Set for a sentence of the uniform sample reviewed whole: what it measured. The
-    /// correction then says `# workbench_sample = uniform` ([`SAMPLE_COMMENT`]).
+    /// Set for a sentence of the uniform sample reviewed whole: what it measured, and the
+    /// model that published it. The correction then says `# workbench_sample = uniform`
+    /// ([`SAMPLE_COMMENT`]).
     pub sample: Option<SentenceRow>,
+    pub published_by: Option<String>,
 }
 
 fn audit_path(annotated: &Path) -> PathBuf {

@@ -68,8 +68,10 @@ struct Task {
     body: serde_json::Value,
     /// For a known-answer check (not in the queue): its gold tree and lease.
     known: Option<Known>,
-    /// A sentence of the uniform sample: `sent` holds its parse as published.
+    /// A sentence of the uniform sample: `sent` holds its parse as published, by this model
+    /// (as its file says).
     sample: bool,
+    published_by: Option<String>,
 }
 
 impl Task {
@@ -97,6 +99,7 @@ impl Task {
             body,
             known: None,
             sample: false,
+            published_by: None,
         }
     }
 
@@ -108,6 +111,7 @@ impl Task {
             source: self.source.clone(),
             annotator: who.name.clone(),
             sample: None,
+            published_by: None,
         }
     }
 }
@@ -275,10 +279,11 @@ impl Workbench {
             let now = Instant::now();
             let leased = self.queue.lock().unwrap_or_else(|p| p.into_inner()).lease(&who.name, now);
             let Some((task_id, index)) = leased else { return Ok(Response::empty()) };
-            let (path, offset, source, sample) = {
+            let (path, offset, source, sample, published_by) = {
                 let q = self.queue.lock().unwrap_or_else(|p| p.into_inner());
                 let c = *q.candidate(index);
-                (q.file(&c).to_path_buf(), c.offset, q.source(index), c.sampled)
+                let published_by = q.published_by(&c).map(str::to_string);
+                (q.file(&c).to_path_buf(), c.offset, q.source(index), c.sampled, published_by)
             };
             let sent = match read_sentence(&path, offset) {
                 Ok(sent) => sent,
@@ -291,7 +296,7 @@ impl Workbench {
             let errors = self.queue.lock().unwrap_or_else(|p| p.into_inner()).errors().clone();
             let mut reparser = Reparser::new(&model);
             let words = reparser.view(&sent, &Constraints::none(sent.len()), &[], &errors);
-            let mut task = Task { sample, ..Task::shown(&task_id, source, sent, words) };
+            let mut task = Task { sample, published_by, ..Task::shown(&task_id, source, sent, words) };
             if sample {
                 task.body["sample"] = json!(true);
             }
@@ -410,7 +415,8 @@ impl Workbench {
         let model = self.serving();
         let (shown_sent, shown, checked, mut meta, known, sample) = self.with_task(who, &req.task, |t| {
             let meta = t.provenance(&req.task, who);
-            (t.sent.clone(), t.shown.clone(), t.checked.clone(), meta, t.known.clone(), t.sample)
+            let sample = t.sample.then(|| t.published_by.clone());
+            (t.sent.clone(), t.shown.clone(), t.checked.clone(), meta, t.known.clone(), sample)
         })?;
         let fixes = tag_fixes(&shown_sent, &req.arcs)?;
         let lemmas = lemma_fixes(&shown_sent, &req.arcs)?;
@@ -481,8 +487,9 @@ impl Workbench {
         // The checks first: an annotator they hold back is held back however long they took.
         let record = self.checks.standing.get(&who.name);
         let held_back = record.held_back().or_else(|| stamp.clone());
-        if sample && req.whole && held_back.is_none() {
+        if let Some(published_by) = sample.filter(|_| req.whole && held_back.is_none()) {
             meta.sample = sample_row(&shown_sent, &arcs);
+            meta.published_by = published_by.filter(|_| meta.sample.is_some());
         }
         let written = match &held_back {
             None => self.answers.write_correction(&sent, &arcs, req.whole, &tags_checked, &meta),
@@ -746,7 +753,7 @@ impl Workbench {
             .ok();
         let annotators = self.annotators(who);
         let decisions = self.answers.decisions().map_err(|e| Response::error(500, e.to_string()))?;
-        let precision = sampled::summary(&sampled::rows(&decisions), &self.serving(), self.asked);
+        let precision = sampled::summary(&sampled::answered(&decisions), &self.serving(), self.asked);
         Ok(Response::json(
             200,
             &json!({ "current": current, "models": models, "stored_since_last_cycle": stored, "annotators": annotators,
@@ -816,6 +823,7 @@ fn decision(
         reason,
         file: file.map(|f| f.display().to_string()),
         sample: meta.sample,
+        published_by: meta.published_by.clone(),
     }
 }
 

@@ -45,6 +45,7 @@ use rand::{Rng, SeedableRng};
 use super::error_model::{self, ErrorModel};
 use super::sample::{self, Offered, Reservoir};
 use crate::corpus::{Column, CorpusError, ErrorKind, Format, Reader, Sentence};
+use crate::daemon::sink::MODEL_COMMENT;
 
 /// Words flagged for checking in one task, the least confident first.
 pub const CHECK_WORDS: usize = 3;
@@ -144,11 +145,17 @@ pub struct Stats {
     pub sample_unscored: usize,
 }
 
+/// The comment `key` of `first`, the first sentence of the file `path`: where the daemon says
+/// which model parsed a file (`# model`) and that it held it back as another language.
+fn head_comment(path: &Path, first: &[u8], key: &str) -> Option<String> {
+    let first = Reader::new(first, path, Format::Conllu).next()?.ok()?;
+    first.comment(key).map(str::to_string)
+}
+
 /// Whether the file whose first sentence is `first` says the daemon held it back as another
 /// language (the comment at its head).
 fn held_back(path: &Path, first: &[u8]) -> bool {
-    let first = Reader::new(first, path, Format::Conllu).next();
-    first.is_some_and(|s| s.is_ok_and(|s| s.comment(crate::parse::fit::HELD_BACK_KEY).is_some()))
+    head_comment(path, first, crate::parse::fit::HELD_BACK_KEY).is_some()
 }
 
 /// A sentence's flagged words (LowConf=Yes), likeliest wrong first: calibrated probability of
@@ -216,6 +223,8 @@ impl Ord for Ranked {
 /// The queue: candidates, their order, and the leases.
 pub struct Queue {
     files: Vec<PathBuf>,
+    /// Per file, the model its head says parsed it (`# model`, as the daemon writes it).
+    published_by: Vec<Option<String>>,
     scanned: HashSet<PathBuf>,
     candidates: Vec<Candidate>,
     heap: BinaryHeap<Ranked>,
@@ -257,6 +266,7 @@ impl Queue {
     pub fn new(done: HashSet<String>) -> Queue {
         Queue {
             files: Vec::new(),
+            published_by: Vec::new(),
             scanned: HashSet::new(),
             candidates: Vec::new(),
             heap: BinaryHeap::new(),
@@ -366,6 +376,9 @@ impl Queue {
                 self.stats.held_back_files += 1;
                 return false;
             }
+            if ordinal == 0 {
+                self.published_by[file as usize] = head_comment(path, chunk, MODEL_COMMENT);
+            }
             added += usize::from(self.add_sentence(path, file, chunk, start, ordinal));
             self.offer_sample(path, file, chunk, start, ordinal);
             true
@@ -382,7 +395,11 @@ impl Queue {
         let Some(file) = lock().begin_file(path) else { return Ok(0) };
         let mut added = 0;
         sentences(path, |chunk, start, ordinal| {
-            added += usize::from(lock().offer_sample(path, file, chunk, start, ordinal));
+            let mut queue = lock();
+            if ordinal == 0 {
+                queue.published_by[file as usize] = head_comment(path, chunk, MODEL_COMMENT);
+            }
+            added += usize::from(queue.offer_sample(path, file, chunk, start, ordinal));
             true
         })?;
         Ok(added)
@@ -394,6 +411,7 @@ impl Queue {
             return None;
         }
         self.files.push(path.to_path_buf());
+        self.published_by.push(None);
         Some(self.files.len() as u32 - 1)
     }
 
@@ -612,6 +630,11 @@ impl Queue {
     /// The file a candidate is in.
     pub fn file(&self, c: &Candidate) -> &Path {
         &self.files[c.file as usize]
+    }
+
+    /// The model that parsed a candidate's file, as its head says (`# model`).
+    pub fn published_by(&self, c: &Candidate) -> Option<&str> {
+        self.published_by[c.file as usize].as_deref()
     }
 
     /// Where candidate `index` comes from, as the audit log records it: `FILE#ORDINAL`.

@@ -5,13 +5,15 @@
 //! model's calibration text).
 //!
 //! Each answer counts the words published right (its `Decision::sample`), at the confidence
-//! they were published with; so a figure here is of whichever models published the answered
-//! sentences, not of a candidate. This module reads the audit log's decisions; it writes
+//! they were published with, by the model its file names (`# model`): the figures are of the
+//! serving model's answered sentences once there are some, else (just after a promotion, or
+//! for files that name no model) of all, and say which. This module reads the audit log's decisions; it writes
 //! nothing.
 
 use serde::Serialize;
 
 use super::answers::Decision;
+use crate::daemon::sink::model_label;
 use crate::learn::precision::{self, Measured, SentenceRow};
 use crate::model::file::ModelFile;
 use crate::parse::precision::Threshold;
@@ -27,10 +29,22 @@ pub struct Asked {
     pub min_precision: Option<f64>,
 }
 
+/// A sampled sentence answered whole: what it measured, and the model that published it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Answered {
+    pub row: SentenceRow,
+    pub published_by: Option<String>,
+}
+
 /// What the answered samples say, as `/api/models` gives it (`precision`).
 #[derive(Debug, Clone, Serialize)]
 pub struct Summary {
-    /// Sentences answered whole, and their words.
+    /// Sampled sentences answered whole, whichever model published them.
+    pub answered: usize,
+    /// Whether the figures below are of the sentences the serving model published (else, none
+    /// of those being answered yet, of all).
+    pub of_serving_model: bool,
+    /// The sentences the figures are of, and their words.
     pub sentences: usize,
     pub words: u64,
     /// The serving threshold (from the model's calibration text, for a precision), or why
@@ -57,17 +71,27 @@ pub struct Target {
 }
 
 /// The sampled sentences answered whole in `decisions` (each once: the first answer).
-pub fn rows(decisions: &[Decision]) -> Vec<SentenceRow> {
+pub fn answered(decisions: &[Decision]) -> Vec<Answered> {
     let mut seen = std::collections::HashSet::new();
     decisions
         .iter()
         .filter(|d| d.decision == "whole" && seen.insert(d.source.as_str()))
-        .filter_map(|d| d.sample)
+        .filter_map(|d| Some(Answered { row: d.sample?, published_by: d.published_by.clone() }))
         .collect()
 }
 
-/// What `rows` say at the threshold `asked` gives on `model`, and for each of [`TARGETS`].
-pub fn summary(rows: &[SentenceRow], model: &ModelFile, asked: Asked) -> Summary {
+/// What the `answered` sentences say (those `model` published, if any) at the threshold
+/// `asked` gives on `model`, and for each of [`TARGETS`].
+pub fn summary(answered: &[Answered], model: &ModelFile, asked: Asked) -> Summary {
+    let serving = model_label(model);
+    let rows_of = |serving_only: bool| -> Vec<SentenceRow> {
+        let by_serving = |a: &&Answered| !serving_only || a.published_by.as_deref() == Some(serving.as_str());
+        answered.iter().filter(by_serving).map(|a| a.row).collect()
+    };
+    let of_serving = rows_of(true);
+    let of_serving_model = !of_serving.is_empty();
+    let rows = if of_serving_model { of_serving } else { rows_of(false) };
+    let rows = rows.as_slice();
     let resolved = Threshold::resolve(model, asked.min_confidence, asked.min_precision);
     let (threshold, error) = match resolved {
         Ok(t) => (t.min_confidence, None),
@@ -81,6 +105,8 @@ pub fn summary(rows: &[SentenceRow], model: &ModelFile, asked: Asked) -> Summary
         })
         .collect();
     Summary {
+        answered: answered.len(),
+        of_serving_model,
         sentences: rows.len(),
         words: rows.iter().map(|r| u64::from(r.words)).sum(),
         threshold,
@@ -107,6 +133,7 @@ mod tests {
             reason: None,
             file: None,
             sample,
+            published_by: None,
         }
     }
 
@@ -121,7 +148,7 @@ mod tests {
             decision("whole", "a#3", None),
             decision("whole", "a#4", row(0.5)),
         ];
-        let rows = rows(&decisions);
-        assert_eq!(rows.iter().map(|r| r.confidence).collect::<Vec<_>>(), [0.9, 0.5]);
+        let answered = answered(&decisions);
+        assert_eq!(answered.iter().map(|a| a.row.confidence).collect::<Vec<_>>(), [0.9, 0.5]);
     }
 }

@@ -30,7 +30,10 @@ function showPrecision(p) {
   if (!p || !p.sentences) {
     text = 'No sampled sentence reviewed yet. One task in [annotate] sample_every (10 by default) is a sentence drawn at random from everything parsed; reviewed whole, such sentences measure the precision of what reaches accepted/.';
   } else {
-    text = `${p.sentences} sampled sentence${p.sentences === 1 ? '' : 's'} reviewed whole (${p.words} words). `;
+    const whose = p.of_serving_model
+      ? `published by the serving model${p.answered > p.sentences ? ` (of ${p.answered} answered in all)` : ''}`
+      : 'published by other models, or by files that name none (none of the serving model\'s is answered yet)';
+    text = `${p.sentences} sampled sentence${p.sentences === 1 ? '' : 's'} reviewed whole, ${whose} (${p.words} words). `;
     if (p.error) text += `The serving threshold: ${p.error}`;
     else if (p.threshold === null) text += 'No threshold is configured: every sentence is accepted.';
     else {

@@ -160,8 +160,9 @@ fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> RetrainError {
     move |error| RetrainError::Io { path, error }
 }
 
-/// Whether an annotation is held out for the gate: a fixed share of identities, chosen by hash.
-pub fn held_out(id: &str, share: f64) -> bool {
+/// Whether an annotation is held out for the gate: a fixed share of identities, chosen by hash
+/// (every split goes through [`held_out_annotation`], which holds out the sampled ones too).
+fn held_out(id: &str, share: f64) -> bool {
     ((hash_str(id) % 10_000) as f64) < share * 10_000.0
 }
 

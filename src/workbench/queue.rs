@@ -28,8 +28,8 @@
 //! [`Queue::with_samples`]'s `every` (drawn at random), and every task once the ranked ones are
 //! done, is one of its sentences, to be reviewed whole: what they measure is the precision of
 //! what reaches `accepted/`, which the ranked sentences, all below the threshold, cannot show. A
-//! sampled sentence is a candidate of its own ([`Candidate::sampled`]), never ranked; answering
-//! it answers its ranked twin too.
+//! sampled sentence is a candidate of its own ([`Candidate::sampled`]), never ranked; a sentence
+//! of `lowconf/` both ranked and sampled is answered once, as either (`finish_twin`).
 //!
 //! This module owns ranking and leases; it does not read sentences' words beyond scanning, and
 //! writes nothing.
@@ -377,7 +377,7 @@ impl Queue {
                 return false;
             }
             if ordinal == 0 {
-                self.published_by[file as usize] = head_comment(path, chunk, MODEL_COMMENT);
+                self.note_head(path, file, chunk);
             }
             added += usize::from(self.add_sentence(path, file, chunk, start, ordinal));
             self.offer_sample(path, file, chunk, start, ordinal);
@@ -397,12 +397,18 @@ impl Queue {
         sentences(path, |chunk, start, ordinal| {
             let mut queue = lock();
             if ordinal == 0 {
-                queue.published_by[file as usize] = head_comment(path, chunk, MODEL_COMMENT);
+                queue.note_head(path, file, chunk);
             }
             added += usize::from(queue.offer_sample(path, file, chunk, start, ordinal));
             true
         })?;
         Ok(added)
+    }
+
+    /// Keeps what the head of file number `file` (`path`, whose first sentence is `first`) says
+    /// of the model that parsed it.
+    fn note_head(&mut self, path: &Path, file: u32, first: &[u8]) {
+        self.published_by[file as usize] = head_comment(path, first, MODEL_COMMENT);
     }
 
     /// The number of `path` in the queue's files, if it was not seen before.
@@ -481,8 +487,8 @@ impl Queue {
 
     /// A sentence of the sample drawn uniformly among those not yet answered nor leased.
     fn draw_sample(&mut self) -> Option<usize> {
-        let (candidates, files, done) = (&self.candidates, &self.files, &self.done);
-        self.sample.draw(&mut self.sample_rng, |i| open_sample(&candidates[i], files, done, false))
+        let candidates = &self.candidates;
+        self.sample.draw(&mut self.sample_rng, |i| candidates[i].state == State::Queued)
     }
 
     /// The queue, never asking about a sentence with the words of one of `held_out` (the gate's
@@ -497,13 +503,13 @@ impl Queue {
         self.expire(now);
         self.rerank_step();
         let sampling = self.sample_every > 0;
-        let index = if sampling && self.sample_rng.gen_ratio(1, self.sample_every) { self.draw_sample() } else { None };
-        let index = match index {
-            Some(i) => Some(i),
-            None if self.rng.gen_bool(RANDOM_SHARE) => self.random_queued(),
-            None => None,
-        };
-        let index = index.or_else(|| self.best_for(annotator)).or_else(|| self.draw_sample().filter(|_| sampling))?;
+        let sample_due = sampling && self.sample_rng.gen_ratio(1, self.sample_every);
+        let index = sample_due
+            .then(|| self.draw_sample())
+            .flatten()
+            .or_else(|| self.rng.gen_bool(RANDOM_SHARE).then(|| self.random_queued()).flatten())
+            .or_else(|| self.best_for(annotator))
+            .or_else(|| self.draw_sample().filter(|_| sampling))?;
         let c = &mut self.candidates[index];
         c.state = State::Leased;
         self.stats.leased += 1;
@@ -601,18 +607,23 @@ impl Queue {
         }
         c.state = State::Done;
         self.done.insert(key);
-        if sampled {
-            self.finish_twin(file, ordinal);
-        }
+        self.finish_twin(sampled, file, ordinal);
         Some(lease)
     }
 
-    /// Marks done the ranked candidate of the sentence a sampled one was (if queued: one leased
-    /// right now is left to its annotator's answer). A linear pass, once per sampled answer.
-    fn finish_twin(&mut self, file: u32, ordinal: u32) {
-        let twin = self.candidates.iter_mut().find(|c| !c.sampled && c.file == file && c.ordinal == ordinal);
-        if let Some(c) = twin.filter(|c| c.state == State::Queued) {
-            c.state = State::Done;
+    /// Marks done the other candidate of the same sentence, if it has one (a sentence of
+    /// `lowconf/` both ranked and sampled) and it is queued: one leased right now is left to
+    /// its annotator's answer. For a sampled answer a pass over the candidates, for a ranked
+    /// one over the sample's slots.
+    fn finish_twin(&mut self, sampled: bool, file: u32, ordinal: u32) {
+        let same = |c: &Candidate| c.sampled != sampled && c.file == file && c.ordinal == ordinal;
+        let twin = match sampled {
+            true => self.candidates.iter().position(same),
+            false => self.sample.slots().iter().copied().find(|&i| same(&self.candidates[i])),
+        };
+        let Some(c) = twin.map(|i| &mut self.candidates[i]).filter(|c| c.state == State::Queued) else { return };
+        c.state = State::Done;
+        if !c.sampled {
             self.stats.left -= 1;
         }
     }
@@ -645,17 +656,10 @@ impl Queue {
 
     /// The counts.
     pub fn stats(&self) -> Stats {
-        let open = |&&i: &&usize| open_sample(&self.candidates[i], &self.files, &self.done, true);
+        let open = |&&i: &&usize| self.candidates[i].state != State::Done;
         let sample_left = self.sample.slots().iter().filter(open).count();
         Stats { sample_population: self.sample.seen(), sample_left, ..self.stats }
     }
-}
-
-/// Whether a sampled candidate is still to be answered (not as its ranked twin either): queued,
-/// or leased too if `or_leased`.
-fn open_sample(c: &Candidate, files: &[PathBuf], done: &HashSet<String>, or_leased: bool) -> bool {
-    let state = c.state == State::Queued || (or_leased && c.state == State::Leased);
-    state && !done.contains(&source_key(&files[c.file as usize], c.ordinal))
 }
 
 /// `FILE#ORDINAL` with the file's name only: stable across restarts and moves of the folder.
@@ -878,6 +882,28 @@ mod tests {
         assert_eq!(answered, ["accepted/night.conllu#0", "night.conllu#0", "night.conllu#1"]);
         let s = q.stats();
         assert_eq!((s.left, s.sample_left, s.leased), (0, 0, 0), "the ranked twins were answered too: {s:?}");
+    }
+
+    #[test]
+    fn answering_a_ranked_sentence_answers_its_sampled_twin() {
+        let dir = tempfile::tempdir().unwrap();
+        let low = published(dir.path(), "lowconf", &[Some(0.3), Some(0.4)]);
+        let accepted = published(dir.path(), "accepted", &[Some(0.9)]);
+        // Samples only once the ranked sentences are done (a draw of one in a million aside).
+        let q = Mutex::new(Queue::new(HashSet::new()).with_samples(1_000_000));
+        q.lock().unwrap().add_file(&low).unwrap();
+        Queue::add_accepted(&q, &accepted).unwrap();
+        let mut q = q.into_inner().unwrap();
+        assert_eq!(q.stats().sample_left, 3);
+        let now = Instant::now();
+        let mut asked = Vec::new();
+        while let Some((id, i)) = q.lease("ana", now) {
+            asked.push((q.source(i), q.candidate(i).sampled));
+            q.finish(&id);
+        }
+        let expected = [("night.conllu#0", false), ("night.conllu#1", false), ("accepted/night.conllu#0", true)];
+        assert_eq!(asked, expected.map(|(s, sampled)| (s.to_string(), sampled)));
+        assert_eq!(q.stats().sample_left, 0);
     }
 
     #[test]

@@ -84,13 +84,10 @@ pub fn answered(decisions: &[Decision]) -> Vec<Answered> {
 /// `asked` gives on `model`, and for each of [`TARGETS`].
 pub fn summary(answered: &[Answered], model: &ModelFile, asked: Asked) -> Summary {
     let serving = model_label(model);
-    let rows_of = |serving_only: bool| -> Vec<SentenceRow> {
-        let by_serving = |a: &&Answered| !serving_only || a.published_by.as_deref() == Some(serving.as_str());
-        answered.iter().filter(by_serving).map(|a| a.row).collect()
-    };
-    let of_serving = rows_of(true);
+    let of_serving: Vec<SentenceRow> =
+        answered.iter().filter(|a| a.published_by.as_deref() == Some(serving.as_str())).map(|a| a.row).collect();
     let of_serving_model = !of_serving.is_empty();
-    let rows = if of_serving_model { of_serving } else { rows_of(false) };
+    let rows = if of_serving_model { of_serving } else { answered.iter().map(|a| a.row).collect() };
     let rows = rows.as_slice();
     let resolved = Threshold::resolve(model, asked.min_confidence, asked.min_precision);
     let (threshold, error) = match resolved {

@@ -830,7 +830,7 @@ def test_a_sampled_sentence_says_so_and_its_whole_review_is_counted_in_the_preci
     settled(driver)
     sample_note = driver.find_element("id", "sample-note")
     assert sample_note.is_displayed() and "every" in sample_note.text, sample_note.text
-    screenshot(driver, "13-sampled-sentence")
+    screenshot(driver, "14-sampled-sentence")
     shown = task(driver)
     flagged = driver.execute_script("return document.querySelectorAll('#sentence g.word.flagged').length")
     time.sleep(0.26 * len(shown["words"]) + 1.05 * flagged)
@@ -848,5 +848,5 @@ def test_a_sampled_sentence_says_so_and_its_whole_review_is_counted_in_the_preci
     targets = [[td.text for td in tr.find_elements("tag name", "td")]
                for tr in driver.find_elements("css selector", "#precision-targets tbody tr")]
     assert [t[0] for t in targets] == ["90.0%", "95.0%", "98.0%"], targets
-    screenshot(driver, "14-precision-on-your-text")
+    screenshot(driver, "15-precision-on-your-text")
     driver.find_element("id", "nav-check").click()

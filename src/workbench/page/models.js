@@ -32,8 +32,8 @@ function showPrecision(p) {
   } else {
     const whose = p.of_serving_model
       ? `published by the serving model${p.answered > p.sentences ? ` (of ${p.answered} answered in all)` : ''}`
-      : 'published by other models, or by files that name none (none of the serving model\'s is answered yet)';
-    text = `${p.sentences} sampled sentence${p.sentences === 1 ? '' : 's'} reviewed whole, ${whose} (${p.words} words). `;
+      : 'published by other models, or by files that name none: none of the serving model\'s is answered yet';
+    text = `${p.sentences} sampled sentence${p.sentences === 1 ? '' : 's'} reviewed whole (${p.words} words), ${whose}. `;
     if (p.error) text += `The serving threshold: ${p.error}`;
     else if (p.threshold === null) text += 'No threshold is configured: every sentence is accepted.';
     else {
@@ -55,6 +55,8 @@ function showPrecision(p) {
     return row;
   });
   $('#precision-targets tbody').replaceChildren(...rows);
+  // No answers, no table: a header over nothing reads as a broken page.
+  $('#precision-targets').closest('.table-wrap').hidden = !rows.length;
 }
 
 // An annotator's known-answer checks: passed, failed, and whether their answers are held back.

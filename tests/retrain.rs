@@ -1357,3 +1357,94 @@ fn annotations_with_tags_the_parser_does_not_know_train_and_are_scored_as_the_ta
         "{stderr}"
     );
 }
+
+/// `dir/base.conllu` of `n` sentences of [`common::tagged_corpus`], a small neural model
+/// trained on it (no analysis: the annotations keep their tags) and a held-out file beside it:
+/// the base, the model and the held-out file.
+fn small_neural_setup(dir: &Path, n: usize) -> (PathBuf, PathBuf, PathBuf) {
+    let base = dir.join("base.conllu");
+    fs::write(&base, common::tagged_corpus(n)).unwrap();
+    let model = dir.join("neural.model");
+    let args = ["--neural", "--neural-size", "small", "--neural-epochs", "8", "--dev", base.to_str().unwrap()];
+    let out = common::train(&base, &model, &args);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let heldout = heldout_beside(&base, dir);
+    (base, model, heldout)
+}
+
+/// `n` sentences of the words of [`common::tagged_corpus`] as another domain writes them: a
+/// tag the base never has (UPOS `X`, XPOS `FW`) and head-final trees (every word attached to
+/// the last), confirmed by a person.
+fn head_final(n: usize) -> String {
+    let mut out = String::new();
+    for block in common::tagged_corpus(n).split("\n\n").filter(|b| !b.trim().is_empty()) {
+        let words: Vec<Vec<&str>> =
+            block.lines().filter(|l| !l.starts_with('#')).map(|l| l.split('\t').collect()).collect();
+        let id = block.lines().find_map(|l| l.strip_prefix("# sent_id = ")).unwrap();
+        out.push_str(&format!("# sent_id = x{id}\n# confirmed = yes\n"));
+        for (i, w) in words.iter().enumerate() {
+            let (head, deprel) = if i + 1 == words.len() { (0, "root") } else { (words.len(), "dep") };
+            out.push_str(&format!("{}\t{}\t{}\tX\tFW\t_\t{head}\t{deprel}\t_\t_\n", i + 1, w[1], w[2]));
+        }
+        out.push('\n');
+    }
+    out
+}
+
+/// Heads of every word of `sents`.
+fn heads_of(sents: &[Sentence]) -> Vec<String> {
+    sents.iter().flat_map(|s| s.words().map(|w| w.get(Column::Head).to_string()).collect::<Vec<_>>()).collect()
+}
+
+#[test]
+fn a_neural_model_is_fine_tuned_from_its_weights_and_learns_a_new_domain() {
+    let dir = tempfile::tempdir().unwrap();
+    let (base, model, heldout) = small_neural_setup(dir.path(), 200);
+    // The tiny model's weights move slowly at the default rate, made for a real one.
+    let keys = "fine_tune_steps = 200\nfine_tune_learning_rate = 0.005\n";
+    let config = write_config(dir.path(), &model, &base, &heldout, keys);
+    drop_in(&dir.path().join("spool/annotated"), "domain.conllu", &head_final(300));
+
+    let out = common::spoolparse(&["retrain", "--config", config.to_str().unwrap(), "--json", "--force"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let report: Report = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {stderr}"));
+    assert_eq!(report.decision, Some(spoolparse::retrain::Decision::Promoted), "{report:#?}\n{stderr}");
+    assert_eq!((report.neural_from.as_deref(), report.fine_tune_steps), (Some("serving"), 200), "{report:#?}");
+    assert!(stderr.contains("from its weights: 200 steps of 32 sentences, 50% from the base"), "{stderr}");
+    let candidate = report.candidate.as_ref().unwrap();
+    // The serving model parses the new domain as its own, each word on the one before; the
+    // candidate learned it, and kept the base.
+    assert!(report.current.annotations_las < 50.0 && candidate.annotations_las > 95.0, "{report:#?}");
+    assert!(candidate.heldout_las >= report.current.heldout_las - 0.3, "{report:#?}");
+
+    // The promoted model is neural, and `parse` gives the domain head-final from its file.
+    let registry = Registry::new(dir.path().join("spool/models"));
+    let promoted = registry.dir().join(registry.current_name().unwrap().unwrap());
+    assert!(spoolparse::model::file::ModelFile::open(&promoted).unwrap().neural().is_some());
+    let unseen = dir.path().join("unseen.conllu");
+    let domain = head_final(330);
+    let from = domain.find("# sent_id = xs300\n").unwrap();
+    fs::write(&unseen, &domain[from..]).unwrap();
+    let parsed = dir.path().join("unseen.out.conllu");
+    assert!(common::parse(&promoted, &unseen, &parsed, &[]).status.success());
+    let (gold, system) = (heads_of(&sentences(&unseen)), heads_of(&sentences(&parsed)));
+    let right = gold.iter().zip(&system).filter(|(g, s)| g == s).count();
+    assert!(right as f64 >= 0.9 * gold.len() as f64, "{right} of {} heads", gold.len());
+}
+
+#[test]
+fn settings_only_a_linear_model_reads_are_refused_for_a_neural_one_and_scratch_retrains() {
+    let dir = tempfile::tempdir().unwrap();
+    let (base, model, heldout) = small_neural_setup(dir.path(), 60);
+    for (key, value) in [("completion", "\"serving\""), ("domain_features", "true")] {
+        let config = write_config(dir.path(), &model, &base, &heldout, &format!("{key} = {value}\n"));
+        let out = common::spoolparse(&["retrain", "--config", config.to_str().unwrap(), "--force"]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{stderr}");
+        assert!(stderr.contains(&format!("retrain.{key} needs a linear serving model")), "{stderr}");
+    }
+    let config = write_config(dir.path(), &model, &base, &heldout, "neural_from = \"scratch\"\nepochs = 2\n");
+    let report = retrain(&config);
+    assert_eq!((report.neural_from.as_deref(), report.epochs), (Some("scratch"), 2), "{report:#?}");
+    assert!(report.candidate.is_some(), "{report:#?}");
+}

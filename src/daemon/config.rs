@@ -477,6 +477,10 @@ mod tests {
             ("completion_min_conf = 1.5", "x.toml: retrain.completion_min_conf: must be in [0, 1] (got 1.5)"),
             ("annotation_weight = 0", "x.toml: retrain.annotation_weight: must be at least 1"),
             ("bootstrap_samples = 0", "x.toml: retrain.bootstrap_samples: must be at least 1"),
+            ("fine_tune_steps = 0", "x.toml: retrain.fine_tune_steps: must be at least 1"),
+            ("fine_tune_base_share = 1.0", "x.toml: retrain.fine_tune_base_share: must be in [0, 1) (got 1)"),
+            ("fine_tune_learning_rate = 0.0", "x.toml: retrain.fine_tune_learning_rate: must be above 0 (got 0)"),
+            ("neural_from = \"random\"", "x.toml: TOML parse error at line 6"),
         ] {
             let e = parse(&format!("{MINIMAL}[retrain]\n{line}\n")).unwrap_err();
             assert!(e.starts_with(expected), "{line}: {e}");

@@ -41,4 +41,4 @@ pub mod scorer;
 pub mod trainer;
 
 pub use scorer::NeuralScorer;
-pub use trainer::{Example, NeuralOptions};
+pub use trainer::{Example, FineTuneOptions, NeuralOptions};

@@ -9,8 +9,12 @@
 //!
 //! Deterministic for a seed: the sentence order, the initial weights, dropout and every
 //! exploration coin come from one ChaCha8 stream. After each epoch the caller scores the
-//! weights on its dev data and the best epoch is kept. This module drives learning; what it
-//! learns from is given to it (see `crate::train::neural`).
+//! weights on its dev data and the best epoch is kept.
+//!
+//! [`fine_tune`] takes a trained model further on the user's sentences (a retraining cycle's
+//! corrections), the same steps from the model's weights, each batch mixing in a share of the
+//! base treebank. This module drives learning; what it learns from is given to it (see
+//! `crate::train::neural`).
 
 use std::time::Instant;
 
@@ -209,6 +213,101 @@ fn batches(order: &mut [usize], examples: &[Example], size: usize, rng: &mut Cha
     batches
 }
 
+/// What the steps of an epoch or of a fine-tuning round add up to.
+#[derive(Default)]
+struct Tally {
+    loss_sum: f64,
+    decisions: usize,
+    errors: usize,
+    words: usize,
+}
+
+impl Tally {
+    fn report(&self, epoch: u32, started: Instant, dev: Option<f64>) -> NeuralEpoch {
+        NeuralEpoch {
+            epoch,
+            words: self.words,
+            seconds: started.elapsed().as_secs_f64(),
+            loss: self.loss_sum / self.decisions.max(1) as f64,
+            errors: self.errors,
+            decisions: self.decisions,
+            dev,
+        }
+    }
+}
+
+/// A network and its optimizer: one step explores a batch's parses and follows the gradient of
+/// their loss, for training from scratch and fine-tuning alike.
+struct Learner {
+    network: Network,
+    adam: AdamW,
+    explorer: Explorer,
+    decisions: Decisions,
+}
+
+impl Learner {
+    fn new(network: Network, learning_rate: f64) -> Result<Learner, TrainError> {
+        let params = ParamsAdamW { lr: learning_rate, weight_decay: 0.0, ..ParamsAdamW::default() };
+        let adam = AdamW::new(network.vars.clone(), params)?;
+        let explorer = Explorer { config: Configuration::new(0), zero: Vec::new(), mlp: Mlp::default() };
+        Ok(Learner { network, adam, explorer, decisions: Decisions::default() })
+    }
+
+    /// One step on `batch`: each sentence parsed greedily over the batch's vectors, with
+    /// exploration at rate `explore` (none: along zero-cost transitions), then one Adam step.
+    fn step(
+        &mut self,
+        batch: &[&Example],
+        system: System,
+        dropout: Dropout,
+        explore: Option<f64>,
+        rng: &mut ChaCha8Rng,
+        tally: &mut Tally,
+    ) -> Result<(), TrainError> {
+        let words_of: Vec<Words> = batch.iter().map(|e| Words { attrs: &e.attrs, forms: &e.forms }).collect();
+        let encoded = self.network.encode(&words_of, Some((dropout, &mut *rng)))?;
+        let vectors: Vec<f32> = encoded.vectors.to_dtype(DType::F32)?.flatten_all()?.to_vec1()?;
+        let snapshot = self.network.model()?;
+        self.explorer.mlp.prepare_labels(&snapshot.net());
+        let d = self.network.spec.dim;
+        let absent = Decisions::absent(batch.len() * encoded.len);
+        self.decisions.clear();
+        for (b, example) in batch.iter().enumerate() {
+            let first = b * encoded.len;
+            let n = example.attrs.len();
+            let own = &vectors[first * d..(first + n) * d];
+            let (c, e) = self.explorer.decide(
+                system,
+                &snapshot,
+                own,
+                &example.gold,
+                first as u32,
+                absent,
+                explore,
+                rng,
+                &mut self.decisions,
+            );
+            tally.decisions += c;
+            tally.errors += e;
+            tally.words += n - 1;
+        }
+        if self.decisions.is_empty() {
+            return Ok(());
+        }
+        let loss = self.network.loss(&encoded, &self.decisions)?;
+        let decided = self.decisions.len(&self.network.spec) as f64;
+        tally.loss_sum += f64::from(loss.to_dtype(DType::F32)?.to_scalar::<f32>()?) * decided;
+        self.adam.backward_step(&loss)?;
+        Ok(())
+    }
+
+    /// Linear decay from `rate` to a tenth of it as `done` goes from 0 to 1: the last steps
+    /// settle (measured below).
+    fn decay(&mut self, rate: f64, done: f64) {
+        self.adam.set_learning_rate(rate * (1.0 - 0.9 * done));
+    }
+}
+
 /// Trains a parser of `spec` on `examples`; `dev` scores weights (higher is better) after each
 /// epoch, and `progress` hears of each epoch.
 pub fn train(
@@ -220,70 +319,23 @@ pub fn train(
 ) -> std::result::Result<Trained, TrainError> {
     keep_freed_memory();
     let mut rng = ChaCha8Rng::seed_from_u64(opts.seed);
-    let network = Network::new(spec, DType::F32, &mut rng)?;
-    let params = ParamsAdamW { lr: opts.learning_rate, weight_decay: 0.0, ..ParamsAdamW::default() };
-    let mut adam = AdamW::new(network.vars.clone(), params)?;
+    let mut learner = Learner::new(Network::new(spec, DType::F32, &mut rng)?, opts.learning_rate)?;
     let mut order: Vec<usize> =
         examples.iter().enumerate().flat_map(|(i, e)| std::iter::repeat_n(i, e.copies as usize)).collect();
-    let mut explorer = Explorer { config: Configuration::new(0), zero: Vec::new(), mlp: Mlp::default() };
-    let mut decisions = Decisions::default();
     let mut best: Option<(f64, u32, NeuralModel)> = None;
     let mut epochs = Vec::new();
     for epoch in 1..=opts.epochs {
         let started = Instant::now();
-        // Linear decay to a tenth over the epochs: the last ones settle (measured below).
-        let progress_share = f64::from(epoch - 1) / f64::from(opts.epochs.max(2) - 1);
-        adam.set_learning_rate(opts.learning_rate * (1.0 - 0.9 * progress_share));
+        learner.decay(opts.learning_rate, f64::from(epoch - 1) / f64::from(opts.epochs.max(2) - 1));
         let explore = (epoch > opts.explore_k).then_some(opts.explore_p);
-        let (mut loss_sum, mut total, mut errors, mut words) = (0.0, 0, 0, 0);
+        let mut tally = Tally::default();
         for batch in batches(&mut order, examples, opts.batch.max(1), &mut rng) {
-            let batch = batch.as_slice();
-            let words_of: Vec<Words> =
-                batch.iter().map(|&i| Words { attrs: &examples[i].attrs, forms: &examples[i].forms }).collect();
-            let encoded = network.encode(&words_of, Some((opts.dropout, &mut rng)))?;
-            let vectors: Vec<f32> = encoded.vectors.to_dtype(DType::F32)?.flatten_all()?.to_vec1()?;
-            let snapshot = network.model()?;
-            explorer.mlp.prepare_labels(&snapshot.net());
-            let d = network.spec.dim;
-            let absent = Decisions::absent(batch.len() * encoded.len);
-            decisions.clear();
-            for (b, &i) in batch.iter().enumerate() {
-                let first = b * encoded.len;
-                let n = examples[i].attrs.len();
-                let own = &vectors[first * d..(first + n) * d];
-                let (c, e) = explorer.decide(
-                    opts.system,
-                    &snapshot,
-                    own,
-                    &examples[i].gold,
-                    first as u32,
-                    absent,
-                    explore,
-                    &mut rng,
-                    &mut decisions,
-                );
-                total += c;
-                errors += e;
-                words += n - 1;
-            }
-            if decisions.is_empty() {
-                continue;
-            }
-            let loss = network.loss(&encoded, &decisions)?;
-            loss_sum += f64::from(loss.to_dtype(DType::F32)?.to_scalar::<f32>()?) * decisions.len(&network.spec) as f64;
-            adam.backward_step(&loss)?;
+            let batch: Vec<&Example> = batch.iter().map(|&i| &examples[i]).collect();
+            learner.step(&batch, opts.system, opts.dropout, explore, &mut rng, &mut tally)?;
         }
-        let model = network.model()?;
+        let model = learner.network.model()?;
         let score = dev(&model);
-        let report = NeuralEpoch {
-            epoch,
-            words,
-            seconds: started.elapsed().as_secs_f64(),
-            loss: loss_sum / total.max(1) as f64,
-            errors,
-            decisions: total,
-            dev: score,
-        };
+        let report = tally.report(epoch, started, score);
         progress(&report);
         epochs.push(report);
         // Without dev scores the last epoch is kept.
@@ -294,9 +346,99 @@ pub fn train(
     }
     let (model, best_epoch) = match best {
         Some((_, epoch, model)) => (model, epoch),
-        None => (network.model()?, 0),
+        None => (learner.network.model()?, 0),
     };
     Ok(Trained { model, best_epoch, epochs })
+}
+
+/// How to fine-tune a trained model ([`fine_tune`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct FineTuneOptions {
+    pub system: System,
+    /// Adam steps, each on one batch.
+    pub steps: u32,
+    /// Sentences per step.
+    pub batch: usize,
+    /// The share of each batch drawn from the base treebank; the rest are the user's.
+    pub base_share: f64,
+    /// The first step's learning rate, decayed linearly to a tenth of it.
+    pub learning_rate: f64,
+    pub dropout: Dropout,
+    /// A zero-cost transition is followed instead of the model's prediction with this
+    /// probability, from the first step: the model's own predictions are already meaningful.
+    pub explore_p: f64,
+    pub seed: u64,
+}
+
+/// Steps per round of fine-tuning that `progress` hears of.
+const ROUND_STEPS: u32 = 50;
+
+/// An endless draw of indices below `n`, each once per pass in an order shuffled anew.
+struct Passes {
+    order: Vec<usize>,
+    next: usize,
+}
+
+impl Passes {
+    fn new(n: usize) -> Passes {
+        Passes { order: (0..n).collect(), next: n }
+    }
+
+    fn draw(&mut self, rng: &mut ChaCha8Rng) -> Option<usize> {
+        if self.order.is_empty() {
+            return None;
+        }
+        if self.next == self.order.len() {
+            self.order.shuffle(rng);
+            self.next = 0;
+        }
+        self.next += 1;
+        Some(self.order[self.next - 1])
+    }
+}
+
+/// Fine-tunes `start` (every weight, one decaying rate, a fresh Adam state) on the user's
+/// sentences with the dynamic oracle and exploration (Goldberg & Nivre 2012, Algorithm 3), each batch mixed with a share of base sentences so that the
+/// corrections move the model only where they speak; the copies of examples are not read (the
+/// share is the weighting). The last step's weights are returned: choosing a step on held-out
+/// data would bias the gate that reads it. `progress` hears of every [`ROUND_STEPS`] steps.
+pub fn fine_tune(
+    start: &NeuralModel,
+    user: &[Example],
+    base: &[Example],
+    opts: &FineTuneOptions,
+    progress: &mut dyn FnMut(&NeuralEpoch),
+) -> std::result::Result<Trained, TrainError> {
+    keep_freed_memory();
+    let mut rng = ChaCha8Rng::seed_from_u64(opts.seed);
+    let mut learner = Learner::new(Network::from_model(start, DType::F32)?, opts.learning_rate)?;
+    let size = opts.batch.max(1);
+    let from_base = match (user.is_empty(), base.is_empty()) {
+        (true, _) => size,
+        (false, true) => 0,
+        (false, false) => ((size as f64 * opts.base_share).round() as usize).min(size - 1),
+    };
+    let (mut users, mut bases) = (Passes::new(user.len()), Passes::new(base.len()));
+    let mut epochs = Vec::new();
+    let (mut tally, mut started) = (Tally::default(), Instant::now());
+    for step in 1..=opts.steps {
+        learner.decay(opts.learning_rate, f64::from(step - 1) / f64::from(opts.steps.max(2) - 1));
+        let mut batch: Vec<&Example> =
+            (0..size - from_base).filter_map(|_| users.draw(&mut rng)).map(|i| &user[i]).collect();
+        batch.extend((0..from_base).filter_map(|_| bases.draw(&mut rng)).map(|i| &base[i]));
+        if batch.is_empty() {
+            break;
+        }
+        learner.step(&batch, opts.system, opts.dropout, Some(opts.explore_p), &mut rng, &mut tally)?;
+        if step % ROUND_STEPS == 0 || step == opts.steps {
+            let report = std::mem::take(&mut tally).report(step.div_ceil(ROUND_STEPS), started, None);
+            progress(&report);
+            epochs.push(report);
+            started = Instant::now();
+        }
+    }
+    let best_epoch = epochs.last().map_or(0, |e| e.epoch);
+    Ok(Trained { model: learner.network.model()?, best_epoch, epochs })
 }
 
 /// Tells the allocator to keep freed memory for reuse: candle allocates every tensor of every
@@ -547,5 +689,74 @@ mod tests {
         let last = a.epochs.last().unwrap();
         assert_eq!(last.errors, 0, "{last:?}");
         assert!(a.epochs[0].loss > 4.0 * last.loss, "{:?}", a.epochs);
+    }
+
+    /// Decisions of `model` that have a cost, along the zero-cost path of each example: 0 when
+    /// its greedy parse is the gold tree.
+    fn errors(model: &NeuralModel, examples: &[Example]) -> Vec<usize> {
+        let network = Network::from_model(model, DType::F32).unwrap();
+        let words: Vec<Words> = examples.iter().map(|e| Words { attrs: &e.attrs, forms: &e.forms }).collect();
+        let encoded = network.encode(&words, None).unwrap();
+        let vectors: Vec<f32> = encoded.vectors.flatten_all().unwrap().to_vec1().unwrap();
+        let mut explorer = Explorer { config: Configuration::new(0), zero: Vec::new(), mlp: Mlp::default() };
+        explorer.mlp.prepare_labels(&model.net());
+        let (d, absent) = (model.spec.dim, Decisions::absent(examples.len() * encoded.len));
+        let mut rng = ChaCha8Rng::seed_from_u64(0);
+        let mut out = Decisions::default();
+        let at = |b: usize| b * encoded.len;
+        examples
+            .iter()
+            .enumerate()
+            .map(|(b, e)| {
+                let own = &vectors[at(b) * d..(at(b) + e.attrs.len()) * d];
+                let gold = &e.gold;
+                explorer.decide(System::ArcEager, model, own, gold, at(b) as u32, absent, None, &mut rng, &mut out).1
+            })
+            .collect()
+    }
+
+    #[test]
+    fn fine_tuning_learns_the_users_tree_and_keeps_the_base_it_mixes_in() {
+        let (mut examples, labels) = examples();
+        let opts = NeuralOptions {
+            system: System::ArcEager,
+            epochs: 80,
+            batch: 2,
+            learning_rate: 0.05,
+            dropout: Dropout { values: 0.0, words: 0.0 },
+            ..NeuralOptions::default()
+        };
+        let spec = tiny_spec(&labels, Context::Conv { dilations: vec![1, 2] });
+        let start = train(spec, &examples, &opts, &mut |_| None, &mut |_| {}).unwrap().model;
+        assert_eq!(errors(&start, &examples), [0, 0, 0], "the trained model parses its trees");
+        // The user's correction of the first sentence: "cat" the root, "sat" its modifier.
+        let l = |name| labels.get(name).unwrap();
+        let user = vec![Example {
+            gold: GoldTree::new(&[2, 0, 2, 2], &[l("det"), l("root"), l("amod"), l("punct")]),
+            ..examples.remove(0)
+        }];
+        assert!(errors(&start, &user)[0] > 0, "the model parses it otherwise before");
+        let tune = FineTuneOptions {
+            system: System::ArcEager,
+            steps: 120,
+            batch: 2,
+            base_share: 0.5,
+            learning_rate: 0.02,
+            dropout: opts.dropout,
+            explore_p: 0.1,
+            seed: 3,
+        };
+        let run = || fine_tune(&start, &user, &examples, &tune, &mut |_| {}).unwrap();
+        let (a, b) = (run(), run());
+        assert_eq!(a.model, b.model, "deterministic for a seed");
+        assert_eq!(a.epochs.len(), 3, "a round every 50 steps, and the last");
+        assert_eq!(errors(&a.model, &user), [0], "the correction is learned");
+        assert_eq!(errors(&a.model, &examples), [0, 0], "the base mixed in is kept");
+        assert_ne!(a.model, start);
+        let alone = fine_tune(&start, &user, &[], &tune, &mut |_| {}).unwrap();
+        assert!(
+            errors(&alone.model, &examples).iter().sum::<usize>() > 0,
+            "without the base mixed in, it is forgotten"
+        );
     }
 }

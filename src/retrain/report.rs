@@ -131,6 +131,17 @@ pub struct Report {
     pub precision_on: Option<String>,
     #[serde(default)]
     pub precision_sentences: usize,
+    /// With a neural serving model: how the candidate was trained (`retrain.neural_from`:
+    /// `serving`, fine-tuned from its weights, or `scratch`), the fine-tuning's steps and base
+    /// share, and annotated labels the model lacks (their arcs trained the head alone).
+    #[serde(default)]
+    pub neural_from: Option<String>,
+    #[serde(default)]
+    pub fine_tune_steps: u32,
+    #[serde(default)]
+    pub fine_tune_base_share: f64,
+    #[serde(default)]
+    pub forgotten_labels: usize,
     /// Where the report is.
     pub report_file: Option<String>,
 }

@@ -71,6 +71,39 @@ pub struct Settings {
     pub self_training: Option<PathBuf>,
     pub self_training_min_conf: f64,
     pub self_training_max: usize,
+    /// How a neural serving model's candidate is trained ([`NeuralStart`]).
+    pub neural_from: NeuralStart,
+    /// Fine-tuning: Adam steps of [`FINE_TUNE_BATCH`] sentences, the share of each batch drawn
+    /// from `retrain.base` (the rest from the annotations trained on), and the first step's
+    /// learning rate (decayed linearly to a tenth).
+    pub fine_tune_steps: u32,
+    pub fine_tune_base_share: f64,
+    pub fine_tune_learning_rate: f64,
+}
+
+/// Sentences per step of fine-tuning: the batch the default schedule trains with on a
+/// treebank of en_ewt's size ([`crate::neural::NeuralOptions::schedule`]).
+pub const FINE_TUNE_BATCH: usize = 32;
+
+/// Where a neural serving model's candidate starts (`retrain.neural_from`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum NeuralStart {
+    /// From the serving weights, fine-tuned on the annotations with the base mixed in.
+    #[default]
+    Serving,
+    /// From random weights, on the base and the annotations, as `train --neural` trains.
+    Scratch,
+}
+
+impl NeuralStart {
+    /// The name in the configuration and the reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            NeuralStart::Serving => "serving",
+            NeuralStart::Scratch => "scratch",
+        }
+    }
 }
 
 /// How a cycle completes partially annotated sentences before training on them
@@ -125,6 +158,10 @@ impl Default for Settings {
             self_training: None,
             self_training_min_conf: 0.95,
             self_training_max: 2000,
+            neural_from: NeuralStart::Serving,
+            fine_tune_steps: 400,
+            fine_tune_base_share: 0.5,
+            fine_tune_learning_rate: 5e-4,
         }
     }
 }
@@ -198,6 +235,21 @@ impl Settings {
         }
         if self.tagger_epochs == 0 {
             return Err(("retrain.tagger_epochs", "must be at least 1 (got 0)".into()));
+        }
+        if self.fine_tune_steps == 0 {
+            return Err(("retrain.fine_tune_steps", "must be at least 1 (got 0)".into()));
+        }
+        if !(0.0..1.0).contains(&self.fine_tune_base_share) {
+            return Err((
+                "retrain.fine_tune_base_share",
+                format!("must be in [0, 1) (got {}): a batch holds at least one annotation", self.fine_tune_base_share),
+            ));
+        }
+        if !(self.fine_tune_learning_rate > 0.0 && self.fine_tune_learning_rate.is_finite()) {
+            return Err((
+                "retrain.fine_tune_learning_rate",
+                format!("must be above 0 (got {})", self.fine_tune_learning_rate),
+            ));
         }
         if self.bootstrap_samples == 0 {
             return Err(("retrain.bootstrap_samples", "must be at least 1 (got 0)".into()));

@@ -50,9 +50,14 @@ pub fn calibrate(model: &mut Model, dev: &[DevSentence]) {
 /// parses) on `dev`'s annotated words: how well a calibration fitted elsewhere holds there.
 pub fn calibrated_arc_ece(model: &Model, dev: &[DevSentence]) -> f64 {
     let pairs = dev_arc_pairs(model.encoding(), dev, &model.weights, &model.labels, model.fallback, model.temperature);
+    calibrated_ece(&pairs, model.arc_calibration.as_ref())
+}
+
+/// Arc ECE of (confidence, right) pairs once `calibration` maps the confidences.
+pub fn calibrated_ece(pairs: &[Vec<(f32, f32)>], calibration: Option<&Isotonic>) -> f64 {
     let mut r = Reliability::default();
     for &(c, y) in pairs.iter().flatten() {
-        let c = model.arc_calibration.as_ref().map_or(c, |iso| iso.apply(c));
+        let c = calibration.map_or(c, |iso| iso.apply(c));
         r.add(f64::from(c), f64::from(y));
     }
     r.ece()

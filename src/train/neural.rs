@@ -14,13 +14,14 @@ use crate::model::features::{attrs_tag_key, form_key};
 use crate::model::neural::{NeuralModel, Spec};
 use crate::model::{Model, TrainingInfo};
 use crate::neural::trainer::{self, NeuralEpoch, TrainError};
-use crate::neural::{Example, NeuralOptions, NeuralScorer};
+use crate::neural::{Example, FineTuneOptions, NeuralOptions, NeuralScorer};
 use crate::parse::parser::Parser;
 use crate::transition::{Encoding, Transition};
 
-use super::calibration::arc_ece;
+use super::calibration::{arc_ece, calibrated_ece};
 use super::data::{DevSentence, TrainingSet};
 use super::dev::{arc_pairs_with, evaluate_with};
+use super::domain::Domain;
 use super::options::DEFAULT_MIN_FEATURE_COUNT;
 use super::training_loop::fallback_label;
 
@@ -90,19 +91,93 @@ pub fn train_neural(
     info.explore_p = opts.explore_p;
     info.seed = opts.seed;
     set.record_in(&mut info);
-    if let Some(dev) = dev {
-        let mut p = parser(encoding, &empty, &trained.model, &model.labels, &model).with_confidence(1.0);
-        let scores = evaluate_with(&mut p, dev, &model.labels);
-        info.dev_uas = scores.uas;
-        info.dev_las = scores.las;
-        let pairs = arc_pairs_with(&mut p, dev, &model.labels);
-        drop(p);
-        let (raw, cross) = arc_ece(&pairs);
-        info.dev_arc_ece_raw = raw;
-        info.dev_arc_ece_crossfit = cross;
-        model.arc_calibration = Isotonic::fit(&mut pairs.into_iter().flatten().collect::<Vec<_>>());
-    }
     model.info = info;
+    if let Some(dev) = dev {
+        calibrate_neural(&mut model, &trained.model, dev);
+    }
+    Ok((model, trained.model))
+}
+
+/// Fits `model`'s arc calibration (isotonic) for the parse of `neural` on `dev`, and records
+/// its dev UAS, LAS and arc ECE (raw and cross-fitted), as a linear model's is calibrated
+/// ([`super::calibrate`]; a neural model's temperature stays 1: its softmax is trained).
+pub fn calibrate_neural(model: &mut Model, neural: &NeuralModel, dev: &[DevSentence]) {
+    let empty = Weights::from_rows(model.weights.classes(), std::iter::empty());
+    let mut p = parser(model.encoding(), &empty, neural, &model.labels, model).with_confidence(1.0);
+    let scores = evaluate_with(&mut p, dev, &model.labels);
+    let pairs = arc_pairs_with(&mut p, dev, &model.labels);
+    drop(p);
+    model.info.dev_uas = scores.uas;
+    model.info.dev_las = scores.las;
+    let (raw, cross) = arc_ece(&pairs);
+    model.info.dev_arc_ece_raw = raw;
+    model.info.dev_arc_ece_crossfit = cross;
+    model.arc_calibration = Isotonic::fit(&mut pairs.into_iter().flatten().collect::<Vec<_>>());
+}
+
+/// Arc ECE of `model`'s calibrated confidences for the parse of `neural` on `dev`'s annotated
+/// words ([`super::calibrated_arc_ece`] for a neural model).
+pub fn calibrated_arc_ece_neural(model: &Model, neural: &NeuralModel, dev: &[DevSentence]) -> f64 {
+    let empty = Weights::from_rows(model.weights.classes(), std::iter::empty());
+    let mut p = parser(model.encoding(), &empty, neural, &model.labels, model).with_confidence(1.0);
+    calibrated_ece(&arc_pairs_with(&mut p, dev, &model.labels), model.arc_calibration.as_ref())
+}
+
+/// What a trained neural model is fine-tuned on ([`fine_tune_neural`]).
+pub struct FineTuneData {
+    /// The user's sentences (annotations, self-training's).
+    pub user: Vec<Example>,
+    /// The base treebank's.
+    pub base: Vec<Example>,
+    /// Annotated labels the model lacks: their arcs train the head alone.
+    pub forgotten_labels: usize,
+    /// The model's labels, and its label for a word the parse leaves unlabelled.
+    labels: LabelSet,
+    fallback: crate::base::label::Label,
+}
+
+impl FineTuneData {
+    /// The sentences of `set` as examples for a model whose labels are `labels` (and
+    /// `fallback` its label for a word the parse leaves unlabelled): its output classes are
+    /// fixed, so each arc's label is found by name there, and one it lacks is forgotten (its
+    /// head stays annotated).
+    pub fn of(set: &TrainingSet, labels: &LabelSet, fallback: crate::base::label::Label) -> FineTuneData {
+        let names = set.labels.as_ref();
+        let to_model = |l: crate::base::label::Label| names.and_then(|n| labels.get(n.name(l)));
+        let mut data =
+            FineTuneData { user: Vec::new(), base: Vec::new(), forgotten_labels: 0, labels: labels.clone(), fallback };
+        for s in &set.sentences {
+            let mut gold = s.gold.clone();
+            data.forgotten_labels += gold.relabel(to_model);
+            let example = Example { attrs: s.attrs.clone(), forms: s.forms.clone(), gold, copies: 1 };
+            match s.domain {
+                Domain::User => data.user.push(example),
+                Domain::Base => data.base.push(example),
+            }
+        }
+        data
+    }
+}
+
+/// Fine-tunes `start`, the trained model `data` was made for, on `data`
+/// ([`trainer::fine_tune`]). The model
+/// returned has `set`'s inventory (the user's forms among it), no calibration and no analysis
+/// (the caller adds them); the neural weights come beside it.
+pub fn fine_tune_neural(
+    set: &TrainingSet,
+    data: &FineTuneData,
+    start: &NeuralModel,
+    opts: &FineTuneOptions,
+    mut info: TrainingInfo,
+    progress: &mut dyn FnMut(&NeuralEpoch),
+) -> Result<(Model, NeuralModel), TrainError> {
+    let classes = Transition::count(data.labels.len());
+    let trained = trainer::fine_tune(start, &data.user, &data.base, opts, progress)?;
+    info.oracle = "dynamic".to_string();
+    info.explore_p = opts.explore_p;
+    info.seed = opts.seed;
+    set.record_in(&mut info);
+    let model = set.parser_model(opts.system, data.labels.clone(), data.fallback, inventory(set, classes), info);
     Ok((model, trained.model))
 }
 

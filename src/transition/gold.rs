@@ -165,6 +165,21 @@ impl GoldTree {
         }
     }
 
+    /// Maps every annotated label through `f` into another inventory, where `None` leaves the
+    /// arc's head annotated and its label not (any label is then right): for a model that
+    /// lacks the label. Returns how many labels were so forgotten.
+    pub fn relabel(&mut self, f: impl Fn(Label) -> Option<Label>) -> usize {
+        let mut forgotten = 0;
+        for slot in &mut self.labels {
+            if let Some(l) = *slot {
+                *slot = f(l);
+                forgotten += usize::from(slot.is_none());
+            }
+        }
+        self.partial |= forgotten > 0;
+        forgotten
+    }
+
     /// The word annotated as attached to node 0, or [`NONE`].
     pub fn root_child(&self) -> u32 {
         self.root_child

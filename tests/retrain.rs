@@ -1374,8 +1374,9 @@ fn small_neural_setup(dir: &Path, n: usize) -> (PathBuf, PathBuf, PathBuf) {
 
 /// `n` sentences of the words of [`common::tagged_corpus`] as another domain writes them: a
 /// tag the base never has (UPOS `X`, XPOS `FW`) and head-final trees (every word attached to
-/// the last), confirmed by a person.
-fn head_final(n: usize) -> String {
+/// the last), confirmed by a person; with `blank_first`, the first word of each is left
+/// unannotated (HEAD and DEPREL `_`), as a correction of some arcs only.
+fn head_final(n: usize, blank_first: bool) -> String {
     let mut out = String::new();
     for block in common::tagged_corpus(n).split("\n\n").filter(|b| !b.trim().is_empty()) {
         let words: Vec<Vec<&str>> =
@@ -1383,7 +1384,11 @@ fn head_final(n: usize) -> String {
         let id = block.lines().find_map(|l| l.strip_prefix("# sent_id = ")).unwrap();
         out.push_str(&format!("# sent_id = x{id}\n# confirmed = yes\n"));
         for (i, w) in words.iter().enumerate() {
-            let (head, deprel) = if i + 1 == words.len() { (0, "root") } else { (words.len(), "dep") };
+            let (head, deprel) = match i {
+                0 if blank_first => ("_".to_string(), "_"),
+                _ if i + 1 == words.len() => ("0".to_string(), "root"),
+                _ => (words.len().to_string(), "dep"),
+            };
             out.push_str(&format!("{}\t{}\t{}\tX\tFW\t_\t{head}\t{deprel}\t_\t_\n", i + 1, w[1], w[2]));
         }
         out.push('\n');
@@ -1403,7 +1408,7 @@ fn a_neural_model_is_fine_tuned_from_its_weights_and_learns_a_new_domain() {
     // The tiny model's weights move slowly at the default rate, made for a real one.
     let keys = "fine_tune_steps = 200\nfine_tune_learning_rate = 0.005\n";
     let config = write_config(dir.path(), &model, &base, &heldout, keys);
-    drop_in(&dir.path().join("spool/annotated"), "domain.conllu", &head_final(300));
+    drop_in(&dir.path().join("spool/annotated"), "domain.conllu", &head_final(300, true));
 
     let out = common::spoolparse(&["retrain", "--config", config.to_str().unwrap(), "--json", "--force"]);
     let stderr = String::from_utf8_lossy(&out.stderr);
@@ -1416,13 +1421,26 @@ fn a_neural_model_is_fine_tuned_from_its_weights_and_learns_a_new_domain() {
     // candidate learned it, and kept the base.
     assert!(report.current.annotations_las < 50.0 && candidate.annotations_las > 95.0, "{report:#?}");
     assert!(candidate.heldout_las >= report.current.heldout_las - 0.3, "{report:#?}");
+    // The whole text: the corrected words of the held-out sentences and the first words
+    // (nobody corrected them) the serving model is sure of, against its parse, which is thus
+    // right there; here it is sure of every one.
+    let figures = report.gate.as_ref().unwrap();
+    let (asked, whole) = (figures.annotations.as_ref().unwrap(), figures.annotations_whole.as_ref().unwrap());
+    assert_eq!(whole.words, asked.words + report.annotations_heldout as u64, "{figures:#?}");
+    let serving_right = asked.serving_las * asked.words as f64 / 100.0 + (whole.words - asked.words) as f64;
+    assert!((whole.serving_las - 100.0 * serving_right / whole.words as f64).abs() < 1e-6, "{figures:#?}");
+    assert!(whole.delta < asked.delta, "the first words the candidate moved cost it there: {figures:#?}");
+    assert!(
+        report.reasons.iter().any(|r| r.contains("those nobody corrected that the serving model is sure of")),
+        "{report:#?}"
+    );
 
     // The promoted model is neural, and `parse` gives the domain head-final from its file.
     let registry = Registry::new(dir.path().join("spool/models"));
     let promoted = registry.dir().join(registry.current_name().unwrap().unwrap());
     assert!(spoolparse::model::file::ModelFile::open(&promoted).unwrap().neural().is_some());
     let unseen = dir.path().join("unseen.conllu");
-    let domain = head_final(330);
+    let domain = head_final(330, false);
     let from = domain.find("# sent_id = xs300\n").unwrap();
     fs::write(&unseen, &domain[from..]).unwrap();
     let parsed = dir.path().join("unseen.out.conllu");

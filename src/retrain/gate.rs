@@ -121,6 +121,20 @@ pub struct Figures {
     pub annotations: Option<Bootstrap>,
     /// Whether the annotations were numerous enough to be the main judge.
     pub annotations_judge: bool,
+    /// On the held-out annotated sentences' annotated words and those the serving model is
+    /// sure of, against its parse (`super::whole_text`): reported, not decided on.
+    #[serde(default)]
+    pub annotations_whole: Option<Bootstrap>,
+}
+
+/// The reason line of the whole-text figure ([`Figures::annotations_whole`]).
+pub fn describe_whole(b: &Bootstrap) -> String {
+    format!(
+        "LAS {:.2} on {} words of the {} held-out annotated sentences, the corrected ones and those nobody \
+         corrected that the serving model is sure of (scored against its parse; serving model {:.2}; difference \
+         {:+.2}, 90% interval [{:+.2}, {:+.2}]; reported, not decided on)",
+        b.candidate_las, b.words, b.sentences, b.serving_las, b.delta, b.low, b.high
+    )
 }
 
 /// The gate's settings ([`super::Settings`]'s keys of the same names).
@@ -190,7 +204,7 @@ pub fn decide(rule: Rule, heldout: Bootstrap, annotations: Option<Bootstrap>) ->
             ),
         );
     }
-    (promote, Figures { heldout, annotations, annotations_judge: judge }, reasons)
+    (promote, Figures { heldout, annotations, annotations_judge: judge, annotations_whole: None }, reasons)
 }
 
 #[cfg(test)]

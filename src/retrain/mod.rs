@@ -99,6 +99,7 @@ mod settings;
 mod state;
 pub mod store;
 mod training_data;
+mod whole_text;
 
 use analysis::{analyzed_heldout, retrain_lemmatizer_on, retrain_tagger_on, CandidateAnalysis};
 pub use analysis::{
@@ -492,8 +493,18 @@ pub fn run_cycle(
         (!heldout_annotations.is_empty()).then(|| gate::bootstrap(&current_counts.1, &candidate_counts.1, samples));
     let rule =
         gate::Rule { max_las_drop: settings.max_las_drop, min_annotation_arcs: settings.gate_min_annotation_arcs };
-    let (mut promote, figures, reasons) = gate::decide(rule, heldout_bootstrap, annotations_bootstrap);
+    let (mut promote, mut figures, reasons) = gate::decide(rule, heldout_bootstrap, annotations_bootstrap);
     report.reasons.extend(reasons);
+    if !heldout_annotations.is_empty() {
+        let whole = whole_text::as_published(&current, &heldout_annotations);
+        let candidate_whole = whole_text::with_references_of(&whole, candidate_annotations);
+        let counts = |model: &ModelFile, dev: &[DevSentence]| {
+            train::evaluate_sentences_with(&mut Parser::new(model), dev, &model.meta().labels)
+        };
+        let b = gate::bootstrap(&counts(&current, &whole), &counts(&candidate, &candidate_whole), samples);
+        report.reasons.push(gate::describe_whole(&b));
+        figures.annotations_whole = Some(b);
+    }
     report.gate = Some(figures);
     report.candidate = Some(scores);
     // From here to the switch `current` stays as it is: a model configured or rolled back to

@@ -398,9 +398,9 @@ impl Passes {
 }
 
 /// Fine-tunes `start` (every weight, one decaying rate, a fresh Adam state) on the user's
-/// sentences with the dynamic oracle and exploration (Goldberg & Nivre 2012, Algorithm 3), each batch mixed with a share of base sentences so that the
-/// corrections move the model only where they speak; the copies of examples are not read (the
-/// share is the weighting). The last step's weights are returned: choosing a step on held-out
+/// sentences with the dynamic oracle and exploration (Goldberg & Nivre 2012, Algorithm 3),
+/// each batch mixed with a share of base sentences so that the corrections move the model only
+/// where they speak; the copies of examples are not read (the share is the weighting). The last step's weights are returned: choosing a step on held-out
 /// data would bias the gate that reads it. `progress` hears of every [`ROUND_STEPS`] steps.
 pub fn fine_tune(
     start: &NeuralModel,

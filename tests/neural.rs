@@ -6,8 +6,6 @@ mod common;
 
 use std::path::Path;
 
-use spoolparse::corpus::{Column, Format, Reader};
-
 /// Trains a small neural model of contextual `encoder` with tagger and tokenizer on `n`
 /// sentences of the word fixture, which is its dev file too.
 fn train_small(dir: &Path, n: usize, encoder: &str) -> (std::path::PathBuf, std::path::PathBuf) {
@@ -40,14 +38,6 @@ fn train_small(dir: &Path, n: usize, encoder: &str) -> (std::path::PathBuf, std:
     (corpus, model)
 }
 
-/// Heads of every word of a CoNLL-U file.
-fn heads(path: &Path) -> Vec<String> {
-    let text = std::fs::read(path).unwrap();
-    Reader::new(&text[..], path, Format::Conllu)
-        .flat_map(|s| s.unwrap().words().map(|w| w.get(Column::Head).to_string()).collect::<Vec<_>>())
-        .collect()
-}
-
 #[test]
 fn a_neural_model_trains_and_parses_conllu_and_raw_text_through_its_file() {
     for (encoder, shown_as) in [("conv", "convolution layers"), ("bilstm", "BiLSTM layers")] {
@@ -70,7 +60,7 @@ fn trains_and_parses_through_its_file(encoder: &str, shown_as: &str) {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stderr}");
     assert!(!stderr.contains("not trained on"), "{stderr}");
-    let (gold, system) = (heads(&corpus), heads(&parsed));
+    let (gold, system) = (common::heads(&corpus), common::heads(&parsed));
     let right = gold.iter().zip(&system).filter(|(g, s)| g == s).count();
     assert!(right as f64 >= 0.95 * gold.len() as f64, "{encoder}: {right} of {} heads right", gold.len());
     common::validate(&parsed, "en");
@@ -85,7 +75,7 @@ fn trains_and_parses_through_its_file(encoder: &str, shown_as: &str) {
     let out = common::parse(&model, &raw, &parsed_raw, &["--threads", "1"]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let words: usize = texts.iter().map(|t| t.split(' ').count()).sum();
-    assert_eq!(heads(&parsed_raw).len(), words, "every word of the text, once");
+    assert_eq!(common::heads(&parsed_raw).len(), words, "every word of the text, once");
     common::validate(&parsed_raw, "en");
 }
 

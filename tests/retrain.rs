@@ -1396,11 +1396,6 @@ fn head_final(n: usize, blank_first: bool) -> String {
     out
 }
 
-/// Heads of every word of `sents`.
-fn heads_of(sents: &[Sentence]) -> Vec<String> {
-    sents.iter().flat_map(|s| s.words().map(|w| w.get(Column::Head).to_string()).collect::<Vec<_>>()).collect()
-}
-
 #[test]
 fn a_neural_model_is_fine_tuned_from_its_weights_and_learns_a_new_domain() {
     let dir = tempfile::tempdir().unwrap();
@@ -1445,7 +1440,7 @@ fn a_neural_model_is_fine_tuned_from_its_weights_and_learns_a_new_domain() {
     fs::write(&unseen, &domain[from..]).unwrap();
     let parsed = dir.path().join("unseen.out.conllu");
     assert!(common::parse(&promoted, &unseen, &parsed, &[]).status.success());
-    let (gold, system) = (heads_of(&sentences(&unseen)), heads_of(&sentences(&parsed)));
+    let (gold, system) = (common::heads(&unseen), common::heads(&parsed));
     let right = gold.iter().zip(&system).filter(|(g, s)| g == s).count();
     assert!(right as f64 >= 0.9 * gold.len() as f64, "{right} of {} heads", gold.len());
 }

@@ -400,8 +400,9 @@ impl Passes {
 /// Fine-tunes `start` (every weight, one decaying rate, a fresh Adam state) on the user's
 /// sentences with the dynamic oracle and exploration (Goldberg & Nivre 2012, Algorithm 3),
 /// each batch mixed with a share of base sentences so that the corrections move the model only
-/// where they speak; the copies of examples are not read (the share is the weighting). The last step's weights are returned: choosing a step on held-out
-/// data would bias the gate that reads it. `progress` hears of every [`ROUND_STEPS`] steps.
+/// where they speak; the copies of examples are not read (the share is the weighting). The
+/// last step's weights are returned: choosing a step on held-out data would bias the gate that
+/// reads it. `progress` hears of every [`ROUND_STEPS`] steps.
 pub fn fine_tune(
     start: &NeuralModel,
     user: &[Example],
@@ -525,8 +526,10 @@ mod tests {
         NeuralModel::new(spec, (0..total).map(|_| rng.gen_range(-0.5..0.5)).collect()).unwrap()
     }
 
-    /// The decisions of a parse along zero-cost transitions, over `model`'s vectors.
-    fn decisions(model: &NeuralModel, network: &Network, examples: &[Example]) -> (Decisions, usize) {
+    /// The decisions of a parse along zero-cost transitions, over `model`'s vectors, the
+    /// batch's padded length, and how many of each example's decisions had a cost (0: its
+    /// greedy parse is the gold tree).
+    fn decisions(model: &NeuralModel, network: &Network, examples: &[Example]) -> (Decisions, usize, Vec<usize>) {
         let words: Vec<Words> = examples.iter().map(|e| Words { attrs: &e.attrs, forms: &e.forms }).collect();
         let encoded = network.encode(&words, None).unwrap();
         let vectors: Vec<f32> = encoded.vectors.to_dtype(DType::F32).unwrap().flatten_all().unwrap().to_vec1().unwrap();
@@ -536,12 +539,25 @@ mod tests {
         let d = model.spec.dim;
         let absent = Decisions::absent(examples.len() * encoded.len);
         let mut rng = ChaCha8Rng::seed_from_u64(0);
+        let mut errors = Vec::new();
         for (b, e) in examples.iter().enumerate() {
             let first = b * encoded.len;
             let own = &vectors[first * d..(first + e.attrs.len()) * d];
-            explorer.decide(System::ArcEager, model, own, &e.gold, first as u32, absent, Some(1.0), &mut rng, &mut out);
+            let gold = &e.gold;
+            let (_, wrong) = explorer.decide(
+                System::ArcEager,
+                model,
+                own,
+                gold,
+                first as u32,
+                absent,
+                Some(1.0),
+                &mut rng,
+                &mut out,
+            );
+            errors.push(wrong);
         }
-        (out, encoded.len)
+        (out, encoded.len, errors)
     }
 
     #[test]
@@ -571,7 +587,7 @@ mod tests {
         let mut rng = ChaCha8Rng::seed_from_u64(7);
         let model = random_model(tiny_spec(&labels, context), &mut rng);
         let network = Network::from_model(&model, DType::F64).unwrap();
-        let (decided, _) = decisions(&model, &network, &examples);
+        let (decided, _, _) = decisions(&model, &network, &examples);
         let words: Vec<Words> = examples.iter().map(|e| Words { attrs: &e.attrs, forms: &e.forms }).collect();
         let loss_now = |network: &Network| -> f64 {
             let encoded = network.encode(&words, None).unwrap();
@@ -630,7 +646,7 @@ mod tests {
         let network = Network::from_model(&model, DType::F32).unwrap();
         let words: Vec<Words> = examples.iter().map(|e| Words { attrs: &e.attrs, forms: &e.forms }).collect();
         let encoded = network.encode(&words, None).unwrap();
-        let (decided, len) = decisions(&model, &network, &examples);
+        let (decided, len, _) = decisions(&model, &network, &examples);
         let batched: Vec<f32> = network.logits(&encoded, &decided).unwrap().flatten_all().unwrap().to_vec1().unwrap();
         // Each sentence alone through the kernels, along the same zero-cost path.
         let net = model.net();
@@ -691,28 +707,9 @@ mod tests {
         assert!(a.epochs[0].loss > 4.0 * last.loss, "{:?}", a.epochs);
     }
 
-    /// Decisions of `model` that have a cost, along the zero-cost path of each example: 0 when
-    /// its greedy parse is the gold tree.
+    /// How many of each example's decisions `model` gets wrong along its zero-cost path.
     fn errors(model: &NeuralModel, examples: &[Example]) -> Vec<usize> {
-        let network = Network::from_model(model, DType::F32).unwrap();
-        let words: Vec<Words> = examples.iter().map(|e| Words { attrs: &e.attrs, forms: &e.forms }).collect();
-        let encoded = network.encode(&words, None).unwrap();
-        let vectors: Vec<f32> = encoded.vectors.flatten_all().unwrap().to_vec1().unwrap();
-        let mut explorer = Explorer { config: Configuration::new(0), zero: Vec::new(), mlp: Mlp::default() };
-        explorer.mlp.prepare_labels(&model.net());
-        let (d, absent) = (model.spec.dim, Decisions::absent(examples.len() * encoded.len));
-        let mut rng = ChaCha8Rng::seed_from_u64(0);
-        let mut out = Decisions::default();
-        let at = |b: usize| b * encoded.len;
-        examples
-            .iter()
-            .enumerate()
-            .map(|(b, e)| {
-                let own = &vectors[at(b) * d..(at(b) + e.attrs.len()) * d];
-                let gold = &e.gold;
-                explorer.decide(System::ArcEager, model, own, gold, at(b) as u32, absent, None, &mut rng, &mut out).1
-            })
-            .collect()
+        decisions(model, &Network::from_model(model, DType::F32).unwrap(), examples).2
     }
 
     #[test]

@@ -102,11 +102,9 @@ pub fn train_neural(
 /// its dev UAS, LAS and arc ECE (raw and cross-fitted), as a linear model's is calibrated
 /// ([`super::calibrate`]; a neural model's temperature stays 1: its softmax is trained).
 pub fn calibrate_neural(model: &mut Model, neural: &NeuralModel, dev: &[DevSentence]) {
-    let empty = Weights::from_rows(model.weights.classes(), std::iter::empty());
-    let mut p = parser(model.encoding(), &empty, neural, &model.labels, model).with_confidence(1.0);
-    let scores = evaluate_with(&mut p, dev, &model.labels);
-    let pairs = arc_pairs_with(&mut p, dev, &model.labels);
-    drop(p);
+    let (scores, pairs) = with_confidence(model, neural, |p| {
+        (evaluate_with(p, dev, &model.labels), arc_pairs_with(p, dev, &model.labels))
+    });
     model.info.dev_uas = scores.uas;
     model.info.dev_las = scores.las;
     let (raw, cross) = arc_ece(&pairs);
@@ -118,9 +116,15 @@ pub fn calibrate_neural(model: &mut Model, neural: &NeuralModel, dev: &[DevSente
 /// Arc ECE of `model`'s calibrated confidences for the parse of `neural` on `dev`'s annotated
 /// words ([`super::calibrated_arc_ece`] for a neural model).
 pub fn calibrated_arc_ece_neural(model: &Model, neural: &NeuralModel, dev: &[DevSentence]) -> f64 {
+    let pairs = with_confidence(model, neural, |p| arc_pairs_with(p, dev, &model.labels));
+    calibrated_ece(&pairs, model.arc_calibration.as_ref())
+}
+
+/// `f` of a parser that scores with `neural` and computes confidences (temperature 1: the
+/// softmax is trained), without `model`'s arc calibration.
+fn with_confidence<R>(model: &Model, neural: &NeuralModel, f: impl FnOnce(&mut Parser<&Weights>) -> R) -> R {
     let empty = Weights::from_rows(model.weights.classes(), std::iter::empty());
-    let mut p = parser(model.encoding(), &empty, neural, &model.labels, model).with_confidence(1.0);
-    calibrated_ece(&arc_pairs_with(&mut p, dev, &model.labels), model.arc_calibration.as_ref())
+    f(&mut parser(model.encoding(), &empty, neural, &model.labels, model).with_confidence(1.0))
 }
 
 /// What a trained neural model is fine-tuned on ([`fine_tune_neural`]).

@@ -160,9 +160,7 @@ impl GoldTree {
 
     /// Maps every annotated label through `f`, for a renumbered label inventory.
     pub fn map_labels(&mut self, f: impl Fn(Label) -> Label) {
-        for l in self.labels.iter_mut().flatten() {
-            *l = f(*l);
-        }
+        self.relabel(|l| Some(f(l)));
     }
 
     /// Maps every annotated label through `f` into another inventory, where `None` leaves the

@@ -181,3 +181,12 @@ pub fn word_columns(text: &[u8]) -> Vec<[String; 5]> {
         .flat_map(|s| s.unwrap().words().map(|w| cols.map(|c| w.get(c).to_string())).collect::<Vec<_>>())
         .collect()
 }
+
+/// The HEAD of every word of a CoNLL-U file, in order.
+pub fn heads(path: &std::path::Path) -> Vec<String> {
+    use spoolparse::corpus::{Column, Format, Reader};
+    let text = std::fs::read(path).unwrap();
+    Reader::new(&text[..], path, Format::Conllu)
+        .flat_map(|s| s.unwrap().words().map(|w| w.get(Column::Head).to_string()).collect::<Vec<_>>())
+        .collect()
+}

@@ -1372,30 +1372,6 @@ fn small_neural_setup(dir: &Path, n: usize) -> (PathBuf, PathBuf, PathBuf) {
     (base, model, heldout)
 }
 
-/// `n` sentences of the words of [`common::tagged_corpus`] as another domain writes them: a
-/// tag the base never has (UPOS `X`, XPOS `FW`) and head-final trees (every word attached to
-/// the last), confirmed by a person; with `blank_first`, the first word of each is left
-/// unannotated (HEAD and DEPREL `_`), as a correction of some arcs only.
-fn head_final(n: usize, blank_first: bool) -> String {
-    let mut out = String::new();
-    for block in common::tagged_corpus(n).split("\n\n").filter(|b| !b.trim().is_empty()) {
-        let words: Vec<Vec<&str>> =
-            block.lines().filter(|l| !l.starts_with('#')).map(|l| l.split('\t').collect()).collect();
-        let id = block.lines().find_map(|l| l.strip_prefix("# sent_id = ")).unwrap();
-        out.push_str(&format!("# sent_id = x{id}\n# confirmed = yes\n"));
-        for (i, w) in words.iter().enumerate() {
-            let (head, deprel) = match i {
-                0 if blank_first => ("_".to_string(), "_"),
-                _ if i + 1 == words.len() => ("0".to_string(), "root"),
-                _ => (words.len().to_string(), "dep"),
-            };
-            out.push_str(&format!("{}\t{}\t{}\tX\tFW\t_\t{head}\t{deprel}\t_\t_\n", i + 1, w[1], w[2]));
-        }
-        out.push('\n');
-    }
-    out
-}
-
 #[test]
 fn a_neural_model_is_fine_tuned_from_its_weights_and_learns_a_new_domain() {
     let dir = tempfile::tempdir().unwrap();
@@ -1403,7 +1379,7 @@ fn a_neural_model_is_fine_tuned_from_its_weights_and_learns_a_new_domain() {
     // The tiny model's weights move slowly at the default rate, made for a real one.
     let keys = "fine_tune_steps = 200\nfine_tune_learning_rate = 0.005\n";
     let config = write_config(dir.path(), &model, &base, &heldout, keys);
-    drop_in(&dir.path().join("spool/annotated"), "domain.conllu", &head_final(300, true));
+    drop_in(&dir.path().join("spool/annotated"), "domain.conllu", &common::head_final(300, true));
 
     let out = common::spoolparse(&["retrain", "--config", config.to_str().unwrap(), "--json", "--force"]);
     let stderr = String::from_utf8_lossy(&out.stderr);
@@ -1435,7 +1411,7 @@ fn a_neural_model_is_fine_tuned_from_its_weights_and_learns_a_new_domain() {
     let promoted = registry.dir().join(registry.current_name().unwrap().unwrap());
     assert!(spoolparse::model::file::ModelFile::open(&promoted).unwrap().neural().is_some());
     let unseen = dir.path().join("unseen.conllu");
-    let domain = head_final(330, false);
+    let domain = common::head_final(330, false);
     let from = domain.find("# sent_id = xs300\n").unwrap();
     fs::write(&unseen, &domain[from..]).unwrap();
     let parsed = dir.path().join("unseen.out.conllu");
@@ -1460,4 +1436,88 @@ fn settings_only_a_linear_model_reads_are_refused_for_a_neural_one_and_scratch_r
     let report = retrain(&config);
     assert_eq!((report.neural_from.as_deref(), report.epochs), (Some("scratch"), 2), "{report:#?}");
     assert!(report.candidate.is_some(), "{report:#?}");
+}
+
+/// `[retrain] teacher` over a folder of unlabeled text: the cycle trains the linear candidate on
+/// the teacher's parses of the text, except of sentences annotated or held out, and the
+/// promoted model parses the text's domain as the teacher does, which nothing else taught it.
+#[test]
+fn a_teacher_s_parses_of_unlabeled_text_teach_the_linear_candidate_its_domain() {
+    let dir = tempfile::tempdir().unwrap();
+    let (base, teacher) = common::teacher_setup(dir.path());
+    let model = dir.path().join("fast.model");
+    let out = common::train(&base, &model, &[]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let heldout = heldout_beside(&base, dir.path());
+    // The domain's text, then copies of annotated and of held-out sentences, which the cycle
+    // must not train on as the teacher parsed them.
+    let unlabeled = dir.path().join("unlabeled");
+    fs::create_dir(&unlabeled).unwrap();
+    // (The corpus repeats every 30 sentences: these are words of no other sentence here.)
+    let domain = common::head_final_from(150, 180);
+    let from = domain.find("# sent_id = xs170\n").unwrap();
+    let held: String = fs::read_to_string(&heldout).unwrap().split_inclusive("\n\n").take(5).collect();
+    fs::write(unlabeled.join("a.conllu"), common::without_trees(&domain[..from])).unwrap();
+    fs::write(unlabeled.join("b.conllu"), common::without_trees(&domain[from..]) + &common::without_trees(&held))
+        .unwrap();
+    // A person's trees of the last ten, as the base draws them: the domain is learnt from the
+    // teacher alone, and where the two disagree the person wins.
+    let base_text = common::tagged_corpus(180);
+    let annotated =
+        base_text[base_text.find("# sent_id = s170\n").unwrap()..].replace("# sent_id", "# confirmed = yes\n# sent_id");
+    let keys = format!(
+        "teacher = \"{}\"\nunlabeled = [\"{}\"]\nteacher_min_confidence = 0.0\n",
+        teacher.display(),
+        unlabeled.display()
+    );
+    let config = write_config(dir.path(), &model, &base, &heldout, &keys);
+    drop_in(&dir.path().join("spool/annotated"), "domain.conllu", &annotated);
+
+    let out = common::spoolparse(&["retrain", "--config", config.to_str().unwrap(), "--json", "--force"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let report: Report = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {stderr}"));
+    assert_eq!((report.teacher_parsed, report.teacher_sentences), (35, 20), "{report:#?}\n{stderr}");
+    assert!(stderr.contains("teacher: kept 35 of 35 sentences"), "{stderr}");
+    assert_eq!(report.decision, Some(spoolparse::retrain::Decision::Promoted), "{report:#?}\n{stderr}");
+    let registry = Registry::new(dir.path().join("spool/models"));
+    let promoted = registry.dir().join(registry.current_name().unwrap().unwrap());
+    let unseen = dir.path().join("unseen.conllu");
+    fs::write(&unseen, common::head_final_from(300, 330)).unwrap();
+    for (model, at_least) in [(&model, 0.0), (&promoted, 0.9)] {
+        let parsed = dir.path().join(format!("unseen.{at_least}.conllu"));
+        let out = common::parse(model, &unseen, &parsed, &[]);
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let (gold, system) = (common::heads(&unseen), common::heads(&parsed));
+        let right = gold.iter().zip(&system).filter(|(g, s)| g == s).count() as f64 / gold.len() as f64;
+        // The serving model parses the domain as the base, each word on the one before.
+        assert!(if at_least > 0.0 { right >= at_least } else { right < 0.5 }, "{}: {right}", model.display());
+    }
+}
+
+#[test]
+fn teacher_settings_are_checked_and_refused_for_a_neural_serving_model() {
+    let dir = tempfile::tempdir().unwrap();
+    let (base, model, heldout) = small_neural_setup(dir.path(), 60);
+    let text = dir.path().join("text.raw");
+    fs::write(&text, "a few words.\n").unwrap();
+    let (t, u) = (model.display(), text.display());
+    for (keys, error) in [
+        (format!("teacher = \"{t}\"\nunlabeled = [\"{u}\"]\n"), "retrain.teacher needs a linear serving model"),
+        (format!("teacher = \"{t}\"\n"), "retrain.teacher: and retrain.unlabeled go together"),
+        (format!("unlabeled = [\"{u}\"]\n"), "retrain.teacher: and retrain.unlabeled go together"),
+        (format!("teacher = \"{t}\"\nunlabeled = [\"\"]\n"), "retrain.unlabeled: must not list an empty path"),
+        (
+            format!("teacher = \"{t}\"\nunlabeled = [\"{u}\"]\nteacher_min_confidence = 1.5\n"),
+            "must be in [0, 1] (got 1.5)",
+        ),
+        (
+            format!("teacher = \"{t}\"\nunlabeled = [\"{u}\"]\nteacher_weight = 0\n"),
+            "retrain.teacher_weight: must be at least 1",
+        ),
+    ] {
+        let config = write_config(dir.path(), &model, &base, &heldout, &keys);
+        let out = common::spoolparse(&["retrain", "--config", config.to_str().unwrap(), "--force"]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success() && stderr.contains(error), "{keys}: {stderr}");
+    }
 }

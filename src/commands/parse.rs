@@ -113,8 +113,9 @@ enum FormatArg {
     Raw,
 }
 
+/// `--raw-sentences` (of `parse`, and of `train` for its unlabeled text).
 #[derive(Clone, Copy, ValueEnum)]
-enum RawSentencesArg {
+pub(crate) enum RawSentencesArg {
     Model,
     Lines,
 }

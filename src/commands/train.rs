@@ -20,9 +20,12 @@ use spoolparse::neural::network::Dropout;
 use spoolparse::neural::trainer::NeuralEpoch;
 use spoolparse::neural::NeuralOptions;
 use spoolparse::train::pipeline_confidence::fit_pipeline_confidence;
+use spoolparse::train::teacher::{teacher_parses, TeacherOptions};
 use spoolparse::train::{self, LearnerKind, Lifting, OracleKind, Progress, TaggerOptions, TrainOptions};
 use spoolparse::transition::projective::Scheme;
 use spoolparse::transition::{System, Transition};
+
+use super::parse::RawSentencesArg;
 
 /// Train a parser on gold CoNLL-U/CoNLL-X files.
 #[derive(Args)]
@@ -165,6 +168,62 @@ pub struct TrainArgs {
     /// base 128, small 32).
     #[arg(long, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(2..=4096))]
     neural_dim: Option<usize>,
+    /// Uptraining (Petrov et al. 2010): this model (an accurate one, of `train --neural`)
+    /// parses the --unlabeled text, and its confident parses are trained on beside the
+    /// training files, so that the model learns the text's domain.
+    #[arg(long, requires = "unlabeled")]
+    teacher: Option<PathBuf>,
+    /// With --teacher: text of the domain to learn (raw text `.raw`, tokenized `.txt`, CoNLL-U
+    /// or CoNLL-X, `.zst` allowed; the trees of CoNLL-U are not read).
+    #[arg(long, num_args = 1.., requires = "teacher")]
+    unlabeled: Vec<PathBuf>,
+    /// With --teacher: a parse is trained on if its `# confidence` (the share of its arcs
+    /// expected to be right) is at least this; 0 trains on every parse.
+    #[arg(long, default_value_t = train::teacher::DEFAULT_MIN_CONFIDENCE)]
+    teacher_min_confidence: f64,
+    /// With --teacher: times each kept parse is trained on per epoch.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
+    teacher_weight: u32,
+    /// With --teacher: where the sentences of raw --unlabeled text end, as `parse
+    /// --raw-sentences` says: `model` (the teacher's tokenizer) or `lines` (one a line).
+    #[arg(long, value_enum, default_value = "model", requires = "teacher")]
+    raw_sentences: RawSentencesArg,
+}
+
+/// `train --teacher`: the model whose parses of the unlabeled files are trained on.
+struct TeacherJob {
+    model: PathBuf,
+    unlabeled: Vec<PathBuf>,
+    min_confidence: f64,
+    weight: u32,
+    raw_sentences: RawSentencesArg,
+}
+
+impl TeacherJob {
+    /// Parses the unlabeled files with the teacher on every core and adds its kept parses to
+    /// `set`, each trained on `weight` times an epoch.
+    fn add_parses(&self, set: &mut train::TrainingSet) -> Result<()> {
+        let started = std::time::Instant::now();
+        let teacher = spoolparse::parse::files::open_model(&self.model, true)
+            .with_context(|| format!("opening the teacher {}", self.model.display()))?;
+        let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let opts =
+            TeacherOptions { min_confidence: self.min_confidence, threads, raw_sentences: self.raw_sentences.into() };
+        let parses = teacher_parses(&std::sync::Arc::new(teacher), &self.unlabeled, opts)?;
+        let first = set.sentences.len();
+        for (sent, path) in &parses.sentences {
+            set.add(sent, path)?;
+        }
+        set.sentences[first..].iter_mut().for_each(|s| s.copies = self.weight);
+        eprintln!(
+            "teacher {}: kept {}, each trained on {}× an epoch; {:.1}s",
+            self.model.display(),
+            parses.describe(self.min_confidence),
+            self.weight,
+            started.elapsed().as_secs_f64()
+        );
+        Ok(())
+    }
 }
 
 /// `--neural-encoder`.
@@ -272,6 +331,7 @@ struct TrainJob {
     tokenizer: Option<u32>,
     lifting: Option<Lifting>,
     neural: Option<NeuralJob>,
+    teacher: Option<TeacherJob>,
 }
 
 impl TryFrom<TrainArgs> for TrainJob {
@@ -333,6 +393,16 @@ impl TryFrom<TrainArgs> for TrainJob {
             encoder: a.neural_encoder,
             dim: a.neural_dim,
         });
+        if !(0.0..=1.0).contains(&a.teacher_min_confidence) {
+            bail!("--teacher-min-confidence must be between 0 and 1, got {}", a.teacher_min_confidence);
+        }
+        let teacher = a.teacher.map(|model| TeacherJob {
+            model,
+            unlabeled: a.unlabeled,
+            min_confidence: a.teacher_min_confidence,
+            weight: a.teacher_weight,
+            raw_sentences: a.raw_sentences,
+        });
         let max_table_bytes = (a.max_table_mb > 0.0).then_some((a.max_table_mb * 1e6) as u64);
         let lift_min_count = a.lift_min_count;
         Ok(TrainJob {
@@ -345,7 +415,16 @@ impl TryFrom<TrainArgs> for TrainJob {
             tokenizer: a.tokenizer.then_some(a.tokenizer_epochs),
             lifting: a.pseudo_projective.0.map(|scheme| Lifting { scheme, min_count: lift_min_count }),
             neural,
+            teacher,
         })
+    }
+}
+
+impl TrainJob {
+    /// Every file the run reads but the dev file: the model must not be written over one.
+    fn inputs(&self) -> Vec<PathBuf> {
+        let teacher = self.teacher.iter().flat_map(|t| std::iter::once(&t.model).chain(&t.unlabeled));
+        self.train.iter().chain(teacher).cloned().collect()
     }
 }
 
@@ -418,7 +497,6 @@ fn train_tokenizer(
     Ok((model, scores))
 }
 
-/// Runs `spoolparse train`.
 /// Trains the neural parser of `train --neural`, reporting each epoch: the model (with an empty
 /// linear table) and the neural model's sections.
 fn train_neural_parser(
@@ -454,13 +532,14 @@ fn train_neural_parser(
     Ok((model, neural.sections()))
 }
 
+/// Runs `spoolparse train`.
 pub fn exec(args: TrainArgs) -> Result<()> {
     let job = TrainJob::try_from(args)?;
-    let TrainJob { train, dev, output, opts, write, tagger, tokenizer, lifting, neural } = &job;
+    let TrainJob { train, dev, output, opts, write, tagger, tokenizer, lifting, neural, teacher } = &job;
     let (train, dev, opts, write) = (train.as_slice(), dev.as_deref(), opts, *write);
-    output.check(train, dev)?;
+    output.check(&job.inputs(), dev)?;
     let tokenizer = tokenizer.map(|epochs| train_tokenizer(train, dev, epochs, opts.seed)).transpose()?;
-    let prepared = train::prepare(train, dev, *tagger, *lifting, opts.seed)?;
+    let mut prepared = train::prepare(train, dev, *tagger, *lifting, opts.seed)?;
     if let (Some(t), Some(a)) = (tagger, prepared.dev_analysis) {
         eprintln!(
             "analysis: dev UPOS {:.2} XPOS {:.2} UFeats {:.2} Lemmas {:.2} (gold tokens); parser trained on {}",
@@ -474,6 +553,9 @@ pub fn exec(args: TrainArgs) -> Result<()> {
                 "gold tags, FEATS and lemmas".to_string()
             }
         );
+    }
+    if let Some(teacher) = teacher {
+        teacher.add_parses(&mut prepared.set)?;
     }
     let set = &prepared.set;
     let lifted = match set.projective {
@@ -572,7 +654,7 @@ pub fn exec(args: TrainArgs) -> Result<()> {
     }
     let extras = model_file::Extras { recipe: Some(&recipe), tagger_from: None, sections: &sections };
     // Again: the output may have appeared while training.
-    output.check(train, dev)?;
+    output.check(&job.inputs(), dev)?;
     let path = output.path.as_path();
     let meta = model_file::write_with(&model, path, write, extras)
         .with_context(|| format!("writing the model to {}", path.display()))?;

@@ -176,6 +176,10 @@ pub(super) fn check_neural_settings(settings: &Settings, name: &str) -> Result<(
     if settings.domain_features {
         return refuse("retrain.domain_features");
     }
+    // A teacher's parses train the fast tier; the neural one learns from corrections.
+    if settings.teacher.is_some() {
+        return refuse("retrain.teacher");
+    }
     Ok(())
 }
 

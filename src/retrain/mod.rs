@@ -59,6 +59,10 @@
 //! output (`accepted/`) are trained on as if annotated, once each per epoch; the gate judges the
 //! candidate as any other.
 //!
+//! With `retrain.teacher` and `retrain.unlabeled` (uptraining, Petrov et al. 2010;
+//! [`uptraining`]), an accurate model parses the user's unlabeled text and a linear candidate
+//! also trains on its confident parses, except on sentences annotated or held out.
+//!
 //! The parser's tagger is kept unless annotators checked tags: the tags in annotated sentences
 //! are otherwise the tagger's own predictions, so the candidate keeps the serving model's
 //! tagger as it is (its sections are copied). With `retrain.retrain_tagger` (`"auto"`, the
@@ -81,7 +85,7 @@
 //! given).
 //!
 //! `training_data.rs` holds what the parser trains on (the base, the annotations as the parser
-//! will see them, self-training); `candidate.rs` the training of either kind and its
+//! will see them, self-training), `uptraining.rs` a teacher's parses of unlabeled text; `candidate.rs` the training of either kind and its
 //! calibration; `analysis.rs` the stages before the parser (what was
 //! checked, retraining them); `settings.rs` the `[retrain]` settings and the schedule;
 //! `report.rs` the report; `state.rs` what the schedule remembers between cycles.
@@ -99,6 +103,7 @@ mod settings;
 mod state;
 pub mod store;
 mod training_data;
+mod uptraining;
 mod whole_text;
 
 use analysis::{analyzed_heldout, retrain_lemmatizer_on, retrain_tagger_on, CandidateAnalysis};
@@ -143,6 +148,8 @@ pub enum RetrainError {
     Io { path: PathBuf, error: std::io::Error },
     #[error(transparent)]
     Neural(#[from] crate::neural::trainer::TrainError),
+    #[error(transparent)]
+    Teacher(#[from] crate::train::teacher::TeacherError),
     #[error("another retraining cycle is running (it holds {})", .0.display())]
     Busy(PathBuf),
     #[error("no model serves yet in {}: start the daemon once, or run it with the configured model", .0.display())]

@@ -85,6 +85,12 @@ pub struct Report {
     pub domain_features: bool,
     /// Sentences of the daemon's own output trained on (`retrain.self_training`).
     pub self_training_sentences: usize,
+    /// `retrain.teacher`: sentences of `retrain.unlabeled` the teacher parsed, and of its
+    /// confident parses those trained on (each `retrain.teacher_weight` times).
+    #[serde(default)]
+    pub teacher_parsed: usize,
+    #[serde(default)]
+    pub teacher_sentences: usize,
     /// The gate's paired bootstraps.
     pub gate: Option<gate::Figures>,
     /// With `retrain.retrain_tagger`: annotated sentences with checked tags trained on (each

@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use super::TaggerRetraining;
 use crate::model::registry::unix_time;
+use crate::parse::raw::RawSentences;
 
 /// `[retrain]` in the daemon's configuration, also read by `spoolparse retrain`.
 #[derive(Debug, Clone, Deserialize, PartialEq)]
@@ -71,6 +72,16 @@ pub struct Settings {
     pub self_training: Option<PathBuf>,
     pub self_training_min_conf: f64,
     pub self_training_max: usize,
+    /// Uptraining ([`super::uptraining`]): this accurate model (of `train --neural`) parses
+    /// `unlabeled` (files, or folders of `.raw`, `.txt`, `.conllu`, `.conllx` files, `.zst`
+    /// allowed) and its parses whose `# confidence` reaches `teacher_min_confidence` are
+    /// trained on, each `teacher_weight` times an epoch, the sentences of raw text ending as
+    /// `unlabeled_sentences` says. Off when absent.
+    pub teacher: Option<PathBuf>,
+    pub unlabeled: Vec<PathBuf>,
+    pub teacher_min_confidence: f64,
+    pub teacher_weight: u32,
+    pub unlabeled_sentences: RawSentences,
     /// How a neural serving model's candidate is trained ([`NeuralStart`]).
     pub neural_from: NeuralStart,
     /// Fine-tuning: Adam steps of [`FINE_TUNE_BATCH`] sentences, the share of each batch drawn
@@ -158,6 +169,11 @@ impl Default for Settings {
             self_training: None,
             self_training_min_conf: 0.95,
             self_training_max: 2000,
+            teacher: None,
+            unlabeled: Vec::new(),
+            teacher_min_confidence: crate::train::teacher::DEFAULT_MIN_CONFIDENCE,
+            teacher_weight: 1,
+            unlabeled_sentences: RawSentences::Model,
             neural_from: NeuralStart::Serving,
             fine_tune_steps: 400,
             fine_tune_base_share: 0.5,
@@ -232,6 +248,21 @@ impl Settings {
                 "retrain.self_training_min_conf",
                 format!("must be in [0, 1] (got {})", self.self_training_min_conf),
             ));
+        }
+        if self.teacher.is_some() == self.unlabeled.is_empty() {
+            return Err(("retrain.teacher", "and retrain.unlabeled go together: give both or neither".into()));
+        }
+        if self.teacher.iter().chain(&self.unlabeled).any(|p| p.as_os_str().is_empty()) {
+            return Err(("retrain.unlabeled", "must not list an empty path, nor retrain.teacher be one".into()));
+        }
+        if !(0.0..=1.0).contains(&self.teacher_min_confidence) {
+            return Err((
+                "retrain.teacher_min_confidence",
+                format!("must be in [0, 1] (got {})", self.teacher_min_confidence),
+            ));
+        }
+        if self.teacher_weight == 0 {
+            return Err(("retrain.teacher_weight", "must be at least 1 (got 0)".into()));
         }
         if self.tagger_epochs == 0 {
             return Err(("retrain.tagger_epochs", "must be at least 1 (got 0)".into()));

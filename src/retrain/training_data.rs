@@ -1,6 +1,7 @@
 //! What a cycle trains its parser on: the base treebank (checked apart from the held-out
 //! file), then the annotations that are not held out, each with the tags the parser will be
-//! given, then self-training's most confident output. Which annotations are held out for
+//! given, then a teacher's confident parses of unlabeled text ([`super::uptraining`]), then
+//! self-training's most confident output. Which annotations are held out for
 //! the gate is decided here too ([`held_out_annotation`]: the sampled sentences and a share of the
 //! others); training and gating are the parent's.
 
@@ -111,6 +112,14 @@ pub(super) fn training_data<'a, S: Scorer>(
         s.copies = settings.annotation_weight;
         s.domain = Domain::User;
     }
+    let taught = set.sentences.len();
+    for (sent, path) in super::uptraining::teacher_sentences(settings, contents, heldout_path, report, progress)? {
+        set.add(&sent, &path)?;
+    }
+    for s in &mut set.sentences[taught..] {
+        s.copies = settings.teacher_weight;
+        s.domain = Domain::User;
+    }
     if let Some(dir) = &settings.self_training {
         let chosen = confident_output(dir, settings.self_training_min_conf, settings.self_training_max, heldout_path)?;
         report.self_training_sentences = chosen.len();
@@ -133,10 +142,7 @@ fn confident_output(
     max: usize,
     heldout: &Path,
 ) -> Result<Vec<(crate::corpus::Sentence, PathBuf)>, RetrainError> {
-    let mut held = HashSet::new();
-    for sent in Reader::open(heldout, Format::from_path(heldout))? {
-        held.insert(reference::forms_hash(&sent?));
-    }
+    let held = forms_of_file(heldout)?;
     let mut names = crate::base::io::visible_files(dir).map_err(io_err(dir))?;
     names.sort();
     let mut chosen = Vec::new();
@@ -157,4 +163,14 @@ fn confident_output(
     chosen.sort_by(|a, b| b.0.total_cmp(&a.0));
     chosen.truncate(max);
     Ok(chosen.into_iter().map(|(_, s, p)| (s, p)).collect())
+}
+
+/// The [`reference::forms_hash`] of every sentence of `path`: what tells a sentence of the
+/// held-out file, which nothing may train on, by its words.
+pub(super) fn forms_of_file(path: &Path) -> Result<HashSet<u64>, RetrainError> {
+    let mut forms = HashSet::new();
+    for sent in Reader::open(path, Format::from_path(path))? {
+        forms.insert(reference::forms_hash(&sent?));
+    }
+    Ok(forms)
 }

@@ -18,7 +18,8 @@
 //! [`training_loop`] (the epochs), [`neural`] (the accurate tier's training, adapted from the same data), [`dev`] (a model's parses of the dev set: scores and the
 //! data calibration is fitted on), [`calibration`] (the parser's confidence fitted on them),
 //! [`pipeline_confidence`] (the whole pipeline's, fitted on dev parsed from raw text), [`eval`]
-//! (attachment scores of files), [`align`] (the same across tokenizations) and [`plot`] (charts of calibration).
+//! (attachment scores of files), [`align`] (the same across tokenizations), [`plot`] (charts of calibration)
+//! and [`teacher`] (an accurate model's parses of unlabeled text, for uptraining a fast one).
 
 pub mod align;
 pub mod calibration;
@@ -33,6 +34,7 @@ pub mod neural;
 pub mod options;
 pub mod pipeline_confidence;
 pub mod plot;
+pub mod teacher;
 pub mod training_loop;
 
 pub use calibration::{arc_ece, calibrate, calibrated_arc_ece, transition_calibration};

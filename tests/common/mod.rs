@@ -162,6 +162,64 @@ pub fn tagged_corpus(n: usize) -> String {
     })
 }
 
+/// `n` sentences of the words of [`tagged_corpus`] as another domain writes them: a
+/// tag the base never has (UPOS `X`, XPOS `FW`) and head-final trees (every word attached to
+/// the last), confirmed by a person; with `blank_first`, the first word of each is left
+/// unannotated (HEAD and DEPREL `_`), as a correction of some arcs only.
+pub fn head_final(n: usize, blank_first: bool) -> String {
+    let mut out = String::new();
+    for block in tagged_corpus(n).split("\n\n").filter(|b| !b.trim().is_empty()) {
+        let words: Vec<Vec<&str>> =
+            block.lines().filter(|l| !l.starts_with('#')).map(|l| l.split('\t').collect()).collect();
+        let id = block.lines().find_map(|l| l.strip_prefix("# sent_id = ")).unwrap();
+        out.push_str(&format!("# sent_id = x{id}\n# confirmed = yes\n"));
+        for (i, w) in words.iter().enumerate() {
+            let (head, deprel) = match i {
+                0 if blank_first => ("_".to_string(), "_"),
+                _ if i + 1 == words.len() => ("0".to_string(), "root"),
+                _ => (words.len().to_string(), "dep"),
+            };
+            out.push_str(&format!("{}\t{}\t{}\tX\tFW\t_\t{head}\t{deprel}\t_\t_\n", i + 1, w[1], w[2]));
+        }
+        out.push('\n');
+    }
+    out
+}
+
+/// CoNLL-U `text` with every HEAD and DEPREL blanked: text of a domain whose trees nobody gave.
+pub fn without_trees(text: &str) -> String {
+    let blank = |line: &str| {
+        let mut cols: Vec<&str> = line.split('\t').collect();
+        if cols.len() == 10 {
+            cols[6] = "_";
+            cols[7] = "_";
+        }
+        cols.join("\t") + "\n"
+    };
+    text.lines().map(blank).collect()
+}
+
+/// The sentences of [`head_final`] from the `first`th on, of `n` in all.
+pub fn head_final_from(first: usize, n: usize) -> String {
+    let text = head_final(n, false);
+    let from = text.find(&format!("# sent_id = xs{first}\n")).unwrap();
+    text[from..].to_string()
+}
+
+/// A base treebank (each word attached to the one before) and a neural teacher trained on it
+/// and on 150 sentences of a head-final domain tagged `X`/`FW`.
+pub fn teacher_setup(dir: &std::path::Path) -> (PathBuf, PathBuf) {
+    let base = dir.join("base.conllu");
+    std::fs::write(&base, tagged_corpus(200)).unwrap();
+    let domain = dir.join("domain.conllu");
+    std::fs::write(&domain, head_final(150, false)).unwrap();
+    let teacher = dir.join("teacher.model");
+    let args = ["--train", domain.to_str().unwrap(), "--neural", "--neural-size", "small", "--neural-epochs", "8"];
+    let out = train(&base, &teacher, &args);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    (base, teacher)
+}
+
 /// `n` sentences of [`WORDS`] as en_atis gives its words: gold UPOS, LEMMA and FEATS, XPOS `_`;
 /// and "barks" is a NOUN ("the dog's barks", `Number=Plur`), which a tagger trained on
 /// [`tagged_corpus`] never makes it.

@@ -1,0 +1,106 @@
+#!/usr/bin/env bash
+# Uptraining measured (issue 53, docs/annotation.md#uptraining-the-fast-tier-from-your-own-text):
+# the fast (linear) en_ewt model before and after `train --teacher`, beside its teacher (the
+# neural en_ewt model), from raw text, with every column of the official evaluator.
+#
+#   scripts/uptraining-eval.sh [DOMAIN...]    (default: atis ewt)
+#
+# The unlabeled text of DOMAIN `atis`: en_atis train's sentences, one a line (48,655 words);
+# `atis10k`: its first 10,000 words; `ewt`: en_ewt dev's own raw text. Every model is scored from raw text on en_atis dev (one sentence a line)
+# and en_ewt dev (the base treebank's dev: what uptraining costs, or gains, there). Each run of MIN_CONFIDENCE x WEIGHTS
+# trains one uptrained model, as the fast model was trained (TRAIN_OPTS) plus --teacher; the
+# fast model's recipe with --seed 2 says what any retraining moves by itself.
+# Rows go to OUT/rows.tsv: model, what the teacher kept, then per scored file the F1 of UPOS UFeats Lemmas
+# LAS MLAS BLEX, then one-thread parse speed of en_ewt dev (words/s, and the ratio to the
+# fast model's, measured in the same run).
+#
+# env: OUT (/tmp/uptraining), BIN (target/release/spoolparse), UD (../shared/data/ud),
+#      FAST, TEACHER (models to use; trained into OUT when unset), TRAIN_OPTS (default
+#      "--jackknife 0 --epochs 8": a 2-core machine's budget; empty for train's defaults),
+#      MIN_CONFIDENCE ("0 0.5 0.9"), WEIGHTS ("1").
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+bin=$(realpath "${BIN:-$root/target/release/spoolparse}")
+ud=$(realpath "${UD:-$root/../shared/data/ud}")
+evaluator=$(realpath "$root/../shared/tools/conll18_ud_eval.py")
+out=${OUT:-/tmp/uptraining}
+opts=${TRAIN_OPTS---jackknife 0 --epochs 8}
+domains=("${@:-atis ewt}")
+read -ra domains <<<"${domains[*]}"
+mkdir -p "$out"
+cd "$out"
+
+for tb in en_ewt en_atis; do
+  for split in train dev; do
+    [ -s "$tb-$split.conllu" ] || zstd -dcq "$ud/$tb/$split.conllu.zst" >"$tb-$split.conllu"
+  done
+done
+sed -n 's/^# text = //p' en_atis-train.conllu >atis-train.raw
+awk '{ print; words += NF } words >= 10000 { exit }' atis-train.raw >atis10k-train.raw
+sed -n 's/^# text = //p' en_atis-dev.conllu >atis-dev.raw
+python3 "$root/scripts/conllu-to-raw.py" en_ewt-dev.conllu >ewt-dev.raw
+
+# shellcheck disable=SC2086 # TRAIN_OPTS is a list of options
+base_train=(train --train en_ewt-train.conllu --dev en_ewt-dev.conllu --tagger --tokenizer $opts)
+fast=${FAST:-$out/fast.model}
+teacher=${TEACHER:-$out/teacher.model}
+[ -s "$fast" ] || "$bin" "${base_train[@]}" --output "$fast" 2>fast.log
+[ -s "$teacher" ] || "$bin" "${base_train[@]}" --neural --output "$teacher" 2>teacher.log
+
+# scores MODEL NAME RAW GOLD [parse options...]: the evaluator's six F1s, tab-separated.
+scores() {
+  local model=$1 name=$2 raw=$3 gold=$4
+  shift 4
+  "$bin" parse --model "$model" --format raw "$@" --output "$name.conllu" --overwrite "$raw" 2>/dev/null
+  python3 "$evaluator" -v "$gold" "$name.conllu" |
+    awk '$1 ~ /^(UPOS|UFeats|Lemmas|LAS|MLAS|BLEX)$/ { printf "%s\t", $7 }'
+}
+
+# speed MODEL: one-thread words/s on en_ewt dev from raw text, the best of three.
+speed() {
+  local best=0 words start end
+  words=$(grep -cE '^[0-9]+\s' en_ewt-dev.conllu)
+  for _ in 1 2 3; do
+    start=$(date +%s.%N)
+    "$bin" parse --model "$1" --format raw --threads 1 --output /dev/null ewt-dev.raw 2>/dev/null
+    end=$(date +%s.%N)
+    best=$(python3 -c "print(max($best, $words / ($end - $start)))")
+  done
+  printf '%.0f' "$best"
+}
+
+fast_speed=$(speed "$fast")
+# row NAME MODEL KEPT: one line of rows.tsv.
+row() {
+  local name=$1 model=$2 kept=$3 atis ewt s
+  atis=$(scores "$model" "$name.atis" atis-dev.raw en_atis-dev.conllu --raw-sentences lines)
+  ewt=$(scores "$model" "$name.ewt" ewt-dev.raw en_ewt-dev.conllu)
+  s=$([ "$model" = "$fast" ] && echo "$fast_speed" || speed "$model")
+  printf '%s\t%s\t%s%s%s\t%.2f\n' "$name" "$kept" "$atis" "$ewt" "$s" "$(python3 -c "print($s / $fast_speed)")" >>rows.tsv
+  tail -1 rows.tsv
+}
+
+columns='UPOS\tUFeats\tLemmas\tLAS\tMLAS\tBLEX'
+printf "model\tkept\ten_atis dev: $columns\ten_ewt dev: $columns\twords/s\tx fast\n" >rows.tsv
+row fast "$fast" -
+# The noise any retraining brings: the fast model's recipe with another seed.
+[ -s fast-seed2.model ] || "$bin" "${base_train[@]}" --seed 2 --output fast-seed2.model 2>fast-seed2.log
+row fast-seed2 fast-seed2.model -
+row teacher "$teacher" -
+for domain in "${domains[@]}"; do
+  case $domain in
+    atis | atis10k) unlabeled=("$domain-train.raw" --raw-sentences lines) ;;
+    ewt) unlabeled=(ewt-dev.raw) ;;
+    *) echo "scripts/uptraining-eval.sh: no domain $domain (atis, atis10k or ewt)" >&2 && exit 2 ;;
+  esac
+  for tau in ${MIN_CONFIDENCE:-0 0.5 0.9}; do
+    for w in ${WEIGHTS:-1}; do
+      name=up-$domain-$tau-$w
+      [ -s "$name.model" ] || "$bin" "${base_train[@]}" --output "$name.model" --teacher "$teacher" \
+        --unlabeled "${unlabeled[@]}" --teacher-min-confidence "$tau" --teacher-weight "$w" 2>"$name.log"
+      kept=$(sed -n 's/^teacher .*: kept \([0-9]* of [0-9]* sentences ([0-9.]*%), [0-9]* of [0-9]* words\).*/\1/p' "$name.log")
+      row "$name" "$name.model" "$kept"
+    done
+  done
+done
+column -t -s $'\t' rows.tsv

@@ -1,0 +1,84 @@
+//! `retrain.teacher`: uptraining in a cycle (Petrov et al. 2010). The teacher, an accurate
+//! model, parses `retrain.unlabeled` (the user's own text), and its confident parses
+//! ([`crate::train::teacher`]) are trained on by the fast candidate beside the base treebank
+//! and the annotations. This module owns which unlabeled files are read and which teacher
+//! parses are left out: a sentence a person annotated (the correction wins) and one of the
+//! gate's (held out, never trained on). Training and gating are the parent's.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use super::{io_err, reference, store, Report, RetrainError, Settings};
+use crate::corpus::{Format, Sentence};
+use crate::parse::files::open_model;
+use crate::train::teacher::{teacher_parses, TeacherOptions};
+
+/// The files of `retrain.unlabeled`: each file as given, and of each folder the visible files
+/// whose name says a format (`.raw`, `.txt`, `.conllu`, `.conllx`, `.conll`, each optionally
+/// `.zst`), in name order.
+fn unlabeled_files(unlabeled: &[PathBuf]) -> Result<Vec<PathBuf>, RetrainError> {
+    let mut files = Vec::new();
+    for path in unlabeled {
+        if !path.is_dir() {
+            files.push(path.clone());
+            continue;
+        }
+        let mut names = crate::base::io::visible_files(path).map_err(io_err(path))?;
+        names.sort();
+        files.extend(names.iter().map(|n| path.join(n)).filter(|p| Format::from_extension(p).is_some()));
+    }
+    Ok(files)
+}
+
+/// The teacher's kept parses of `retrain.unlabeled`, with their files, and none whose words are
+/// a sentence of an annotation (`contents`) or of the held-out file `heldout`; the report's
+/// counts are filled in. Empty without `retrain.teacher`.
+pub(super) fn teacher_sentences(
+    settings: &Settings,
+    contents: &store::Contents,
+    heldout: &Path,
+    report: &mut Report,
+    progress: &mut dyn FnMut(&str),
+) -> Result<Vec<(Sentence, PathBuf)>, RetrainError> {
+    let Some(teacher_path) = &settings.teacher else { return Ok(Vec::new()) };
+    let teacher = Arc::new(open_model(teacher_path, true)?);
+    let files = unlabeled_files(&settings.unlabeled)?;
+    progress(&format!("the teacher {} parses {} unlabeled files", teacher_path.display(), files.len()));
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let opts = TeacherOptions {
+        min_confidence: settings.teacher_min_confidence,
+        threads,
+        raw_sentences: settings.unlabeled_sentences,
+    };
+    let parses = teacher_parses(&teacher, &files, opts)?;
+    let mut known = super::training_data::forms_of_file(heldout)?;
+    known.extend(contents.annotations.iter().map(|a| reference::forms_hash(&a.sentence)));
+    report.teacher_parsed = parses.parsed;
+    let described = parses.describe(settings.teacher_min_confidence);
+    let kept: Vec<_> =
+        parses.sentences.into_iter().filter(|(s, _)| !known.contains(&reference::forms_hash(s))).collect();
+    report.teacher_sentences = kept.len();
+    progress(&format!(
+        "teacher: kept {described}; {} of them trained on, the others annotated or held out",
+        kept.len()
+    ));
+    Ok(kept)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_folder_gives_its_visible_files_of_known_formats_in_name_order() {
+        let dir = tempfile::tempdir().unwrap();
+        for name in ["b.raw", "a.conllu.zst", ".c.txt", "notes.md", "d.txt"] {
+            std::fs::write(dir.path().join(name), "").unwrap();
+        }
+        let single = dir.path().join("notes.md");
+        let files = unlabeled_files(&[dir.path().to_path_buf(), single.clone()]).unwrap();
+        let names: Vec<_> = files.iter().map(|p| p.file_name().unwrap().to_str().unwrap()).collect();
+        // A file named on its own is read whatever its name (as CoNLL-U).
+        assert_eq!(names, ["a.conllu.zst", "b.raw", "d.txt", "notes.md"]);
+    }
+}

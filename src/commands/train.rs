@@ -20,7 +20,7 @@ use spoolparse::neural::network::Dropout;
 use spoolparse::neural::trainer::NeuralEpoch;
 use spoolparse::neural::NeuralOptions;
 use spoolparse::train::pipeline_confidence::fit_pipeline_confidence;
-use spoolparse::train::teacher::{teacher_parses, TeacherOptions};
+use spoolparse::train::teacher::{teacher_parses, TeacherOptions, TeacherParses};
 use spoolparse::train::{self, LearnerKind, Lifting, OracleKind, Progress, TaggerOptions, TrainOptions};
 use spoolparse::transition::projective::Scheme;
 use spoolparse::transition::{System, Transition};
@@ -200,9 +200,9 @@ struct TeacherJob {
 }
 
 impl TeacherJob {
-    /// Parses the unlabeled files with the teacher on every core and adds its kept parses to
-    /// `set`, each trained on `weight` times an epoch.
-    fn add_parses(&self, set: &mut train::TrainingSet) -> Result<()> {
+    /// Parses the unlabeled files with the teacher on every core: first of all, so that a
+    /// missing or malformed file stops the run before any training.
+    fn parse(&self) -> Result<TeacherParses> {
         let started = std::time::Instant::now();
         let teacher = spoolparse::parse::files::open_model(&self.model, true)
             .with_context(|| format!("opening the teacher {}", self.model.display()))?;
@@ -210,11 +210,6 @@ impl TeacherJob {
         let opts =
             TeacherOptions { min_confidence: self.min_confidence, threads, raw_sentences: self.raw_sentences.into() };
         let parses = teacher_parses(&std::sync::Arc::new(teacher), &self.unlabeled, opts)?;
-        let first = set.sentences.len();
-        for (sent, path) in &parses.sentences {
-            set.add(sent, path)?;
-        }
-        set.sentences[first..].iter_mut().for_each(|s| s.copies = self.weight);
         eprintln!(
             "teacher {}: kept {}, each trained on {}× an epoch; {:.1}s",
             self.model.display(),
@@ -222,6 +217,16 @@ impl TeacherJob {
             self.weight,
             started.elapsed().as_secs_f64()
         );
+        Ok(parses)
+    }
+
+    /// Adds the kept `parses` to `set`, each trained on `weight` times an epoch.
+    fn add(&self, parses: &TeacherParses, set: &mut train::TrainingSet) -> Result<()> {
+        let first = set.sentences.len();
+        for (sent, path) in &parses.sentences {
+            set.add(sent, path)?;
+        }
+        set.sentences[first..].iter_mut().for_each(|s| s.copies = self.weight);
         Ok(())
     }
 }
@@ -538,6 +543,7 @@ pub fn exec(args: TrainArgs) -> Result<()> {
     let TrainJob { train, dev, output, opts, write, tagger, tokenizer, lifting, neural, teacher } = &job;
     let (train, dev, opts, write) = (train.as_slice(), dev.as_deref(), opts, *write);
     output.check(&job.inputs(), dev)?;
+    let taught = teacher.as_ref().map(TeacherJob::parse).transpose()?;
     let tokenizer = tokenizer.map(|epochs| train_tokenizer(train, dev, epochs, opts.seed)).transpose()?;
     let mut prepared = train::prepare(train, dev, *tagger, *lifting, opts.seed)?;
     if let (Some(t), Some(a)) = (tagger, prepared.dev_analysis) {
@@ -554,8 +560,8 @@ pub fn exec(args: TrainArgs) -> Result<()> {
             }
         );
     }
-    if let Some(teacher) = teacher {
-        teacher.add_parses(&mut prepared.set)?;
+    if let (Some(teacher), Some(parses)) = (teacher, &taught) {
+        teacher.add(parses, &mut prepared.set)?;
     }
     let set = &prepared.set;
     let lifted = match set.projective {

@@ -1494,6 +1494,40 @@ fn a_teacher_s_parses_of_unlabeled_text_teach_the_linear_candidate_its_domain() 
     }
 }
 
+/// `[retrain] teacher` without `unlabeled`: the daemon's published output (`accepted/`,
+/// `lowconf/`) is the teacher's text, newest file first, up to `unlabeled_max_words` words.
+#[test]
+fn without_unlabeled_the_teacher_parses_the_newest_published_output_up_to_the_bound() {
+    let dir = tempfile::tempdir().unwrap();
+    let (base, teacher) = common::teacher_setup(dir.path());
+    let model = dir.path().join("fast.model");
+    assert!(common::train(&base, &model, &[]).status.success());
+    let heldout = heldout_beside(&base, dir.path());
+    let now = std::time::SystemTime::now();
+    let day = std::time::Duration::from_secs(86_400);
+    // Words: 29 (newest), 55, 51 (oldest).
+    for (folder, name, first, n, days_old) in [
+        ("lowconf", "c.conllu", 170, 175, 0),
+        ("accepted", "b.conllu", 160, 170, 1),
+        ("accepted", "a.conllu", 150, 160, 2),
+    ] {
+        let path = dir.path().join("out").join(folder).join(name);
+        fs::create_dir_all(path.parent().unwrap()).unwrap();
+        fs::write(&path, common::without_trees(&common::head_final_from(first, n))).unwrap();
+        fs::File::options().write(true).open(&path).unwrap().set_modified(now - day * days_old).unwrap();
+    }
+    let keys = format!("teacher = \"{}\"\nunlabeled_max_words = 84\n", teacher.display());
+    let config = write_config(dir.path(), &model, &base, &heldout, &keys);
+
+    let out = common::spoolparse(&["retrain", "--config", config.to_str().unwrap(), "--json", "--force"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let report: Report = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {stderr}"));
+    // The two newest files kept whole (84 words); the oldest parsed, and its first sentence
+    // past the bound.
+    assert_eq!((report.teacher_parsed, report.teacher_sentences), (25, 15), "{report:#?}\n{stderr}");
+    assert!(stderr.contains("teacher: kept 15 of 25 sentences") && stderr.contains("bound of 84 words"), "{stderr}");
+}
+
 #[test]
 fn teacher_settings_are_checked_and_refused_for_a_neural_serving_model() {
     let dir = tempfile::tempdir().unwrap();
@@ -1503,8 +1537,9 @@ fn teacher_settings_are_checked_and_refused_for_a_neural_serving_model() {
     let (t, u) = (model.display(), text.display());
     for (keys, error) in [
         (format!("teacher = \"{t}\"\nunlabeled = [\"{u}\"]\n"), "retrain.teacher needs a linear serving model"),
-        (format!("teacher = \"{t}\"\n"), "retrain.teacher: and retrain.unlabeled go together"),
-        (format!("unlabeled = [\"{u}\"]\n"), "retrain.teacher: and retrain.unlabeled go together"),
+        // Without `unlabeled`, the daemon's published output is the teacher's text.
+        (format!("teacher = \"{t}\"\n"), "retrain.teacher needs a linear serving model"),
+        (format!("unlabeled = [\"{u}\"]\n"), "retrain.unlabeled: needs retrain.teacher"),
         (format!("teacher = \"{t}\"\nunlabeled = [\"\"]\n"), "retrain.unlabeled: must not list an empty path"),
         (
             format!("teacher = \"{t}\"\nunlabeled = [\"{u}\"]\nteacher_min_confidence = 1.5\n"),

@@ -207,8 +207,12 @@ impl TeacherJob {
         let teacher = spoolparse::parse::files::open_model(&self.model, true)
             .with_context(|| format!("opening the teacher {}", self.model.display()))?;
         let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-        let opts =
-            TeacherOptions { min_confidence: self.min_confidence, threads, raw_sentences: self.raw_sentences.into() };
+        let opts = TeacherOptions {
+            min_confidence: self.min_confidence,
+            threads,
+            raw_sentences: self.raw_sentences.into(),
+            max_words: None,
+        };
         let parses = teacher_parses(&std::sync::Arc::new(teacher), &self.unlabeled, opts)?;
         eprintln!(
             "teacher {}: kept {}, each trained on {}× an epoch; {:.1}s",

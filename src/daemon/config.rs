@@ -260,8 +260,9 @@ impl Config {
 
     /// Parses and checks configuration `text`, naming `path` in errors.
     pub fn parse(text: &str, path: &Path) -> Result<Config, ConfigError> {
-        let config: Config = toml::from_str(text)
+        let mut config: Config = toml::from_str(text)
             .map_err(|e| ConfigError::Syntax { path: path.to_path_buf(), message: e.to_string().trim_end().into() })?;
+        config.retrain.default_unlabeled(&config.paths.output);
         config.check().map_err(|(key, problem)| ConfigError::Value { path: path.to_path_buf(), key, problem })?;
         Ok(config)
     }

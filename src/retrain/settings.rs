@@ -2,7 +2,7 @@
 //! and when the next scheduled cycle is due. This module owns reading and checking them; what
 //! a cycle does with them is the parent's.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
@@ -10,6 +10,11 @@ use serde::{Deserialize, Serialize};
 use super::TaggerRetraining;
 use crate::model::registry::unix_time;
 use crate::parse::raw::RawSentences;
+
+/// Words of teacher parses a cycle trains on at most, by default: half of en_ewt train, so that
+/// uptraining at most doubles a cycle's training; on en_atis 10,000 words gained as much as
+/// 48,863 (docs/annotation.md#uptraining-the-fast-tier-from-your-own-text).
+pub const DEFAULT_UNLABELED_MAX_WORDS: usize = 100_000;
 
 /// `[retrain]` in the daemon's configuration, also read by `spoolparse retrain`.
 #[derive(Debug, Clone, Deserialize, PartialEq)]
@@ -74,11 +79,14 @@ pub struct Settings {
     pub self_training_max: usize,
     /// Uptraining ([`super::uptraining`]): this accurate model (of `train --neural`) parses
     /// `unlabeled` (files, or folders of `.raw`, `.txt`, `.conllu`, `.conllx` files, `.zst`
-    /// allowed) and its parses whose `# confidence` reaches `teacher_min_confidence` are
-    /// trained on, each `teacher_weight` times an epoch, the sentences of raw text ending as
+    /// allowed; the daemon's configuration gives its own published output by default,
+    /// [`Settings::default_unlabeled`]) and its parses whose `# confidence` reaches
+    /// `teacher_min_confidence` are trained on, each `teacher_weight` times an epoch, at most
+    /// `unlabeled_max_words` words of them (0: no bound), the sentences of raw text ending as
     /// `unlabeled_sentences` says. Off when absent.
     pub teacher: Option<PathBuf>,
     pub unlabeled: Vec<PathBuf>,
+    pub unlabeled_max_words: usize,
     pub teacher_min_confidence: f64,
     pub teacher_weight: u32,
     pub unlabeled_sentences: RawSentences,
@@ -171,6 +179,7 @@ impl Default for Settings {
             self_training_max: 2000,
             teacher: None,
             unlabeled: Vec::new(),
+            unlabeled_max_words: DEFAULT_UNLABELED_MAX_WORDS,
             teacher_min_confidence: crate::train::teacher::DEFAULT_MIN_CONFIDENCE,
             teacher_weight: 1,
             unlabeled_sentences: RawSentences::Model,
@@ -183,6 +192,15 @@ impl Default for Settings {
 }
 
 impl Settings {
+    /// With a `teacher` and no `unlabeled`, the daemon's own published parses (`accepted/` and
+    /// `lowconf/` under `output`, which the teacher parses again, trees ignored): the user's
+    /// recent text, newest first, up to `unlabeled_max_words`.
+    pub fn default_unlabeled(&mut self, output: &Path) {
+        if self.teacher.is_some() && self.unlabeled.is_empty() {
+            self.unlabeled = vec![output.join("accepted"), output.join("lowconf")];
+        }
+    }
+
     /// Checks values whose type does not say they are wrong: `Err((key, problem))`, with the
     /// key's full name (`retrain.every`).
     pub fn check(&self) -> Result<(), (&'static str, String)> {
@@ -249,8 +267,8 @@ impl Settings {
                 format!("must be in [0, 1] (got {})", self.self_training_min_conf),
             ));
         }
-        if self.teacher.is_some() == self.unlabeled.is_empty() {
-            return Err(("retrain.teacher", "and retrain.unlabeled go together: give both or neither".into()));
+        if self.teacher.is_none() && !self.unlabeled.is_empty() {
+            return Err(("retrain.unlabeled", "needs retrain.teacher, the model that parses it".into()));
         }
         if self.teacher.iter().chain(&self.unlabeled).any(|p| p.as_os_str().is_empty()) {
             return Err(("retrain.unlabeled", "must not list an empty path, nor retrain.teacher be one".into()));

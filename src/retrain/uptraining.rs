@@ -1,5 +1,6 @@
 //! `retrain.teacher`: uptraining in a cycle (Petrov et al. 2010). The teacher, an accurate
-//! model, parses `retrain.unlabeled` (the user's own text), and its confident parses
+//! model, parses `retrain.unlabeled` (the user's own text: by default the daemon's published
+//! output, [`Settings::default_unlabeled`]), and its confident parses
 //! ([`crate::train::teacher`]) are trained on by the fast candidate beside the base treebank
 //! and the annotations. This module owns which unlabeled files are read and which teacher
 //! parses are left out: a sentence a person annotated (the correction wins) and one of the
@@ -13,9 +14,10 @@ use crate::corpus::{Format, Sentence};
 use crate::parse::files::open_model;
 use crate::train::teacher::{teacher_parses, TeacherOptions};
 
-/// The files of `retrain.unlabeled`: each file as given, and of each folder the visible files
-/// whose name says a format (`.raw`, `.txt`, `.conllu`, `.conllx`, `.conll`, each optionally
-/// `.zst`), in name order.
+/// The files of `retrain.unlabeled`, newest first (by modification time, then path): each
+/// file as given, and of each folder the visible files whose name says a format (`.raw`,
+/// `.txt`, `.conllu`, `.conllx`, `.conll`, each optionally `.zst`). Under
+/// `retrain.unlabeled_max_words` the user's most recent text is the sample.
 fn unlabeled_files(unlabeled: &[PathBuf]) -> Result<Vec<PathBuf>, RetrainError> {
     let mut files = Vec::new();
     for path in unlabeled {
@@ -23,11 +25,16 @@ fn unlabeled_files(unlabeled: &[PathBuf]) -> Result<Vec<PathBuf>, RetrainError> 
             files.push(path.clone());
             continue;
         }
-        let mut names = crate::base::io::visible_files(path).map_err(io_err(path))?;
-        names.sort();
+        let names = crate::base::io::visible_files(path).map_err(io_err(path))?;
         files.extend(names.iter().map(|n| path.join(n)).filter(|p| Format::from_extension(p).is_some()));
     }
-    Ok(files)
+    let mut dated = Vec::new();
+    for file in files {
+        let modified = std::fs::metadata(&file).and_then(|m| m.modified()).map_err(io_err(&file))?;
+        dated.push((std::cmp::Reverse(modified), file));
+    }
+    dated.sort();
+    Ok(dated.into_iter().map(|(_, file)| file).collect())
 }
 
 /// The teacher's kept parses of `retrain.unlabeled`, with their files, and none whose words are
@@ -49,6 +56,7 @@ pub(super) fn teacher_sentences(
         min_confidence: settings.teacher_min_confidence,
         threads,
         raw_sentences: settings.unlabeled_sentences,
+        max_words: (settings.unlabeled_max_words > 0).then_some(settings.unlabeled_max_words),
     };
     let parses = teacher_parses(&teacher, &files, opts)?;
     let mut known = super::training_data::forms_of_file(heldout)?;
@@ -70,15 +78,18 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_folder_gives_its_visible_files_of_known_formats_in_name_order() {
+    fn the_files_are_those_given_and_a_folder_s_of_known_formats_newest_first() {
         let dir = tempfile::tempdir().unwrap();
-        for name in ["b.raw", "a.conllu.zst", ".c.txt", "notes.md", "d.txt"] {
-            std::fs::write(dir.path().join(name), "").unwrap();
+        let day = std::time::Duration::from_secs(86_400);
+        let now = std::time::SystemTime::now();
+        for (name, days_old) in [("b.raw", 1), ("a.conllu.zst", 2), (".c.txt", 0), ("notes.md", 0), ("d.txt", 1)] {
+            let file = std::fs::File::create(dir.path().join(name)).unwrap();
+            file.set_modified(now - day * days_old).unwrap();
         }
         let single = dir.path().join("notes.md");
         let files = unlabeled_files(&[dir.path().to_path_buf(), single.clone()]).unwrap();
         let names: Vec<_> = files.iter().map(|p| p.file_name().unwrap().to_str().unwrap()).collect();
-        // A file named on its own is read whatever its name (as CoNLL-U).
-        assert_eq!(names, ["a.conllu.zst", "b.raw", "d.txt", "notes.md"]);
+        // Of the same age, by name; a file named on its own is read whatever its name (as CoNLL-U).
+        assert_eq!(names, ["notes.md", "b.raw", "d.txt", "a.conllu.zst"]);
     }
 }

@@ -38,6 +38,9 @@ pub struct TeacherOptions {
     pub threads: usize,
     /// Where the sentences of raw text end.
     pub raw_sentences: RawSentences,
+    /// Kept parses stop at this many words: no sentence past it is kept, and no file is parsed
+    /// once it is reached (`None`: no bound).
+    pub max_words: Option<usize>,
 }
 
 /// The teacher's kept parses of the unlabeled files, each with the file it parsed, and what was
@@ -52,6 +55,8 @@ pub struct TeacherParses {
     pub kept_words: usize,
     /// Sentences that could not be read, left out (a bad line does not stop uptraining).
     pub malformed: usize,
+    /// [`TeacherOptions::max_words`], where it stopped the keeping.
+    pub stopped_at: Option<usize>,
 }
 
 /// Why the teacher could not parse an unlabeled file.
@@ -82,6 +87,9 @@ pub fn teacher_parses(
         ..PipelineOptions::default()
     };
     for path in unlabeled {
+        if out.stopped_at.is_some() {
+            break;
+        }
         let failed = |source| TeacherError { path: path.clone(), source };
         let mut kept = Vec::new();
         let outputs = Outputs { accepted: &mut kept, rejected: Some(&mut io::sink()), cancel: None, confidences: None };
@@ -89,16 +97,26 @@ pub fn teacher_parses(
         out.parsed += stats.sentences - stats.malformed;
         out.parsed_words += stats.words;
         out.malformed += stats.malformed;
-        read_kept(&kept, path, &mut out).map_err(|e| failed(e.into()))?;
+        read_kept(&kept, path, opts.max_words, &mut out).map_err(|e| failed(e.into()))?;
     }
     Ok(out)
 }
 
-/// Reads the teacher's kept CoNLL-U output for `path` into `out`.
-fn read_kept(kept: &[u8], path: &Path, out: &mut TeacherParses) -> Result<(), crate::corpus::CorpusError> {
+/// Reads the teacher's kept CoNLL-U output for `path` into `out`, up to `max_words` kept words.
+fn read_kept(
+    kept: &[u8],
+    path: &Path,
+    max_words: Option<usize>,
+    out: &mut TeacherParses,
+) -> Result<(), crate::corpus::CorpusError> {
     for sent in Reader::new(kept, path, Format::Conllu) {
         let sent = sent?;
-        out.kept_words += sent.words().len();
+        let words = sent.words().len();
+        if let Some(max) = max_words.filter(|&max| out.kept_words + words > max) {
+            out.stopped_at = Some(max);
+            return Ok(());
+        }
+        out.kept_words += words;
         out.sentences.push((sent, path.to_path_buf()));
     }
     Ok(())
@@ -112,8 +130,12 @@ impl TeacherParses {
             0 => String::new(),
             n => format!("; {n} unreadable sentences left out"),
         };
+        let bounded = match self.stopped_at {
+            Some(max) => format!("; stopped at the bound of {max} words, the rest left out"),
+            None => String::new(),
+        };
         format!(
-            "{} of {} sentences ({:.1}%), {} of {} words ({:.1}%) at confidence ≥ {min_confidence}{malformed}",
+            "{} of {} sentences ({:.1}%), {} of {} words ({:.1}%) at confidence ≥ {min_confidence}{malformed}{bounded}",
             self.sentences.len(),
             self.parsed,
             share(self.sentences.len(), self.parsed),

@@ -58,7 +58,9 @@ pub(super) fn teacher_sentences(
         raw_sentences: settings.unlabeled_sentences,
         max_words: (settings.unlabeled_max_words > 0).then_some(settings.unlabeled_max_words),
     };
+    let started = std::time::Instant::now();
     let parses = teacher_parses(&teacher, &files, opts)?;
+    let seconds = started.elapsed().as_secs_f64();
     let mut known = super::training_data::forms_of_file(heldout)?;
     known.extend(contents.annotations.iter().map(|a| reference::forms_hash(&a.sentence)));
     report.teacher_parsed = parses.parsed;
@@ -67,7 +69,7 @@ pub(super) fn teacher_sentences(
         parses.sentences.into_iter().filter(|(s, _)| !known.contains(&reference::forms_hash(s))).collect();
     report.teacher_sentences = kept.len();
     progress(&format!(
-        "teacher: kept {described}; {} of them trained on, the others annotated or held out",
+        "teacher: kept {described}; {} of them trained on, the others annotated or held out; parsed in {seconds:.1}s",
         kept.len()
     ));
     Ok(kept)

@@ -47,6 +47,34 @@ def raw_text(conllu: str) -> str:
     return subprocess.run([sys.executable, str(script)], input=conllu, capture_output=True, text=True, check=True).stdout
 
 
+# Words of the synthetic sentences: FORM, LEMMA, UPOS, XPOS, FEATS.
+VERB = "Mood=Ind|Number=Sing|Person=3|Tense=Pres|VerbForm=Fin"
+WORDS = [
+    ("the", "the", "DET", "DT", "Definite=Def|PronType=Art"), ("dog", "dog", "NOUN", "NN", "Number=Sing"),
+    ("barks", "bark", "VERB", "VBZ", VERB), ("at", "at", "ADP", "IN", "_"),
+    ("cats", "cat", "NOUN", "NNS", "Number=Plur"), ("quickly", "quickly", "ADV", "RB", "_"),
+    ("big", "big", "ADJ", "JJ", "Degree=Pos"), ("and", "and", "CCONJ", "CC", "_"), ("sees", "see", "VERB", "VBZ", VERB),
+]
+
+
+def synthetic(n: int, seed: int) -> list[str]:
+    """`n` sentences of [`WORDS`] in a seeded random order, each word attached at random to the
+    one before or to the first (projective trees no model learns exactly): without the shared
+    treebanks, text whose parses have confidences that differ."""
+    import random
+
+    rng = random.Random(seed)
+    out = []
+    for s in range(n):
+        words = [rng.choice(WORDS) for _ in range(rng.randint(3, 8))]
+        lines = [f"# sent_id = syn{seed}-{s}", "# text = " + " ".join(w[0] for w in words)]
+        for i, (form, lemma, upos, xpos, feats) in enumerate(words):
+            head, deprel = (0, "root") if i == 0 else (rng.choice([i, 1]), "dep")
+            lines.append(f"{i + 1}\t{form}\t{lemma}\t{upos}\t{xpos}\t{feats}\t{head}\t{deprel}\t_\t_")
+        out.append("\n".join(lines) + "\n\n")
+    return out
+
+
 def decompress(path: Path) -> bytes:
     data = path.read_bytes()
     if path.name.endswith(".zst"):
@@ -77,9 +105,9 @@ class Data:
         else:
             note(f"{UD} not found: the Python tests train their model on tests/fixtures instead of en_ewt")
             special = (FIXTURES / "special.conllu").read_text()
-            (root / "train.conllu").write_text(special * 5)
+            (root / "train.conllu").write_text(special * 5 + "".join(synthetic(200, 1)))
             self.run("train", "--train", root / "train.conllu")
-            a, b = sentences(special) * 40, sentences(special) * 10
+            a, b = sentences(special) * 10 + synthetic(150, 2), sentences(special) * 10
         # a.conllu begins with the fixture's multiword tokens and empty nodes: they must come
         # back byte for byte.
         (inputs / "a.conllu").write_text((FIXTURES / "special.conllu").read_text() + "".join(a))

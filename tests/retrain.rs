@@ -1503,6 +1503,12 @@ fn without_unlabeled_the_teacher_parses_the_newest_published_output_up_to_the_bo
     let model = dir.path().join("fast.model");
     assert!(common::train(&base, &model, &[]).status.success());
     let heldout = heldout_beside(&base, dir.path());
+    let keys = format!("teacher = \"{}\"\nunlabeled_max_words = 84\n", teacher.display());
+    let config = write_config(dir.path(), &model, &base, &heldout, &keys);
+    // Before the daemon has made its output folders, the cycle says what it looked for.
+    let out = common::spoolparse(&["retrain", "--config", config.to_str().unwrap(), "--force"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && stderr.contains("out/accepted does not exist (without `unlabeled`"), "{stderr}");
     let now = std::time::SystemTime::now();
     let day = std::time::Duration::from_secs(86_400);
     // Words: 29 (newest), 55, 51 (oldest).
@@ -1516,8 +1522,6 @@ fn without_unlabeled_the_teacher_parses_the_newest_published_output_up_to_the_bo
         fs::write(&path, common::without_trees(&common::head_final_from(first, n))).unwrap();
         fs::File::options().write(true).open(&path).unwrap().set_modified(now - day * days_old).unwrap();
     }
-    let keys = format!("teacher = \"{}\"\nunlabeled_max_words = 84\n", teacher.display());
-    let config = write_config(dir.path(), &model, &base, &heldout, &keys);
 
     let out = common::spoolparse(&["retrain", "--config", config.to_str().unwrap(), "--json", "--force"]);
     let stderr = String::from_utf8_lossy(&out.stderr);

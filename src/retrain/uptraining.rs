@@ -21,6 +21,13 @@ use crate::train::teacher::{teacher_parses, TeacherOptions};
 fn unlabeled_files(unlabeled: &[PathBuf]) -> Result<Vec<PathBuf>, RetrainError> {
     let mut files = Vec::new();
     for path in unlabeled {
+        if !path.exists() {
+            return Err(RetrainError::Settings(format!(
+                "retrain.unlabeled: {} does not exist (without `unlabeled`, the daemon's accepted/ and lowconf/, \
+                 which it makes when it starts)",
+                path.display()
+            )));
+        }
         if !path.is_dir() {
             files.push(path.clone());
             continue;

@@ -206,10 +206,9 @@ impl TeacherJob {
         let started = std::time::Instant::now();
         let teacher = spoolparse::parse::files::open_model(&self.model, true)
             .with_context(|| format!("opening the teacher {}", self.model.display()))?;
-        let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
         let opts = TeacherOptions {
             min_confidence: self.min_confidence,
-            threads,
+            threads: spoolparse::base::available_cpus(),
             raw_sentences: self.raw_sentences.into(),
             max_words: None,
         };
@@ -222,16 +221,6 @@ impl TeacherJob {
             started.elapsed().as_secs_f64()
         );
         Ok(parses)
-    }
-
-    /// Adds the kept `parses` to `set`, each trained on `weight` times an epoch.
-    fn add(&self, parses: &TeacherParses, set: &mut train::TrainingSet) -> Result<()> {
-        let first = set.sentences.len();
-        for (sent, path) in &parses.sentences {
-            set.add(sent, path)?;
-        }
-        set.sentences[first..].iter_mut().for_each(|s| s.copies = self.weight);
-        Ok(())
     }
 }
 
@@ -565,7 +554,7 @@ pub fn exec(args: TrainArgs) -> Result<()> {
         );
     }
     if let (Some(teacher), Some(parses)) = (teacher, &taught) {
-        teacher.add(parses, &mut prepared.set)?;
+        prepared.set.add_all(&parses.sentences, teacher.weight, train::Domain::Base)?;
     }
     let set = &prepared.set;
     let lifted = match set.projective {

@@ -261,23 +261,19 @@ impl Settings {
         if self.annotation_weight == 0 {
             return Err(("retrain.annotation_weight", "must be at least 1 (got 0)".into()));
         }
-        if !(0.0..=1.0).contains(&self.self_training_min_conf) {
-            return Err((
-                "retrain.self_training_min_conf",
-                format!("must be in [0, 1] (got {})", self.self_training_min_conf),
-            ));
+        for (key, value) in [
+            ("retrain.self_training_min_conf", self.self_training_min_conf),
+            ("retrain.teacher_min_confidence", self.teacher_min_confidence),
+        ] {
+            if !(0.0..=1.0).contains(&value) {
+                return Err((key, format!("must be in [0, 1] (got {value})")));
+            }
         }
         if self.teacher.is_none() && !self.unlabeled.is_empty() {
             return Err(("retrain.unlabeled", "needs retrain.teacher, the model that parses it".into()));
         }
         if self.teacher.iter().chain(&self.unlabeled).any(|p| p.as_os_str().is_empty()) {
             return Err(("retrain.unlabeled", "must not list an empty path, nor retrain.teacher be one".into()));
-        }
-        if !(0.0..=1.0).contains(&self.teacher_min_confidence) {
-            return Err((
-                "retrain.teacher_min_confidence",
-                format!("must be in [0, 1] (got {})", self.teacher_min_confidence),
-            ));
         }
         if self.teacher_weight == 0 {
             return Err(("retrain.teacher_weight", "must be at least 1 (got 0)".into()));

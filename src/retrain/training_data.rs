@@ -112,22 +112,12 @@ pub(super) fn training_data<'a, S: Scorer>(
         s.copies = settings.annotation_weight;
         s.domain = Domain::User;
     }
-    let taught = set.sentences.len();
-    for (sent, path) in super::uptraining::teacher_sentences(settings, contents, heldout_path, report, progress)? {
-        set.add(&sent, &path)?;
-    }
-    for s in &mut set.sentences[taught..] {
-        s.copies = settings.teacher_weight;
-        s.domain = Domain::User;
-    }
+    let taught = super::uptraining::teacher_sentences(settings, contents, heldout_path, report, progress)?;
+    set.add_all(&taught, settings.teacher_weight, Domain::User)?;
     if let Some(dir) = &settings.self_training {
         let chosen = confident_output(dir, settings.self_training_min_conf, settings.self_training_max, heldout_path)?;
         report.self_training_sentences = chosen.len();
-        let first = set.sentences.len();
-        for (sent, path) in &chosen {
-            set.add(sent, path)?;
-        }
-        set.sentences[first..].iter_mut().for_each(|s| s.domain = Domain::User);
+        set.add_all(&chosen, 1, Domain::User)?;
         progress(&format!("self-training on {} sentences of {}", chosen.len(), dir.display()));
     }
     Ok(TrainingData { set, heldout, retrain_tagger })

@@ -58,10 +58,9 @@ pub(super) fn teacher_sentences(
     let teacher = Arc::new(open_model(teacher_path, true)?);
     let files = unlabeled_files(&settings.unlabeled)?;
     progress(&format!("the teacher {} parses {} unlabeled files", teacher_path.display(), files.len()));
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
     let opts = TeacherOptions {
         min_confidence: settings.teacher_min_confidence,
-        threads,
+        threads: crate::base::available_cpus(),
         raw_sentences: settings.unlabeled_sentences,
         max_words: (settings.unlabeled_max_words > 0).then_some(settings.unlabeled_max_words),
     };

@@ -234,6 +234,25 @@ impl TrainingSet {
         self.add_tree(sent, path)
     }
 
+    /// [`TrainingSet::add`] of each of `sentences` (each with its file), those trained on
+    /// `copies` times an epoch, of `domain`: text that is not the treebank's, such as a
+    /// teacher's parses or the daemon's own output.
+    pub fn add_all(
+        &mut self,
+        sentences: &[(Sentence, PathBuf)],
+        copies: u32,
+        domain: Domain,
+    ) -> Result<(), CorpusError> {
+        let first = self.sentences.len();
+        for (sent, path) in sentences {
+            self.add(sent, path)?;
+        }
+        for s in &mut self.sentences[first..] {
+            (s.copies, s.domain) = (copies, domain);
+        }
+        Ok(())
+    }
+
     /// Replaces the labels that a pseudo-projective encoding made (`d↑h`, `p↓`, ...) and that
     /// occur fewer than `min` times by their base label (`d`, `p`), and renumbers the labels.
     /// The trees stay projective and are all trained on; a lifted arc whose label lost its

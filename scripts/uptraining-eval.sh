@@ -6,13 +6,13 @@
 #   scripts/uptraining-eval.sh [DOMAIN...]    (default: atis ewt)
 #
 # The unlabeled text of DOMAIN `atis`: en_atis train's sentences, one a line (48,655 words);
-# `atis10k`: its first 10,000 words; `ewt`: en_ewt dev's own raw text. Every model is scored from raw text on en_atis dev (one sentence a line)
-# and en_ewt dev (the base treebank's dev: what uptraining costs, or gains, there). Each run of MIN_CONFIDENCE x WEIGHTS
-# trains one uptrained model, as the fast model was trained (TRAIN_OPTS) plus --teacher; the
-# fast model's recipe with --seed 2 says what any retraining moves by itself.
-# Rows go to OUT/rows.tsv: model, what the teacher kept, then per scored file the F1 of UPOS UFeats Lemmas
-# LAS MLAS BLEX, then one-thread parse speed of en_ewt dev (words/s, and the ratio to the
-# fast model's, measured in the same run).
+# `atis10k`: its first 10,000 words; `ewt`: en_ewt dev's own raw text. Every model is scored
+# from raw text on en_atis dev (one sentence a line) and en_ewt dev (the base treebank's dev:
+# what uptraining costs, or gains, there). Each run of MIN_CONFIDENCE x WEIGHTS trains one
+# uptrained model, as the fast model was trained (TRAIN_OPTS) plus --teacher; the fast model's
+# recipe with --seed 2 says what any retraining moves by itself. Rows go to OUT/rows.tsv:
+# model, what the teacher kept, then per scored file the F1 of UPOS UFeats Lemmas LAS MLAS
+# BLEX. Last, every model's speed beside the fast model's (`RAW=1 scripts/compare-speed.sh`).
 #
 # env: OUT (/tmp/uptraining), BIN (target/release/spoolparse), UD (../shared/data/ud),
 #      FAST, TEACHER (models to use; trained into OUT when unset), TRAIN_OPTS (default
@@ -25,8 +25,8 @@ ud=$(realpath "${UD:-$root/../shared/data/ud}")
 evaluator=$(realpath "$root/../shared/tools/conll18_ud_eval.py")
 out=${OUT:-/tmp/uptraining}
 opts=${TRAIN_OPTS---jackknife 0 --epochs 8}
-domains=("${@:-atis ewt}")
-read -ra domains <<<"${domains[*]}"
+[ $# -gt 0 ] || set -- atis ewt
+domains=("$@")
 mkdir -p "$out"
 cd "$out"
 
@@ -56,32 +56,19 @@ scores() {
     awk '$1 ~ /^(UPOS|UFeats|Lemmas|LAS|MLAS|BLEX)$/ { printf "%s\t", $7 }'
 }
 
-# speed MODEL: one-thread words/s on en_ewt dev from raw text, the best of three.
-speed() {
-  local best=0 words start end
-  words=$(grep -cE '^[0-9]+\s' en_ewt-dev.conllu)
-  for _ in 1 2 3; do
-    start=$(date +%s.%N)
-    "$bin" parse --model "$1" --format raw --threads 1 --output /dev/null ewt-dev.raw 2>/dev/null
-    end=$(date +%s.%N)
-    best=$(python3 -c "print(max($best, $words / ($end - $start)))")
-  done
-  printf '%.0f' "$best"
-}
-
-fast_speed=$(speed "$fast")
+speeds=()
 # row NAME MODEL KEPT: one line of rows.tsv.
 row() {
-  local name=$1 model=$2 kept=$3 atis ewt s
+  local name=$1 model=$2 kept=$3 atis ewt
   atis=$(scores "$model" "$name.atis" atis-dev.raw en_atis-dev.conllu --raw-sentences lines)
   ewt=$(scores "$model" "$name.ewt" ewt-dev.raw en_ewt-dev.conllu)
-  s=$([ "$model" = "$fast" ] && echo "$fast_speed" || speed "$model")
-  printf '%s\t%s\t%s%s%s\t%.2f\n' "$name" "$kept" "$atis" "$ewt" "$s" "$(python3 -c "print($s / $fast_speed)")" >>rows.tsv
+  printf '%s\t%s\t%s%s\n' "$name" "$kept" "$atis" "${ewt%$'\t'}" >>rows.tsv
   tail -1 rows.tsv
+  speeds+=("$name=$bin:$(realpath "$model")")
 }
 
 columns='UPOS\tUFeats\tLemmas\tLAS\tMLAS\tBLEX'
-printf "model\tkept\ten_atis dev: $columns\ten_ewt dev: $columns\twords/s\tx fast\n" >rows.tsv
+printf "model\tkept\ten_atis dev: $columns\ten_ewt dev: $columns\n" >rows.tsv
 row fast "$fast" -
 # The noise any retraining brings: the fast model's recipe with another seed.
 [ -s fast-seed2.model ] || "$bin" "${base_train[@]}" --seed 2 --output fast-seed2.model 2>fast-seed2.log
@@ -104,3 +91,4 @@ for domain in "${domains[@]}"; do
   done
 done
 column -t -s $'\t' rows.tsv
+RAW=1 "$root/scripts/compare-speed.sh" "${speeds[@]}"

@@ -1532,6 +1532,75 @@ fn without_unlabeled_the_teacher_parses_the_newest_published_output_up_to_the_bo
     assert!(stderr.contains("teacher: kept 15 of 25 sentences") && stderr.contains("bound of 84 words"), "{stderr}");
 }
 
+/// With a teacher, new text alone makes a cycle run: `retrain` without `--force` (as the
+/// daemon's schedule runs it) trains once the unlabeled files changed since the last cycle that
+/// trained hold `unlabeled_min_new_words` words, counted across the looks that skipped.
+#[test]
+fn with_a_teacher_a_cycle_runs_on_enough_new_text_alone_counted_since_the_last_that_trained() {
+    let dir = tempfile::tempdir().unwrap();
+    let (base, teacher) = common::teacher_setup(dir.path());
+    let model = dir.path().join("fast.model");
+    assert!(common::train(&base, &model, &[]).status.success());
+    let heldout = heldout_beside(&base, dir.path());
+    let unlabeled = dir.path().join("unlabeled");
+    fs::create_dir(&unlabeled).unwrap();
+    let keys = |min_words: usize| {
+        format!(
+            "teacher = \"{}\"\nunlabeled = [\"{}\"]\nunlabeled_min_new_words = {min_words}\n",
+            teacher.display(),
+            unlabeled.display()
+        )
+    };
+    let config = write_config(dir.path(), &model, &base, &heldout, &keys(100));
+    let publish = |name: &str, first: usize, n: usize| {
+        fs::write(unlabeled.join(name), common::without_trees(&common::head_final_from(first, n))).unwrap();
+    };
+    let cycle = |config: &Path| {
+        let out = common::spoolparse(&["retrain", "--config", config.to_str().unwrap(), "--json"]);
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        let report: Report = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {stderr}"));
+        assert_eq!(out.status.code(), Some(exit_status(&report)), "{stderr}");
+        (report, stderr)
+    };
+    let skipped = |report: &Report, words: usize| {
+        assert_eq!(report.decision, Some(spoolparse::retrain::Decision::Skipped), "{report:#?}");
+        assert_eq!(report.unlabeled_new_words, words, "{report:#?}");
+        let why = format!(
+            "0 new annotated sentences since the last cycle, fewer than retrain.min_new_sentences = 1, and {words} \
+             words of new unlabeled text, fewer than retrain.unlabeled_min_new_words = 100"
+        );
+        assert_eq!(report.reasons, [why]);
+    };
+
+    publish("a.conllu", 150, 160); // 51 words
+    skipped(&cycle(&config).0, 51);
+    publish("b.conllu", 160, 170); // 55 words
+    let (report, stderr) = cycle(&config);
+    assert!(report.candidate.is_some() && report.teacher_sentences > 0, "{report:#?}\n{stderr}");
+    // Counted up to the setting, no further.
+    assert_eq!(report.unlabeled_new_words, 100, "{report:#?}");
+    assert!(stderr.contains("but new unlabeled text for the teacher: 100 words or more"), "{stderr}");
+    // What that cycle read is not new; what arrives after it is, across skipped looks.
+    skipped(&cycle(&config).0, 0);
+    // Times are compared by the second: c is published in a later one than that cycle's start.
+    std::thread::sleep(Duration::from_millis(1100));
+    publish("c.conllu", 170, 175); // 29 words
+    skipped(&cycle(&config).0, 29);
+    // d alone is too little (80 words): c still counts, as the look that skipped did not train.
+    publish("d.conllu", 175, 190);
+    let (report, stderr) = cycle(&config);
+    assert!(report.candidate.is_some() && report.unlabeled_new_words == 100, "{report:#?}\n{stderr}");
+    // With the setting 0, new text alone never makes a cycle run.
+    publish("e.conllu", 190, 200);
+    let config = write_config(dir.path(), &model, &base, &heldout, &keys(0));
+    let (report, _) = cycle(&config);
+    assert_eq!(report.decision, Some(spoolparse::retrain::Decision::Skipped), "{report:#?}");
+    assert_eq!(
+        report.reasons,
+        ["0 new annotated sentences since the last cycle, fewer than retrain.min_new_sentences = 1"]
+    );
+}
+
 #[test]
 fn teacher_settings_are_checked_and_refused_for_a_neural_serving_model() {
     let dir = tempfile::tempdir().unwrap();

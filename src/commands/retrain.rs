@@ -15,7 +15,8 @@ use super::ConfigArg;
 /// held-out data and promote it (`models/current`) if it is not worse. Prints the decision.
 ///
 /// Exit status: 0 the candidate was promoted; 3 it was rejected by the gate; 4 nothing was
-/// trained (fewer new annotations than `retrain.min_new_sentences`, see --force); 1 an error.
+/// trained (fewer new annotations than `retrain.min_new_sentences` and, with a teacher, fewer
+/// words of new text than `retrain.unlabeled_min_new_words`; see --force); 1 an error.
 #[derive(Args)]
 pub struct RetrainArgs {
     #[command(flatten)]
@@ -23,7 +24,8 @@ pub struct RetrainArgs {
     /// Print the report as JSON.
     #[arg(long)]
     json: bool,
-    /// Train even with fewer than `retrain.min_new_sentences` new annotations.
+    /// Train even with fewer than `retrain.min_new_sentences` new annotations (and too little
+    /// new text for the teacher).
     #[arg(long)]
     force: bool,
     /// Move a candidate the gate rejects into DIR (under its own name) instead of removing it:
@@ -34,7 +36,7 @@ pub struct RetrainArgs {
 
 /// Exit status of a cycle whose candidate the gate rejected.
 pub const EXIT_REJECTED: i32 = 3;
-/// Exit status of a cycle that trained nothing (too few new annotations).
+/// Exit status of a cycle that trained nothing (too few new annotations, too little new text).
 pub const EXIT_SKIPPED: i32 = 4;
 
 /// Runs `spoolparse retrain`, and exits with [`EXIT_REJECTED`] or [`EXIT_SKIPPED`] unless the

@@ -303,12 +303,11 @@ pub fn run_cycle(
     let state = State::read(registry.dir());
     report.annotations = contents.annotations.len();
     report.annotations_new = state.new_sentences(&contents);
-    if !options.force && report.annotations_new < settings.min_new_sentences {
+    if let Some(why) =
+        (!options.force).then(|| why_skip(settings, &state, &mut report, progress)).transpose()?.flatten()
+    {
         report.decision = Some(Decision::Skipped);
-        report.reasons.push(format!(
-            "{} new annotated sentences since the last cycle, fewer than retrain.min_new_sentences = {}",
-            report.annotations_new, settings.min_new_sentences
-        ));
+        report.reasons.push(why);
         // The schedule moves on: the next look is one interval later, not at once.
         State { last_started: Some(report.started), ..state }.write(registry.dir())?;
         report.seconds = started_at.elapsed().as_secs_f64();
@@ -559,6 +558,33 @@ pub fn run_cycle(
     }
     State::seen(report.started, &contents).write(registry.dir())?;
     Ok(report)
+}
+
+/// Why a cycle not forced trains nothing, if it does not: fewer than `min_new_sentences` new
+/// annotations and, with a teacher, fewer than `unlabeled_min_new_words` words of new text
+/// (counted into `report`).
+fn why_skip(
+    settings: &Settings,
+    state: &State,
+    report: &mut Report,
+    progress: &mut dyn FnMut(&str),
+) -> Result<Option<String>, RetrainError> {
+    if report.annotations_new >= settings.min_new_sentences {
+        return Ok(None);
+    }
+    let mut why = format!(
+        "{} new annotated sentences since the last cycle, fewer than retrain.min_new_sentences = {}",
+        report.annotations_new, settings.min_new_sentences
+    );
+    let Some(words) = uptraining::new_text_words(settings, state.last_trained)? else { return Ok(Some(why)) };
+    report.unlabeled_new_words = words;
+    let enough = settings.unlabeled_min_new_words;
+    if words >= enough {
+        progress(&format!("{why}, but new unlabeled text for the teacher: {enough} words or more"));
+        return Ok(None);
+    }
+    why += &format!(", and {words} words of new unlabeled text, fewer than retrain.unlabeled_min_new_words = {enough}");
+    Ok(Some(why))
 }
 
 /// A model's scores on the held-out file and the held-out annotations, as stored, with the

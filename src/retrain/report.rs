@@ -91,6 +91,11 @@ pub struct Report {
     pub teacher_parsed: usize,
     #[serde(default)]
     pub teacher_sentences: usize,
+    /// Words of unlabeled text changed since the last cycle that trained, counted up to
+    /// `retrain.unlabeled_min_new_words` and no further (0 when not counted: with enough new
+    /// annotations, without a teacher, or with the setting 0).
+    #[serde(default)]
+    pub unlabeled_new_words: usize,
     /// The gate's paired bootstraps.
     pub gate: Option<gate::Figures>,
     /// With `retrain.retrain_tagger`: annotated sentences with checked tags trained on (each

@@ -16,6 +16,12 @@ use crate::parse::raw::RawSentences;
 /// 48,863 (docs/annotation.md#uptraining-the-fast-tier-from-your-own-text).
 pub const DEFAULT_UNLABELED_MAX_WORDS: usize = 100_000;
 
+/// Words of new unlabeled text that make a scheduled cycle run without new annotations, by
+/// default: on en_atis 10,000 words of the domain's text gained as much as all 48,863 did
+/// (docs/annotation.md#uptraining-the-fast-tier-from-your-own-text), so a night's text of that
+/// size is worth a cycle.
+pub const DEFAULT_UNLABELED_MIN_NEW_WORDS: usize = 10_000;
+
 /// `[retrain]` in the daemon's configuration, also read by `spoolparse retrain`.
 #[derive(Debug, Clone, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields, default)]
@@ -26,7 +32,8 @@ pub struct Settings {
     pub every: Option<String>,
     /// Or once a day at this local time, `HH:MM`.
     pub at: Option<String>,
-    /// A scheduled cycle waits until this many sentences were annotated since the last one.
+    /// A scheduled cycle waits until this many sentences were annotated since the last one, or,
+    /// with a `teacher`, until `unlabeled_min_new_words` words of new text arrived.
     pub min_new_sentences: usize,
     /// Gold treebank files trained on in every cycle.
     pub base: Vec<PathBuf>,
@@ -87,6 +94,11 @@ pub struct Settings {
     pub teacher: Option<PathBuf>,
     pub unlabeled: Vec<PathBuf>,
     pub unlabeled_max_words: usize,
+    /// With a `teacher`, a scheduled cycle with fewer than `min_new_sentences` new annotations
+    /// still runs when the files of `unlabeled` changed since the last cycle that trained hold
+    /// this many words (0: new text alone never makes a cycle run): the nightly cycle of a user
+    /// who corrects nothing.
+    pub unlabeled_min_new_words: usize,
     pub teacher_min_confidence: f64,
     pub teacher_weight: u32,
     pub unlabeled_sentences: RawSentences,
@@ -180,6 +192,7 @@ impl Default for Settings {
             teacher: None,
             unlabeled: Vec::new(),
             unlabeled_max_words: DEFAULT_UNLABELED_MAX_WORDS,
+            unlabeled_min_new_words: DEFAULT_UNLABELED_MIN_NEW_WORDS,
             teacher_min_confidence: crate::train::teacher::DEFAULT_MIN_CONFIDENCE,
             teacher_weight: 1,
             unlabeled_sentences: RawSentences::Model,

@@ -1,6 +1,7 @@
 //! What the schedule remembers between cycles ([`State`], `retrain-state.json` in the models
 //! directory): when the last one started and which store segments it saw, so that new
-//! annotations are counted from what it did not see. It must not decide when a cycle runs
+//! annotations are counted from what it did not see, and when the last one trained, so that new
+//! unlabeled text is counted from then. It must not decide when a cycle runs
 //! (the daemon's schedule does).
 
 use std::fs;
@@ -23,6 +24,11 @@ pub struct State {
     /// Numbers of the segments the store held at the last cycle.
     #[serde(default)]
     pub segments: Option<Vec<u64>>,
+    /// When the last cycle that trained started (Unix seconds): unlabeled text changed since is
+    /// new ([`super::uptraining::new_text_words`]). A skipped cycle leaves it, so that text
+    /// arriving over several skipped looks adds up.
+    #[serde(default)]
+    pub last_trained: Option<u64>,
 }
 
 const STATE: &str = "retrain-state.json";
@@ -44,7 +50,7 @@ impl State {
     /// The state after a cycle started at `started` that saw `contents`.
     pub(super) fn seen(started: u64, contents: &store::Contents) -> State {
         let segments = Some(contents.segments.iter().map(|(n, _)| *n).collect());
-        State { last_started: Some(started), appended: contents.appended, segments }
+        State { last_started: Some(started), appended: contents.appended, segments, last_trained: Some(started) }
     }
 
     pub(super) fn write(&self, dir: &Path) -> Result<(), RetrainError> {

@@ -6,8 +6,10 @@
 //! parses are left out: a sentence a person annotated (the correction wins) and one of the
 //! gate's (held out, never trained on). Training and gating are the parent's.
 
+use std::io::BufRead;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::time::{SystemTime, UNIX_EPOCH};
 
 use super::{io_err, reference, store, Report, RetrainError, Settings};
 use crate::corpus::{Format, Sentence};
@@ -19,6 +21,11 @@ use crate::train::teacher::{teacher_parses, TeacherOptions};
 /// `.txt`, `.conllu`, `.conllx`, `.conll`, each optionally `.zst`). Under
 /// `retrain.unlabeled_max_words` the user's most recent text is the sample.
 fn unlabeled_files(unlabeled: &[PathBuf]) -> Result<Vec<PathBuf>, RetrainError> {
+    Ok(dated_unlabeled_files(unlabeled)?.into_iter().map(|(_, file)| file).collect())
+}
+
+/// [`unlabeled_files`] with the time each was last modified.
+fn dated_unlabeled_files(unlabeled: &[PathBuf]) -> Result<Vec<(SystemTime, PathBuf)>, RetrainError> {
     let mut files = Vec::new();
     for path in unlabeled {
         if !path.exists() {
@@ -41,7 +48,47 @@ fn unlabeled_files(unlabeled: &[PathBuf]) -> Result<Vec<PathBuf>, RetrainError> 
         dated.push((std::cmp::Reverse(modified), file));
     }
     dated.sort();
-    Ok(dated.into_iter().map(|(_, file)| file).collect())
+    Ok(dated.into_iter().map(|(std::cmp::Reverse(modified), file)| (modified, file)).collect())
+}
+
+/// Words of `retrain.unlabeled` in the files modified in a second after `since` (Unix seconds;
+/// every file when `None`: a file of the cycle's own second is not new, so that one published
+/// just before it is not counted again), counted up to `retrain.unlabeled_min_new_words` and no further, so that a
+/// large spool costs a look at its newest files only; `None` when new text is not what makes a
+/// cycle run (no teacher, or the setting 0). Words are the whitespace-separated tokens of raw
+/// and tokenized text and the word lines of CoNLL-U and CoNLL-X, as the file's name says.
+pub(super) fn new_text_words(settings: &Settings, since: Option<u64>) -> Result<Option<usize>, RetrainError> {
+    let enough = settings.unlabeled_min_new_words;
+    if settings.teacher.is_none() || enough == 0 {
+        return Ok(None);
+    }
+    let mut words = 0;
+    for (modified, file) in dated_unlabeled_files(&settings.unlabeled)? {
+        let second = modified.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
+        if since.is_some_and(|since| second <= since) || words >= enough {
+            break;
+        }
+        words += count_words(&file, enough - words).map_err(io_err(&file))?;
+    }
+    Ok(Some(words.min(enough)))
+}
+
+/// Words of `file`, read until `enough` are counted.
+fn count_words(file: &Path, enough: usize) -> std::io::Result<usize> {
+    let tabular = !matches!(Format::from_path(file), Format::Raw | Format::Text);
+    let mut input = crate::base::io::open_input(file)?;
+    let (mut words, mut line) = (0, Vec::new());
+    while words < enough && input.read_until(b'\n', &mut line)? > 0 {
+        words += if tabular {
+            // A word's ID is an integer: ranges (multiword tokens) and decimals (empty nodes) are not.
+            let id = line.split(|&b| b == b'\t').next().unwrap_or_default();
+            usize::from(line.contains(&b'\t') && !id.is_empty() && id.iter().all(u8::is_ascii_digit))
+        } else {
+            line.split(u8::is_ascii_whitespace).filter(|w| !w.is_empty()).count()
+        };
+        line.clear();
+    }
+    Ok(words)
 }
 
 /// The teacher's kept parses of `retrain.unlabeled`, with their files, and none whose words are

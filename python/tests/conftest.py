@@ -118,7 +118,7 @@ class Data:
         self.inputs = inputs
         self.files = sorted(inputs.iterdir())
         self.model = root / "m.model"
-        self.threshold = self._threshold()
+        self.threshold = self.threshold_of(self.model)
 
     def run(self, command: str, *args: object, input: Optional[bytes] = None) -> subprocess.CompletedProcess:
         argv = [str(self.bin), command, *map(str, args)]
@@ -136,24 +136,25 @@ class Data:
         assert result.returncode != 0, f"spoolparse {command} succeeded"
         return result.stderr.decode()
 
-    def _threshold(self) -> float:
-        """A threshold that sends some sentences of a.conllu each way, between two printed
-        confidences (never on one: they are rounded to 3 decimals)."""
-        out = self.run("parse", "--model", self.model, self.inputs / "a.conllu").stdout.decode()
+    def threshold_of(self, model: Path) -> float:
+        """A threshold that sends some sentences of a.conllu each way through ``model``, between
+        two printed confidences (never on one: they are rounded to 3 decimals)."""
+        out = self.run("parse", "--model", model, self.inputs / "a.conllu").stdout.decode()
         values = sorted({float(line.split("=")[1]) for line in out.splitlines() if line.startswith("# confidence =")})
         assert len(values) >= 2, f"all sentences have the same confidence {values}: no threshold splits them"
         mid = len(values) // 2
         return (values[mid - 1] + values[mid]) / 2
 
     def cli(
-        self, input: Path, out_dir: Path, threshold: Optional[float], *extra: object
+        self, input: Path, out_dir: Path, threshold: Optional[float], *extra: object, model: Optional[Path] = None
     ) -> tuple[Path, Optional[Path], str]:
-        """`spoolparse parse INPUT --output ... [--min-confidence X --rejected ...] [EXTRA...]`:
-        the two outputs (named like the input, so that compression is the same) and stderr."""
+        """`spoolparse parse INPUT --output ... [--min-confidence X --rejected ...] [EXTRA...]`
+        with ``model`` (default: the test model): the two outputs (named like the input, so that
+        compression is the same) and stderr."""
         out_dir.mkdir(parents=True, exist_ok=True)
         name = input.name if not input.name.endswith((".txt", ".raw")) else input.name + ".conllu"
         accepted = out_dir / f"accepted-{name}"
-        args: list[object] = ["--model", self.model, input, "--output", accepted]
+        args: list[object] = ["--model", model or self.model, input, "--output", accepted]
         lowconf = None
         if threshold is not None:
             lowconf = out_dir / f"lowconf-{name}"
@@ -165,3 +166,15 @@ class Data:
 @pytest.fixture(scope="session")
 def data(tmp_path_factory: pytest.TempPathFactory) -> Data:
     return Data(tmp_path_factory.mktemp("spoolparse"))
+
+
+@pytest.fixture(scope="session")
+def neural(data: Data) -> Path:
+    """A small neural model with a linear analysis and tokenizer, trained on the test model's data."""
+    path = data.root / "neural.model"
+    argv = [data.bin, "train", "--train", data.root / "train.conllu", "--output", path, "--neural"]
+    argv += ["--neural-size", "small", "--neural-epochs", "3", "--tagger", "--jackknife", "0", "--tagger-epochs", "2"]
+    result = subprocess.run([*map(str, argv), "--tokenizer"], capture_output=True)
+    assert result.returncode == 0, result.stderr.decode()
+    assert "neural parser" in data.run("inspect", path).stdout.decode()
+    return path

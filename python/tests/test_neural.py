@@ -3,7 +3,6 @@ tokens, raw text, files and spaCy give what `spoolparse parse` gives with the sa
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -11,21 +10,9 @@ import spoolparse
 from conftest import Data, note, sentences
 
 
-@pytest.fixture(scope="module")
-def neural(data: Data) -> Path:
-    """A small neural model with a linear analysis and tokenizer, trained on the test model's data."""
-    path = data.root / "neural.model"
-    argv = [data.bin, "train", "--train", data.root / "train.conllu", "--output", path, "--neural"]
-    argv += ["--neural-size", "small", "--neural-epochs", "3", "--tagger", "--jackknife", "0", "--tagger-epochs", "2"]
-    result = subprocess.run([*map(str, argv), "--tokenizer"], capture_output=True)
-    assert result.returncode == 0, result.stderr.decode()
-    assert "neural parser" in data.run("inspect", path).stdout.decode()
-    assert spoolparse.Model(path).has_tokenizer
-    return path
-
-
 def test_tokens_and_raw_text_parse_as_on_the_command_line(data: Data, neural: Path) -> None:
     model = spoolparse.Model(neural)
+    assert model.has_tokenizer
     text = (data.inputs / "d.txt").read_text()
     cli = data.run("parse", "--model", neural, "--format", "text", "-", input=text.encode()).stdout.decode()
     parses = model.parse([line.split() for line in text.splitlines()])

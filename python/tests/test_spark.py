@@ -43,13 +43,18 @@ def sc() -> Iterator[Any]:
 
 
 def expected(
-    data: Data, tmp: Path, threshold: float | None, files: list[Path] | None = None, *extra: object
+    data: Data,
+    tmp: Path,
+    threshold: float | None,
+    files: list[Path] | None = None,
+    *extra: object,
+    model: Path | None = None,
 ) -> dict[str, tuple[bytes, bytes | None, str]]:
-    """What `spoolparse parse [EXTRA...]` writes for each input (``files``, else the data's):
-    accepted and lowconf text, and stderr."""
+    """What `spoolparse parse [EXTRA...]` writes for each input (``files``, else the data's) with
+    ``model`` (default: the test model): accepted and lowconf text, and stderr."""
     out = {}
     for path in data.files if files is None else files:
-        acc, low, stderr = data.cli(path, tmp / "cli", threshold, *extra)
+        acc, low, stderr = data.cli(path, tmp / "cli", threshold, *extra, model=model)
         out[path.name] = (decompress(acc), decompress(low) if low else None, stderr)
     return out
 
@@ -100,6 +105,26 @@ def test_the_job_gives_the_command_lines_bytes_once_per_sentence(data: Data, sc:
         opened_by[r["pid"]].add(r["models_opened_by_process"])
     assert all(opened == {1} for opened in opened_by.values()), dict(opened_by)
     assert len(opened_by) < len(records), "every task ran in its own process"
+
+
+def test_a_neural_model_gives_the_command_lines_bytes_once_per_sentence(
+    data: Data, neural: Path, sc: Any, tmp_path: Path
+) -> None:
+    """The job with a model of `train --neural`, split into shards as the linear one: the CLI's
+    bytes with that model, and both tiers' outputs in the same files differ (it did parse with
+    the neural model)."""
+    threshold = data.threshold_of(neural)
+    cli = expected(data, tmp_path, threshold, model=neural)
+    out = tmp_path / "out"
+    manifest = job.run(
+        sc, model=str(neural), inputs=[str(data.inputs)], output=str(out),
+        min_confidence=threshold, shard_mb=(data.inputs / "a.conllu").stat().st_size / 6 / (1 << 20),
+    )  # fmt: skip
+    assert len({Path(e["path"]).name: e for e in manifest["inputs"]}["a.conllu"]["shards"]) >= 4
+    assert 0 < manifest["lowconf_sentences"] < manifest["sentences"]
+    check_against_cli(out, manifest, cli)
+    linear = expected(data, tmp_path / "linear", threshold)
+    assert linear["a.conllu"][:2] != cli["a.conllu"][:2]
 
 
 def test_a_raw_text_file_is_one_task_with_the_command_lines_bytes(data: Data, sc: Any, tmp_path: Path) -> None:

@@ -633,6 +633,29 @@ fn write_config(dir: &Path, model: &Path, base: &Path, heldout: &Path, extra: &s
     config
 }
 
+/// What the daemon of `write_config(dir, …)` (logging into `log`) publishes for `text` dropped
+/// into its spool as `name`: its accepted and then its lowconf sentences.
+fn published(dir: &Path, log: &Path, name: &str, text: &str) -> String {
+    drop_in(&dir.join("spool/incoming"), name, text);
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !dir.join("spool/done").join(name).exists() {
+        assert!(Instant::now() < deadline, "{name} not parsed: {}", fs::read_to_string(log).unwrap());
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let mut text = String::new();
+    for split in ["accepted", "lowconf"] {
+        let out = dir.join("out").join(split).join(format!("{name}.zst"));
+        text += &String::from_utf8(zstd::decode_all(fs::File::open(&out).unwrap()).unwrap()).unwrap();
+    }
+    text
+}
+
+/// The model name of the `# model` line of published text.
+fn served_by(text: &str) -> String {
+    let label = text.lines().find_map(|l| l.strip_prefix("# model = ")).expect("a # model line");
+    label.split(' ').next().unwrap_or_default().to_string()
+}
+
 /// `spoolparse daemon --config CONFIG`, logging into `log`.
 fn start_daemon(config: &Path, log: &Path) -> std::process::Child {
     Command::new(env!("CARGO_BIN_EXE_spoolparse"))
@@ -838,22 +861,7 @@ fn the_daemon_switches_to_a_promoted_or_rolled_back_model_between_files() {
     let log = dir.path().join("daemon.log");
     let mut daemon = start_daemon(&config, &log);
     let text = fs::read_to_string(&fixture).unwrap();
-    let incoming = dir.path().join("spool/incoming");
-    let parsed_with = |name: &str| -> String {
-        drop_in(&incoming, name, &text);
-        let deadline = Instant::now() + Duration::from_secs(60);
-        while !dir.path().join("spool/done").join(name).exists() {
-            assert!(Instant::now() < deadline, "{name} not parsed: {}", fs::read_to_string(&log).unwrap());
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        let mut text = String::new();
-        for split in ["accepted", "lowconf"] {
-            let out = dir.path().join("out").join(split).join(format!("{name}.zst"));
-            text += &String::from_utf8(zstd::decode_all(fs::File::open(&out).unwrap()).unwrap()).unwrap();
-        }
-        let label = text.lines().find_map(|l| l.strip_prefix("# model = ")).expect("a # model line");
-        label.split(' ').next().unwrap_or_default().to_string()
-    };
+    let parsed_with = |name: &str| served_by(&published(dir.path(), &log, name, &text));
     let first = parsed_with("one.conllu");
     // A promotion, here by a foreground cycle whose gate lets anything through.
     drop_in(&dir.path().join("spool/annotated"), "a.conllu", &text);
@@ -1419,6 +1427,48 @@ fn a_neural_model_is_fine_tuned_from_its_weights_and_learns_a_new_domain() {
     let (gold, system) = (common::heads(&unseen), common::heads(&parsed));
     let right = gold.iter().zip(&system).filter(|(g, s)| g == s).count();
     assert!(right as f64 >= 0.9 * gold.len() as f64, "{right} of {} heads", gold.len());
+}
+
+/// The daemon serving a neural model: its scheduled cycle fine-tunes it on the annotations
+/// dropped in, promotes the candidate, and the next file is parsed by the promoted neural model
+/// (its name in `# model`, the new domain's trees), which the daemon mapped without a restart.
+#[test]
+fn a_daemon_serving_a_neural_model_fine_tunes_promotes_and_parses_with_the_new_model() {
+    let dir = tempfile::tempdir().unwrap();
+    let (base, model, heldout) = small_neural_setup(dir.path(), 200);
+    let keys = "enabled = true\nevery = \"1s\"\nfine_tune_steps = 200\nfine_tune_learning_rate = 0.005\n\
+                [watch]\nrescan_seconds = 0.2\n";
+    let config = write_config(dir.path(), &model, &base, &heldout, keys);
+    let log = dir.path().join("daemon.log");
+    let mut daemon = start_daemon(&config, &log);
+    let domain = common::head_final(330, false);
+    let unseen = &domain[domain.find("# sent_id = xs300\n").unwrap()..];
+    let right = |text: &str| {
+        let parsed = dir.path().join("parsed.conllu");
+        fs::write(&parsed, text).unwrap();
+        let unseen_file = dir.path().join("unseen.conllu");
+        fs::write(&unseen_file, unseen).unwrap();
+        let (gold, system) = (common::heads(&unseen_file), common::heads(&parsed));
+        assert_eq!(gold.len(), system.len());
+        gold.iter().zip(&system).filter(|(g, s)| g == s).count() as f64 / gold.len() as f64
+    };
+    let before = published(dir.path(), &log, "before.conllu", unseen);
+    assert!(served_by(&before).starts_with("neural-") && right(&before) < 0.5, "{}", served_by(&before));
+
+    drop_in(&dir.path().join("spool/annotated"), "domain.conllu", &common::head_final(300, true));
+    let deadline = Instant::now() + Duration::from_secs(300);
+    while !fs::read_to_string(&log).unwrap().contains("now serving model retrained-") {
+        assert!(Instant::now() < deadline, "nothing promoted: {}", fs::read_to_string(&log).unwrap());
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let after = published(dir.path(), &log, "after.conllu", unseen);
+    let _ = daemon.kill();
+    let _ = daemon.wait();
+    let log = fs::read_to_string(&log).unwrap();
+    assert!(log.contains("fine-tun") && log.contains("promoted"), "{log}");
+    assert!(served_by(&after).starts_with("retrained-") && right(&after) >= 0.9, "{}\n{log}", served_by(&after));
+    let promoted = dir.path().join("spool/models").join(served_by(&after));
+    assert!(spoolparse::model::file::ModelFile::open(&promoted).unwrap().neural().is_some());
 }
 
 #[test]

@@ -38,11 +38,13 @@ REASON = "broken tokenization (browser test)"
 
 
 class Workbench:
-    """A running server: its URL and, when known, its annotated/ directory."""
+    """A running server: its URL, when known its annotated/ directory, and the kind of model it
+    serves (`linear` or `neural`; empty for a server started elsewhere)."""
 
-    def __init__(self, url: str, annotated: Optional[Path]):
+    def __init__(self, url: str, annotated: Optional[Path], kind: str = ""):
         self.url = url.rstrip("/")
         self.annotated = annotated
+        self.kind = kind
 
 
 def free_port() -> int:
@@ -67,9 +69,10 @@ def wait_for_http(url: str, process: subprocess.Popen, log: Path, seconds: float
     raise AssertionError(f"spoolparse annotate did not answer on {url} within {seconds} s:\n{log.read_text()}")
 
 
-def make_spool(data: Data, root: Path, port: int) -> Path:
-    """The spool of a daemon that wrote a lowconf/ file: a config and OUTPUT/lowconf/dev.conllu.zst,
-    the sentences of en_ewt dev that a small model parses below 0.99 (most of them). Among them
+def make_spool(data: Data, root: Path, port: int, model: Path) -> Path:
+    """The spool of a daemon serving `model` that wrote a lowconf/ file: a config and
+    OUTPUT/lowconf/dev.conllu.zst, the sentences of en_ewt dev that the small model parses below
+    0.99 (most of them). Among them
     are short ones (the corrections) and the longest of a few hundred (the long screenshot)."""
     dev = sentences(decompress(UD / "en_ewt" / "dev.conllu.zst").decode())[700:1000]  # conftest uses 0-700
     size = lambda s: sum(1 for line in s.splitlines() if line.split("\t")[0].isdigit())
@@ -80,7 +83,7 @@ def make_spool(data: Data, root: Path, port: int) -> Path:
     spool, output = root / "spool", root / "out"
     (output / "lowconf").mkdir(parents=True)
     lowconf = output / "lowconf" / "dev.conllu.zst"
-    data.run("parse", "--model", data.model, root / "input.conllu", "--output", root / "accepted.conllu",
+    data.run("parse", "--model", model, root / "input.conllu", "--output", root / "accepted.conllu",
              "--min-confidence", "0.99", "--rejected", lowconf)
     found = decompress(lowconf).decode().count("# sent_id")
     assert found >= 5, f"only {found} of {len(picked)} sentences went below 0.99: too few for the test"
@@ -106,7 +109,7 @@ def make_spool(data: Data, root: Path, port: int) -> Path:
         "[paths]\n"
         f'spool = "{spool}"\n'
         f'output = "{output}"\n'
-        f'model = "{data.model}"\n'
+        f'model = "{model}"\n'
         f'annotated = "{spool / "annotated"}"\n'
         "\n[annotate]\n"
         f'listen = "127.0.0.1:{port}"\n'
@@ -114,8 +117,11 @@ def make_spool(data: Data, root: Path, port: int) -> Path:
     return config
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="module", params=["linear", "neural"])
 def workbench(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Workbench]:
+    """The server every browser test uses: once serving the linear test model, once a neural one
+    (conftest's `neural`), so that each test runs with both kinds; with WORKBENCH_URL, that
+    server, once."""
     if os.environ.get("WORKBENCH_URL"):
         annotated = os.environ.get("WORKBENCH_ANNOTATED")
         if not annotated:
@@ -126,16 +132,18 @@ def workbench(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathF
     if not data.from_treebank:
         note(f"{UD / 'en_ewt' / 'dev.conllu.zst'} not found: the workbench browser test needs en_ewt dev")
         pytest.skip("the workbench browser test needs en_ewt dev (../shared/data/ud)")
-    yield from serve(data, tmp_path_factory.mktemp("workbench"))
+    model = data.model if request.param == "linear" else request.getfixturevalue("neural")
+    yield from serve(data, tmp_path_factory.mktemp("workbench"), model=model, kind=request.param)
 
 
 def serve(data: Data, root: Path, more_config: Callable[[Path], str] = lambda _: "",
-          sample_every: int = 0) -> Iterator[Workbench]:
-    """`spoolparse annotate` on a spool made in `root` (`make_spool`), with `more_config(root)`
-    added to its configuration, until the caller is done with it; one task in `sample_every` a
-    sentence of the uniform sample (0, the tests' default: tasks in the queue's order)."""
+          sample_every: int = 0, model: Optional[Path] = None, kind: str = "linear") -> Iterator[Workbench]:
+    """`spoolparse annotate` serving `model` (default: the linear test model) on a spool made in
+    `root` (`make_spool`), with `more_config(root)` added to its configuration, until the caller
+    is done with it; one task in `sample_every` a sentence of the uniform sample (0, the tests'
+    default: tasks in the queue's order)."""
     port = free_port()
-    config = make_spool(data, root, port)
+    config = make_spool(data, root, port, model or data.model)
     config.write_text(config.read_text() + more_config(root))
     log = root / "annotate.log"
     url = f"http://127.0.0.1:{port}"
@@ -145,7 +153,7 @@ def serve(data: Data, root: Path, more_config: Callable[[Path], str] = lambda _:
                                    stdout=out, stderr=subprocess.STDOUT)
     try:
         wait_for_http(url, process, log)
-        yield Workbench(url, root / "spool" / "annotated")
+        yield Workbench(url, root / "spool" / "annotated", kind)
     finally:
         process.terminate()
         try:
@@ -185,6 +193,8 @@ def start_chromium(profile: Path):
 @pytest.fixture(scope="module")
 def browser(workbench: Workbench, tmp_path_factory: pytest.TempPathFactory):
     driver = start_chromium(tmp_path_factory.mktemp("chromium-profile"))
+    # Screenshots of the neural server's pages beside the linear one's, not over them.
+    driver.screenshot_prefix = "" if workbench.kind in ("", "linear") else f"{workbench.kind}-"
     try:
         driver.get(workbench.url + "/")
         authenticate(driver)
@@ -290,7 +300,7 @@ def next_task(driver, before: str) -> None:
 
 
 def screenshot(driver, name: str) -> None:
-    path = SCREENSHOTS / f"workbench-{name}.png"
+    path = SCREENSHOTS / f"workbench-{getattr(driver, 'screenshot_prefix', '')}{name}.png"
     assert driver.save_screenshot(str(path)), f"no screenshot {path}"
 
 

@@ -1,6 +1,6 @@
 //! The accurate tier from the command line: `train --neural` with an analysis and a
 //! tokenizer, then `parse` of CoNLL-U and of raw text through the model file, `inspect`, and
-//! what is not done for a neural model yet refused in words.
+//! `eval`'s calibration of its transitions.
 
 mod common;
 
@@ -80,9 +80,9 @@ fn trains_and_parses_through_its_file(encoder: &str, shown_as: &str) {
 }
 
 #[test]
-fn what_a_neural_model_cannot_do_yet_is_refused_in_words() {
+fn eval_bins_a_neural_models_transitions_against_the_oracle() {
     let dir = tempfile::tempdir().unwrap();
-    let (corpus, model) = train_small(dir.path(), 60, "conv");
+    let (corpus, model) = train_small(dir.path(), 300, "conv");
     let parsed = dir.path().join("out.conllu");
     assert!(common::parse(&model, &corpus, &parsed, &[]).status.success());
     let out = common::spoolparse(&[
@@ -92,7 +92,25 @@ fn what_a_neural_model_cannot_do_yet_is_refused_in_words() {
         "--calibration",
         "--model",
         model.to_str().unwrap(),
+        "--json",
     ]);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success() && stderr.contains("not computed for a neural model"), "{stderr}");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let bins = doc["calibration"]["transitions"]["bins"].as_array().expect("a table of transitions").clone();
+    let (mut count, mut right, mut confidence) = (0.0, 0.0, 0.0);
+    for b in &bins {
+        let n = b["count"].as_f64().unwrap();
+        count += n;
+        right += n * b["accuracy"].as_f64().unwrap();
+        confidence += n * b["mean_confidence"].as_f64().unwrap();
+    }
+    // Every word is attached by one decision at least, and a model that gets 95% of its
+    // training heads right decides with confidence, and mostly as the oracle would: scored by
+    // anything but its network (the empty weights of its table), every legal transition would
+    // be equally likely.
+    let words = common::heads(&corpus).len() as f64;
+    assert!(count >= words, "{count} decisions for {words} words");
+    let (accuracy, confidence) = (right / count, confidence / count);
+    assert!(accuracy >= 0.9 && confidence >= 0.8, "zero-cost {accuracy:.3}, mean confidence {confidence:.3}");
+    assert!((accuracy - confidence).abs() < 0.1, "zero-cost {accuracy:.3}, mean confidence {confidence:.3}");
 }

@@ -109,13 +109,7 @@ pub fn exec(args: EvalArgs) -> Result<()> {
     }
     let cal = checked_calibration(cal, &system)?;
     let transitions = match model {
-        Some(path) => {
-            let calibration = spoolparse::train::transition_calibration(&ModelFile::open(&path)?, &gold)?;
-            if calibration.is_none() {
-                bail!("{}: the calibration of transitions is not computed for a neural model yet", path.display());
-            }
-            calibration
-        }
+        Some(path) => Some(spoolparse::train::transition_calibration(&ModelFile::open(&path)?, &gold)?),
         None => None,
     };
     if json {

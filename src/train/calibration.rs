@@ -10,6 +10,7 @@ use crate::corpus::CorpusError;
 use crate::learn::confidence::{fit_temperature, Isotonic, Reliability};
 use crate::model::file::ModelFile;
 use crate::model::Model;
+use crate::neural::NeuralScorer;
 
 use super::data::{load_dev_with, DevSentence};
 use super::dev::{dev_arc_pairs, dev_decisions};
@@ -38,7 +39,7 @@ pub fn arc_ece(pairs: &[Vec<(f32, f32)>]) -> (f64, f64) {
 /// and after it (2-fold cross-fitted, [`arc_ece`]) in the training info. Partial dev
 /// sentences count with their annotated words only.
 pub fn calibrate(model: &mut Model, dev: &[DevSentence]) {
-    model.temperature = fit_temperature(&dev_decisions(model.system, dev, &model.weights, &model.labels));
+    model.temperature = fit_temperature(&dev_decisions(model.system, dev, &model.weights, &model.labels, None));
     let pairs = dev_arc_pairs(model.encoding(), dev, &model.weights, &model.labels, model.fallback, model.temperature);
     let (raw, cross) = arc_ece(&pairs);
     model.info.dev_arc_ece_raw = raw;
@@ -63,22 +64,19 @@ pub fn calibrated_ece(pairs: &[Vec<(f32, f32)>], calibration: Option<&Isotonic>)
     r.ece()
 }
 
-/// Calibration of transitions (Goldberg 2013, Table 4): `model` parses the gold file greedily;
-/// each predicted transition's probability is binned, and it counts as correct when the dynamic
-/// oracle gives it zero cost. Sentences the oracle does not handle (non-projective, not
-/// single-rooted) are left out. `None` for a neural model, whose decisions this does not
-/// replay yet.
-pub fn transition_calibration(model: &ModelFile, gold_path: &Path) -> Result<Option<Reliability>, CorpusError> {
-    if model.neural().is_some() {
-        return Ok(None);
-    }
+/// Calibration of transitions (Goldberg 2013, Table 4): `model` parses the gold file greedily
+/// (a neural model with its scorer, on the words' forms); each predicted transition's
+/// probability is binned, and it counts as correct when the dynamic oracle gives it zero cost.
+/// Sentences the oracle does not handle (non-projective, not single-rooted) are left out.
+pub fn transition_calibration(model: &ModelFile, gold_path: &Path) -> Result<Reliability, CorpusError> {
     let meta = model.meta();
     let dev = load_dev_with(gold_path, meta.morphology, &mut |_| {})?;
+    let neural = model.neural().map(NeuralScorer::new);
     let mut r = Reliability::default();
-    for d in dev_decisions(model.system(), &dev, model.weights(), &meta.labels) {
+    for d in dev_decisions(model.system(), &dev, model.weights(), &meta.labels, neural) {
         let best = crate::learn::perceptron::argmax(&d.scores, |_| true).unwrap_or(0);
         let p = crate::learn::confidence::probability_of(&d.scores, best, meta.temperature, |_| true);
         r.add(f64::from(p), if d.zero_cost[best] { 1.0 } else { 0.0 });
     }
-    Ok(Some(r))
+    Ok(r)
 }

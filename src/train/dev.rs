@@ -10,6 +10,7 @@ use crate::learn::confidence::Decision;
 use crate::learn::perceptron::Weights;
 use crate::learn::scorer::Scorer;
 use crate::model::features::Extractor;
+use crate::neural::NeuralScorer;
 use crate::parse::parser::{Parser, TransitionScores};
 use crate::transition::{Configuration, Encoding, GoldTree, System, Transition, TransitionSystem};
 
@@ -74,10 +75,18 @@ pub fn evaluate_sentences_with<S: Scorer>(
         .collect()
 }
 
-/// The greedy decisions of `weights` on the dev sentences whose gold tree the dynamic oracle
-/// handles (annotated arcs projective, at most one root word, and one for a full tree), each
-/// with its legal scores and zero-cost set: the data a temperature is fitted on.
-pub fn dev_decisions<S: Scorer>(system: System, dev: &[DevSentence], weights: S, labels: &LabelSet) -> Vec<Decision> {
+/// The greedy decisions of `weights` (of `neural`, when given: a neural model's scorer, which
+/// reads the words' forms) on the dev sentences whose gold tree the dynamic oracle handles
+/// (annotated arcs projective, at most one root word, and one for a full tree), each with its
+/// legal scores and zero-cost set: the data a temperature is fitted on, and what `eval
+/// --calibration --model` bins.
+pub fn dev_decisions<S: Scorer>(
+    system: System,
+    dev: &[DevSentence],
+    weights: S,
+    labels: &LabelSet,
+    mut neural: Option<NeuralScorer>,
+) -> Vec<Decision> {
     // A label the model does not know can never be predicted: map it beyond the inventory.
     let unknown = Label::from_index(labels.len());
     let mut out = Vec::new();
@@ -104,10 +113,16 @@ pub fn dev_decisions<S: Scorer>(system: System, dev: &[DevSentence], weights: S,
             })
             .collect();
         let gold = GoldTree::partial(&s.heads, &arc_labels);
+        if let Some(neural) = &mut neural {
+            neural.begin(&s.attrs, &s.form_refs());
+        }
         config.reset(s.heads.len());
         while !system.is_terminal(&config) {
             let legal = system.legal(&config);
-            scores.score(&weights, extractor.extract(&config, &s.attrs), &legal);
+            match &mut neural {
+                Some(neural) => scores.set_from_index_order(neural.logits(&config), &legal),
+                None => scores.score(&weights, extractor.extract(&config, &s.attrs), &legal),
+            }
             system.zero_cost(&config, &gold, labels.len(), &mut zero);
             let mut d = Decision::default();
             for t in legal.transitions(labels.len()) {
@@ -192,9 +207,9 @@ mod tests {
         let pairs = dev_arc_pairs(model.encoding(), &dev, &model.weights, &model.labels, model.fallback, 1.0);
         assert_eq!(pairs[0].len(), 2);
         assert!(pairs[0].iter().all(|&(_, right)| right == 1.0));
-        assert!(!dev_decisions(model.system, &dev, &model.weights, &model.labels).is_empty());
+        assert!(!dev_decisions(model.system, &dev, &model.weights, &model.labels, None).is_empty());
         let unannotated = dev_of(&conllu(&[&[("_", "_"); 4]]));
         assert_eq!(score(&unannotated).words, 0);
-        assert!(dev_decisions(model.system, &unannotated, &model.weights, &model.labels).is_empty());
+        assert!(dev_decisions(model.system, &unannotated, &model.weights, &model.labels, None).is_empty());
     }
 }

@@ -861,6 +861,77 @@ fn after_a_failed_reload_new_files_are_parsed_with_the_model_current_names() {
     assert!(terminate(&mut daemon, Duration::from_secs(10)).0.success());
 }
 
+/// The word lines of each sentence of `text`, by its `# sent_id`: a daemon's two outputs and
+/// the command line's one compare as sets of trees, whichever side of the threshold each is.
+fn trees_by_id(text: &str) -> BTreeMap<String, Vec<String>> {
+    text.split("\n\n")
+        .filter_map(|block| {
+            let id = block.lines().find_map(|l| l.strip_prefix("# sent_id = "))?;
+            let words = block.lines().filter(|l| l.starts_with(|c: char| c.is_ascii_digit())).map(str::to_string);
+            Some((id.to_string(), words.collect()))
+        })
+        .collect()
+}
+
+/// SIGHUP with a model of `train --neural` in the configured path: the daemon serves it and
+/// gives the command line's trees for it (not the linear model's), then swaps back to the
+/// linear model the same way, under its first name again.
+#[test]
+fn sighup_swaps_in_a_neural_model_and_back_with_the_command_lines_trees() {
+    let work = tempfile::tempdir().unwrap();
+    let linear = model(work.path());
+    let neural = work.path().join("neural.model");
+    let neural_args = ["--neural", "--neural-size", "small", "--neural-epochs", "4", "--tagger", "--jackknife", "0"];
+    let out = common::train(&work.path().join("train.conllu"), &neural, &neural_args);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let configured = work.path().join("configured.model");
+    fs::copy(&linear, &configured).unwrap();
+    let setup = Setup::new(&configured, 2);
+    let mut daemon = Daemon(setup.start("daemon.log"));
+    setup.wait_for(|| setup.log("daemon.log").contains("watching"), &mut daemon, "the daemon to start");
+    let registry = spoolparse::model::registry::Registry::new(setup.path("spool/models"));
+    let first = registry.current_name().unwrap().expect("a serving model");
+
+    let mut rng = ChaCha8Rng::seed_from_u64(17);
+    for (round, (name, model)) in [("neural.conllu", &neural), ("linear.conllu", &linear)].into_iter().enumerate() {
+        let reloads = setup.log("daemon.log").matches("reloaded").count();
+        fs::copy(model, work.path().join("next.model")).unwrap();
+        fs::rename(work.path().join("next.model"), &configured).unwrap();
+        signal(&daemon, "-HUP");
+        setup.wait_for(|| setup.log("daemon.log").matches("reloaded").count() > reloads, &mut daemon, "the reload");
+        let input = input(name, 30, &mut rng, false);
+        setup.drop_files(std::slice::from_ref(&input));
+        setup.wait_until_finished(round + 1, &mut daemon);
+        let published = setup.output("accepted", name).unwrap() + "\n" + &setup.output("lowconf", name).unwrap();
+        let served = published.lines().find(|l| l.starts_with("# model = ")).unwrap_or_default();
+        let now = registry.current_name().unwrap().expect("a serving model");
+        assert!(served.starts_with(&format!("# model = {now} ")), "{name}: {served:?}, not {now}");
+        assert_eq!(now == first, model == &linear, "{name}: served by {now}, first {first}");
+
+        let path = work.path().join(name);
+        fs::write(&path, &input.bytes).unwrap();
+        // The daemon's threshold (Setup's min_confidence 0.9), so that LowConf= is the same.
+        let cli_trees = |model: &Path| {
+            let (cli, rejected) = (work.path().join("cli.conllu"), work.path().join("rejected.conllu"));
+            let args = ["--overwrite", "--min-confidence", "0.9", "--rejected", rejected.to_str().unwrap()];
+            let out = common::parse(model, &path, &cli, &args);
+            assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+            trees_by_id(&(fs::read_to_string(&cli).unwrap() + "\n" + &fs::read_to_string(&rejected).unwrap()))
+        };
+        let daemon_trees = trees_by_id(&published);
+        assert_eq!(daemon_trees.len(), 30, "{name}: every sentence once");
+        let cli = cli_trees(model);
+        let differ = daemon_trees.iter().find(|(id, tree)| cli.get(*id) != Some(tree));
+        assert!(
+            differ.is_none(),
+            "{name}: the daemon's tree {differ:?}, the command line's {:?}",
+            cli.get(differ.unwrap().0)
+        );
+        assert_ne!(cli_trees(&neural), cli_trees(&linear), "the two models parse {name} alike: the test tells nothing");
+    }
+    assert!(terminate(&mut daemon, Duration::from_secs(10)).0.success());
+}
+
 /// Every kind of malformed sentence, first, in the middle and last, with one and two threads:
 /// it goes to lowconf as valid CoNLL-U that carries its raw lines, and every good sentence
 /// around it is parsed (before the fix, the next good sentence went along unparsed).

@@ -1,6 +1,6 @@
 //! The accurate tier from the command line: `train --neural` with an analysis and a
 //! tokenizer, then `parse` of CoNLL-U and of raw text through the model file, `inspect`, and
-//! `eval`'s calibration of its transitions.
+//! `eval`'s calibration of its transitions, `calibrate` and `bench`.
 
 mod common;
 
@@ -113,4 +113,41 @@ fn eval_bins_a_neural_models_transitions_against_the_oracle() {
     let (accuracy, confidence) = (right / count, confidence / count);
     assert!(accuracy >= 0.9 && confidence >= 0.8, "zero-cost {accuracy:.3}, mean confidence {confidence:.3}");
     assert!((accuracy - confidence).abs() < 0.1, "zero-cost {accuracy:.3}, mean confidence {confidence:.3}");
+}
+
+#[test]
+fn calibrate_keeps_a_neural_models_network_and_bench_times_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let (corpus, model) = train_small(dir.path(), 300, "conv");
+    // Text with `# text` lines: calibrate fits on the raw text, the words and unknown forms.
+    let calibrated = dir.path().join("calibrated.model");
+    let out = common::spoolparse(&[
+        "calibrate",
+        "--model",
+        model.to_str().unwrap(),
+        "--dev",
+        corpus.to_str().unwrap(),
+        "--output",
+        calibrated.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let shown =
+        String::from_utf8_lossy(&common::spoolparse(&["inspect", calibrated.to_str().unwrap()]).stdout).into_owned();
+    assert!(shown.contains("neural parser   "), "{shown}");
+    // The same network: the same trees, however the confidences moved.
+    let (before, after) = (dir.path().join("before.conllu"), dir.path().join("after.conllu"));
+    assert!(common::parse(&model, &corpus, &before, &[]).status.success());
+    assert!(common::parse(&calibrated, &corpus, &after, &[]).status.success());
+    assert_eq!(common::heads(&before), common::heads(&after));
+
+    let out = common::spoolparse(&[
+        "bench",
+        "--model",
+        calibrated.to_str().unwrap(),
+        corpus.to_str().unwrap(),
+        "--seconds",
+        "0.2",
+    ]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success() && stdout.starts_with("parsing "), "{stdout}{}", String::from_utf8_lossy(&out.stderr));
 }

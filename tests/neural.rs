@@ -7,8 +7,8 @@ mod common;
 use std::path::Path;
 
 /// Trains a small neural model of contextual `encoder` with tagger and tokenizer on `n`
-/// sentences of the word fixture, which is its dev file too.
-fn train_small(dir: &Path, n: usize, encoder: &str) -> (std::path::PathBuf, std::path::PathBuf) {
+/// sentences of the word fixture, which is its dev file too; `extra` are more options.
+fn train_small(dir: &Path, n: usize, encoder: &str, extra: &[&str]) -> (std::path::PathBuf, std::path::PathBuf) {
     let corpus = dir.join("train.conllu");
     std::fs::write(&corpus, common::tagged_corpus(n)).unwrap();
     let model = dir.join("n.model");
@@ -16,8 +16,6 @@ fn train_small(dir: &Path, n: usize, encoder: &str) -> (std::path::PathBuf, std:
         "--neural",
         "--neural-size",
         "small",
-        "--neural-epochs",
-        "8",
         "--neural-encoder",
         encoder,
         "--tagger",
@@ -31,6 +29,9 @@ fn train_small(dir: &Path, n: usize, encoder: &str) -> (std::path::PathBuf, std:
         "--dev",
         corpus.to_str().unwrap(),
     ];
+    // 8 epochs unless `extra` says otherwise.
+    let epochs: &[&str] = if extra.contains(&"--neural-epochs") { &[] } else { &["--neural-epochs", "8"] };
+    let args: Vec<&str> = args.iter().chain(epochs).chain(extra).copied().collect();
     let out = common::train(&corpus, &model, &args);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stderr}");
@@ -47,7 +48,7 @@ fn a_neural_model_trains_and_parses_conllu_and_raw_text_through_its_file() {
 
 fn trains_and_parses_through_its_file(encoder: &str, shown_as: &str) {
     let dir = tempfile::tempdir().unwrap();
-    let (corpus, model) = train_small(dir.path(), 300, encoder);
+    let (corpus, model) = train_small(dir.path(), 300, encoder, &[]);
     let out = common::spoolparse(&["inspect", "--verify", model.to_str().unwrap()]);
     let shown = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success() && shown.contains("neural parser   ") && shown.contains("section NEURAL"), "{shown}");
@@ -80,9 +81,39 @@ fn trains_and_parses_through_its_file(encoder: &str, shown_as: &str) {
 }
 
 #[test]
+fn a_neural_model_that_tags_tags_raw_text_itself_through_its_file() {
+    use spoolparse::corpus::Column;
+    let dir = tempfile::tempdir().unwrap();
+    let (corpus, model) =
+        train_small(dir.path(), 300, "bilstm", &["--neural-tagger", "forms", "--neural-epochs", "30"]);
+    let shown = String::from_utf8_lossy(&common::spoolparse(&["inspect", model.to_str().unwrap()]).stdout).into_owned();
+    assert!(shown.contains("tags words itself"), "{shown}");
+    // Its words read no tag: the inputs are the form's, its suffix's and its shape's.
+    assert!(!shown.contains("Upos ") && shown.contains("Suffix "), "{shown}");
+    let text: String = common::tagged_corpus(300)
+        .lines()
+        .filter_map(|l| l.strip_prefix("# text = "))
+        .map(|t| format!("{t}\n\n"))
+        .collect();
+    let raw = dir.path().join("in.txt");
+    std::fs::write(&raw, text).unwrap();
+    let parsed = dir.path().join("raw.conllu");
+    let out = common::parse(&model, &raw, &parsed, &["--threads", "2"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let (gold, system) = (common::column(&corpus, Column::Upos), common::column(&parsed, Column::Upos));
+    assert_eq!(gold.len(), system.len(), "the text's words, tokenized as the corpus");
+    let right = gold.iter().zip(&system).filter(|(g, s)| g == s).count();
+    assert!(right as f64 >= 0.95 * gold.len() as f64, "{right} of {} UPOS right", gold.len());
+    common::validate(&parsed, "en");
+    // Without --tagger there is no tag set to learn.
+    let out = common::train(&corpus, &dir.path().join("x.model"), &["--neural", "--neural-tagger", "forms"]);
+    assert!(!out.status.success() && String::from_utf8_lossy(&out.stderr).contains("--tagger"));
+}
+
+#[test]
 fn eval_bins_a_neural_models_transitions_against_the_oracle() {
     let dir = tempfile::tempdir().unwrap();
-    let (corpus, model) = train_small(dir.path(), 300, "conv");
+    let (corpus, model) = train_small(dir.path(), 300, "conv", &[]);
     let parsed = dir.path().join("out.conllu");
     assert!(common::parse(&model, &corpus, &parsed, &[]).status.success());
     let out = common::spoolparse(&[
@@ -118,7 +149,7 @@ fn eval_bins_a_neural_models_transitions_against_the_oracle() {
 #[test]
 fn calibrate_keeps_a_neural_models_network_and_bench_times_it() {
     let dir = tempfile::tempdir().unwrap();
-    let (corpus, model) = train_small(dir.path(), 300, "conv");
+    let (corpus, model) = train_small(dir.path(), 300, "conv", &[]);
     // Text with `# text` lines: calibrate fits on the raw text, the words and unknown forms.
     let calibrated = dir.path().join("calibrated.model");
     let out = common::spoolparse(&[

@@ -14,11 +14,12 @@ use spoolparse::learn::logistic::RdaOptions;
 use spoolparse::model::file::{self as model_file, ModelFile, Precision, Recipe, WriteOptions};
 use spoolparse::model::frequent_forms::{FormCounter, FrequentForms};
 use spoolparse::model::neural::{Context as NeuralContext, Sections, Spec};
+use spoolparse::model::tagger::TagSet;
 use spoolparse::model::tokenizer::{self, Scores, Tokenizer, TokenizerModel};
 use spoolparse::model::{Model, TrainingInfo};
 use spoolparse::neural::network::Dropout;
 use spoolparse::neural::trainer::NeuralEpoch;
-use spoolparse::neural::NeuralOptions;
+use spoolparse::neural::{DevScore, NeuralOptions};
 use spoolparse::train::pipeline_confidence::fit_pipeline_confidence;
 use spoolparse::train::teacher::{teacher_parses, TeacherOptions, TeacherParses};
 use spoolparse::train::{self, LearnerKind, Lifting, OracleKind, Progress, TaggerOptions, TrainOptions};
@@ -168,6 +169,13 @@ pub struct TrainArgs {
     /// base 128, small 32).
     #[arg(long, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(2..=4096))]
     neural_dim: Option<usize>,
+    /// --neural --tagger: the neural model tags UPOS and XPOS itself, a softmax over the
+    /// vectors its parser reads, trained with the parser on the gold tags (the tagger's tag
+    /// set its classes): `stacked`, its words reading the analysis's tags and FEATS, which it
+    /// corrects; `forms`, its words reading no tag. FEATS and lemmas stay the analysis's,
+    /// reading its tags.
+    #[arg(long, value_enum, requires_all = ["neural", "tagger"])]
+    neural_tagger: Option<NeuralTaggerArg>,
     /// Uptraining (Petrov et al. 2010): this model (an accurate one, of `train --neural`)
     /// parses the --unlabeled text, and its confident parses are trained on beside the
     /// training files, so that the model learns the text's domain.
@@ -262,6 +270,15 @@ struct NeuralJob {
     size: NeuralSize,
     encoder: NeuralEncoder,
     dim: Option<usize>,
+    /// `--neural-tagger`: none, or whether its words read the analysis's tags.
+    tagger: Option<bool>,
+}
+
+/// `--neural-tagger`.
+#[derive(Clone, Copy, ValueEnum)]
+enum NeuralTaggerArg {
+    Stacked,
+    Forms,
 }
 
 /// `--pseudo-projective`: a scheme, or `none`.
@@ -390,6 +407,7 @@ impl TryFrom<TrainArgs> for TrainJob {
             size: a.neural_size,
             encoder: a.neural_encoder,
             dim: a.neural_dim,
+            tagger: a.neural_tagger.map(|t| matches!(t, NeuralTaggerArg::Stacked)),
         });
         if !(0.0..=1.0).contains(&a.teacher_min_confidence) {
             bail!("--teacher-min-confidence must be between 0 and 1, got {}", a.teacher_min_confidence);
@@ -503,9 +521,14 @@ fn train_neural_parser(
     job: &NeuralJob,
     info: TrainingInfo,
     dev_tags: &str,
+    tags: Option<&TagSet>,
 ) -> Result<(Model, Sections)> {
     let classes = Transition::count(set.labels.as_ref().map_or(1, |l| l.len()));
-    let spec = job.size.spec(classes, job.encoder, job.dim);
+    let mut spec = job.size.spec(classes, job.encoder, job.dim);
+    let tags = tags.filter(|_| job.tagger.is_some());
+    if let (Some(tags), Some(over_analysis)) = (tags, job.tagger) {
+        spec = spec.tagging(tags.len(), over_analysis);
+    }
     eprintln!("neural parser: {}", spec.summary());
     let sentences = set.sentences.iter().map(|s| s.copies as usize).sum();
     let schedule = NeuralOptions::schedule(sentences);
@@ -516,7 +539,11 @@ fn train_neural_parser(
     };
     eprintln!("neural training: {} epochs of batches of {} sentences", opts.epochs, opts.batch);
     let mut report = |e: &NeuralEpoch| {
-        let dev = e.dev.map_or(String::new(), |las| format!("dev ({dev_tags}) LAS {las:.2}, "));
+        let dev = match e.dev {
+            None => String::new(),
+            Some(DevScore { las, tags: None }) => format!("dev ({dev_tags}) LAS {las:.2}, "),
+            Some(DevScore { las, tags: Some(tags) }) => format!("dev LAS {las:.2}, tags {tags:.2}, "),
+        };
         eprintln!(
             "epoch {:2}: {dev}loss {:.4}, {:.0} words/s, {} of {} decisions wrong",
             e.epoch,
@@ -526,7 +553,7 @@ fn train_neural_parser(
             e.decisions
         );
     };
-    let (model, neural) = train::train_neural(set, dev, Some(spec), &opts, info, &mut report)?;
+    let (model, neural) = train::train_neural(set, dev, Some(spec), tags, &opts, info, &mut report)?;
     Ok((model, neural.sections()))
 }
 
@@ -622,7 +649,10 @@ pub fn exec(args: TrainArgs) -> Result<()> {
     };
     let (mut model, mut sections) = match neural {
         None => (train::train(set, prepared.dev.as_deref(), opts, info, &mut on_progress), Vec::new()),
-        Some(job) => train_neural_parser(set, prepared.dev.as_deref(), job, info, dev_tags)?,
+        Some(job) => {
+            let tags = prepared.analysis.as_ref().map(|a| &a.tagger.tags);
+            train_neural_parser(set, prepared.dev.as_deref(), job, info, dev_tags, tags)?
+        }
     };
     if let Some(a) = prepared.analysis {
         model.tagger = Some(a.tagger);

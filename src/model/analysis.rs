@@ -223,10 +223,17 @@ impl<'m, S: Scorer> Analyzer<'m, S> {
     /// Writes the columns `what` asks for into `sent` (those the model predicts): UPOS and
     /// XPOS, then FEATS, then LEMMA.
     pub fn analyze(&mut self, sent: &mut Sentence, what: Analyze) {
-        match (what.tags, what.given) {
-            (false, _) => {}
-            (true, Given::Kept) => self.tagger.tag_given(sent),
-            (true, _) => self.tagger.tag(sent),
+        self.analyze_scored(sent, what, None);
+    }
+
+    /// [`Analyzer::analyze`], the tags chosen by a neural model's `tag_scores` if given
+    /// ([`Tagger::tag_scored`]) rather than by the tagger's passes.
+    pub fn analyze_scored(&mut self, sent: &mut Sentence, what: Analyze, tag_scores: Option<&[f32]>) {
+        match (what.tags, what.given, tag_scores) {
+            (false, _, _) => {}
+            (true, given, Some(scores)) => self.tagger.tag_scored(sent, scores, given == Given::Kept),
+            (true, Given::Kept, None) => self.tagger.tag_given(sent),
+            (true, _, None) => self.tagger.tag(sent),
         }
         if let Some(f) = self.feats.as_mut().filter(|_| what.feats) {
             f.tag(sent);

@@ -189,6 +189,11 @@ pub fn template_key(id: u64, vals: &[u64]) -> u64 {
     h
 }
 
+/// [`TokenAttrs::tag`] of a word tagged `upos` and `xpos`.
+pub fn tag_hash(upos: &str, xpos: &str) -> u64 {
+    combine(hash_column(upos), hash_column(xpos))
+}
+
 /// The key of the feature "the buffer's first word has this UPOS and XPOS" (template 7): a
 /// parser's weight table holds it for every tag pair it was trained on (unless pruned).
 pub fn tag_key(upos: &str, xpos: &str) -> u64 {

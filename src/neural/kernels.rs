@@ -334,6 +334,19 @@ impl Encoder {
     }
 }
 
+/// The scores of every tag for each word of a sentence from its contextual `vectors` (node 0
+/// first, as [`Encoder::vectors`]) into `out`, `tags` per word; nothing for a model that does
+/// not tag.
+pub fn tag_scores(net: &Net, vectors: &[f32], out: &mut Vec<f32>) {
+    out.clear();
+    let Some((w, b)) = net.tag() else { return };
+    let d = net.spec.dim;
+    let words = (vectors.len() / d).saturating_sub(1);
+    out.resize(words * b.len(), 0.0);
+    gemm(words, d, b.len(), &vectors[d..], w, out, b.len());
+    add_rows(out, b);
+}
+
 /// The parser's MLP over the vectors of a configuration's items, with its first layer
 /// precomputed for every node and item.
 #[derive(Default)]

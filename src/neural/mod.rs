@@ -41,4 +41,4 @@ pub mod scorer;
 pub mod trainer;
 
 pub use scorer::NeuralScorer;
-pub use trainer::{Example, FineTuneOptions, NeuralOptions};
+pub use trainer::{DevScore, Example, FineTuneOptions, NeuralOptions};

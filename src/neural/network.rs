@@ -55,6 +55,34 @@ pub struct Decisions {
     pub zero_cost: Vec<f32>,
 }
 
+/// The words of a batch whose gold tag a model that tags learns: each one's row among the
+/// batch's vectors, and its tag.
+#[derive(Default)]
+pub struct TagTargets {
+    pub rows: Vec<u32>,
+    pub tags: Vec<u32>,
+}
+
+impl TagTargets {
+    /// Adds the words of a sentence whose node 0 is row `first`, `tags` one per word
+    /// ([`NO_TAG`] where it is not known: not learned).
+    pub fn add(&mut self, first: u32, tags: &[u16]) {
+        for (w, &t) in tags.iter().enumerate().filter(|&(_, &t)| t != NO_TAG) {
+            self.rows.push(first + 1 + w as u32);
+            self.tags.push(u32::from(t));
+        }
+    }
+
+    pub fn clear(&mut self) {
+        self.rows.clear();
+        self.tags.clear();
+    }
+}
+
+/// A word's tag where its gold tag is not known (a partial annotation, a tag the model's tag
+/// set lacks).
+pub const NO_TAG: u16 = u16::MAX;
+
 /// What training drops.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Dropout {
@@ -361,6 +389,32 @@ impl Network {
         .reshape((c, k * d))?;
         let hidden = items.matmul(self.var("mlp.w1"))?.broadcast_add(self.var("mlp.b1"))?.relu()?;
         hidden.matmul(self.var("mlp.w2"))?.broadcast_add(self.var("mlp.b2"))
+    }
+
+    /// The tag scores of `rows` of `encoded`'s vectors (a model that tags, [`Spec::tags`]):
+    /// one row of every tag's score each.
+    pub fn tag_logits(&self, encoded: &Encoded, rows: &[u32]) -> Result<Tensor> {
+        let x = encoded.vectors.index_select(&self.ids(rows.to_vec())?, 0)?;
+        x.matmul(self.var("tag.w"))?.broadcast_add(self.var("tag.b"))
+    }
+
+    /// What a step minimizes: [`Network::loss`] of `decisions` (if any) plus, for a model that
+    /// tags, the mean over `tags.rows` of −log of the probability the tag softmax gives the gold
+    /// tag: the parser and the tagger share the encoder and learn it together, each loss
+    /// weighted alike (as UDPipe 2 sums its tasks' losses).
+    pub fn joint_loss(&self, encoded: &Encoded, decisions: &Decisions, tags: &TagTargets) -> Result<Tensor> {
+        let tagging = (!tags.rows.is_empty())
+            .then(|| {
+                let logits = self.tag_logits(encoded, &tags.rows)?;
+                candle_nn::loss::cross_entropy(&logits, &self.ids(tags.tags.clone())?)
+            })
+            .transpose()?;
+        match (decisions.is_empty(), tagging) {
+            (false, Some(t)) => self.loss(encoded, decisions)? + t,
+            (false, None) => self.loss(encoded, decisions),
+            (true, Some(t)) => Ok(t),
+            (true, None) => Tensor::zeros((), self.dtype, &self.device),
+        }
     }
 
     /// The mean over `decisions` of −log of the probability that the softmax over the legal

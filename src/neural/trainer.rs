@@ -28,7 +28,7 @@ use crate::model::features::TokenAttrs;
 use crate::transition::{Configuration, GoldTree, System, Transition, TransitionSystem, NONE};
 
 use super::kernels::Mlp;
-use super::network::{Decisions, Dropout, Network, Words, OUT};
+use super::network::{Decisions, Dropout, Network, TagTargets, Words, OUT};
 use crate::model::neural::NeuralModel;
 use crate::model::neural::Spec;
 
@@ -37,6 +37,9 @@ pub struct Example {
     pub attrs: Vec<TokenAttrs>,
     pub forms: Vec<String>,
     pub gold: GoldTree,
+    /// Per word, its gold tag in the model's tag set (a model that tags learns them,
+    /// [`crate::model::neural::Spec::tags`]); [`super::network::NO_TAG`] where not known. Empty: none known.
+    pub tags: Vec<u16>,
     /// Times it is trained on in each epoch.
     pub copies: u32,
 }
@@ -110,8 +113,24 @@ pub struct NeuralEpoch {
     /// Decisions where the model's prediction had a cost.
     pub errors: usize,
     pub decisions: usize,
-    /// The caller's dev score of this epoch's weights (LAS), if it has dev data.
-    pub dev: Option<f64>,
+    /// The caller's dev scores of this epoch's weights, if it has dev data.
+    pub dev: Option<DevScore>,
+}
+
+/// What an epoch's weights score on dev data.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct DevScore {
+    pub las: f64,
+    /// The share of words whose tags (UPOS and XPOS) a model that tags gets right, in percent.
+    pub tags: Option<f64>,
+}
+
+impl DevScore {
+    /// What the best epoch is chosen by: LAS, or for a model that tags the mean of LAS and
+    /// its tags' accuracy (by LAS alone, an epoch before the tags are learned may be kept).
+    pub fn choice(&self) -> f64 {
+        self.tags.map_or(self.las, |tags| (self.las + tags) / 2.0)
+    }
 }
 
 /// What training returns: the kept weights, the epoch they are from, and every epoch's figures.
@@ -223,7 +242,7 @@ struct Tally {
 }
 
 impl Tally {
-    fn report(&self, epoch: u32, started: Instant, dev: Option<f64>) -> NeuralEpoch {
+    fn report(&self, epoch: u32, started: Instant, dev: Option<DevScore>) -> NeuralEpoch {
         NeuralEpoch {
             epoch,
             words: self.words,
@@ -243,6 +262,7 @@ struct Learner {
     adam: AdamW,
     explorer: Explorer,
     decisions: Decisions,
+    tags: TagTargets,
 }
 
 impl Learner {
@@ -250,7 +270,7 @@ impl Learner {
         let params = ParamsAdamW { lr: learning_rate, weight_decay: 0.0, ..ParamsAdamW::default() };
         let adam = AdamW::new(network.vars.clone(), params)?;
         let explorer = Explorer { config: Configuration::new(0), zero: Vec::new(), mlp: Mlp::default() };
-        Ok(Learner { network, adam, explorer, decisions: Decisions::default() })
+        Ok(Learner { network, adam, explorer, decisions: Decisions::default(), tags: TagTargets::default() })
     }
 
     /// One step on `batch`: each sentence parsed greedily over the batch's vectors, with
@@ -272,8 +292,13 @@ impl Learner {
         let d = self.network.spec.dim;
         let absent = Decisions::absent(batch.len() * encoded.len);
         self.decisions.clear();
+        self.tags.clear();
+        let tagging = self.network.spec.tags > 0;
         for (b, example) in batch.iter().enumerate() {
             let first = b * encoded.len;
+            if tagging {
+                self.tags.add(first as u32, &example.tags);
+            }
             let n = example.attrs.len();
             let own = &vectors[first * d..(first + n) * d];
             let (c, e) = self.explorer.decide(
@@ -291,10 +316,10 @@ impl Learner {
             tally.errors += e;
             tally.words += n - 1;
         }
-        if self.decisions.is_empty() {
+        if self.decisions.is_empty() && self.tags.rows.is_empty() {
             return Ok(());
         }
-        let loss = self.network.loss(&encoded, &self.decisions)?;
+        let loss = self.network.joint_loss(&encoded, &self.decisions, &self.tags)?;
         let decided = self.decisions.len(&self.network.spec) as f64;
         tally.loss_sum += f64::from(loss.to_dtype(DType::F32)?.to_scalar::<f32>()?) * decided;
         self.adam.backward_step(&loss)?;
@@ -308,13 +333,13 @@ impl Learner {
     }
 }
 
-/// Trains a parser of `spec` on `examples`; `dev` scores weights (higher is better) after each
-/// epoch, and `progress` hears of each epoch.
+/// Trains a parser of `spec` on `examples`; `dev` scores weights after each epoch (the best
+/// [`DevScore::choice`] is kept), and `progress` hears of each epoch.
 pub fn train(
     spec: Spec,
     examples: &[Example],
     opts: &NeuralOptions,
-    dev: &mut dyn FnMut(&NeuralModel) -> Option<f64>,
+    dev: &mut dyn FnMut(&NeuralModel) -> Option<DevScore>,
     progress: &mut dyn FnMut(&NeuralEpoch),
 ) -> std::result::Result<Trained, TrainError> {
     keep_freed_memory();
@@ -339,7 +364,7 @@ pub fn train(
         progress(&report);
         epochs.push(report);
         // Without dev scores the last epoch is kept.
-        let score = score.unwrap_or(f64::from(epoch));
+        let score = score.map_or(f64::from(epoch), |s| s.choice());
         if best.as_ref().is_none_or(|(s, _, _)| score > *s) {
             best = Some((score, epoch, model));
         }
@@ -464,7 +489,7 @@ mod tests {
     use crate::corpus::{Column, Format, Reader};
     use crate::model::features::{encode_sentence, Morphology};
     use crate::model::neural::Context;
-    use crate::neural::kernels::Encoder;
+    use crate::neural::kernels::{tag_scores, Encoder};
     use candle_core::{Device, Tensor};
 
     /// Sentences of different lengths (so that batches pad), with a lifted-free projective
@@ -487,6 +512,9 @@ mod tests {
 
 ";
 
+    /// The UPOS of [`TEXT`], in the order of the tags a model that tags scores.
+    const UPOS: [&str; 6] = ["DET", "NOUN", "VERB", "PUNCT", "ADV", "ADJ"];
+
     fn examples() -> (Vec<Example>, LabelSet) {
         let mut labels = LabelSet::new("root");
         let mut out = Vec::new();
@@ -497,7 +525,8 @@ mod tests {
             let heads: Vec<usize> = sent.words().map(|w| w.get(Column::Head).parse().unwrap()).collect();
             let arcs: Vec<_> = sent.words().map(|w| labels.intern(w.get(Column::Deprel))).collect();
             let forms = sent.words().map(|w| w.get(Column::Form).to_string()).collect();
-            out.push(Example { attrs, forms, gold: GoldTree::new(&heads, &arcs), copies: 1 });
+            let tags = sent.words().map(|w| UPOS.iter().position(|&u| u == w.get(Column::Upos)).unwrap() as u16);
+            out.push(Example { attrs, forms, gold: GoldTree::new(&heads, &arcs), tags: tags.collect(), copies: 1 });
         }
         (out, labels)
     }
@@ -575,26 +604,45 @@ mod tests {
         assert_eq!(of(1_000_000), (32, 10));
     }
 
+    /// A tiny spec that tags the words of [`TEXT`] itself.
+    fn tagging_spec(labels: &LabelSet, context: Context) -> Spec {
+        tiny_spec(labels, context).tagging(UPOS.len(), false)
+    }
+
+    /// The tag targets of `examples` in a batch padded to `len`.
+    fn tag_targets(examples: &[Example], len: usize) -> TagTargets {
+        let mut targets = TagTargets::default();
+        for (b, e) in examples.iter().enumerate() {
+            targets.add((b * len) as u32, &e.tags);
+        }
+        targets
+    }
+
     #[test]
     fn gradients_match_finite_differences_of_the_loss() {
         for context in contexts() {
-            gradients_match_finite_differences_with(context);
+            let (_, labels) = examples();
+            gradients_match_finite_differences_with(tiny_spec(&labels, context.clone()));
+            gradients_match_finite_differences_with(tagging_spec(&labels, context));
         }
     }
 
-    fn gradients_match_finite_differences_with(context: Context) {
-        let (examples, labels) = examples();
+    /// The gradient of [`Network::joint_loss`] (the parser's, and the tagger's for a `spec`
+    /// that tags) against central differences.
+    fn gradients_match_finite_differences_with(spec: Spec) {
+        let (examples, _) = examples();
         let mut rng = ChaCha8Rng::seed_from_u64(7);
-        let model = random_model(tiny_spec(&labels, context), &mut rng);
+        let model = random_model(spec, &mut rng);
         let network = Network::from_model(&model, DType::F64).unwrap();
-        let (decided, _, _) = decisions(&model, &network, &examples);
+        let (decided, len, _) = decisions(&model, &network, &examples);
+        let tags = if model.spec.tags > 0 { tag_targets(&examples, len) } else { TagTargets::default() };
         let words: Vec<Words> = examples.iter().map(|e| Words { attrs: &e.attrs, forms: &e.forms }).collect();
         let loss_now = |network: &Network| -> f64 {
             let encoded = network.encode(&words, None).unwrap();
-            network.loss(&encoded, &decided).unwrap().to_scalar::<f64>().unwrap()
+            network.joint_loss(&encoded, &decided, &tags).unwrap().to_scalar::<f64>().unwrap()
         };
         let encoded = network.encode(&words, None).unwrap();
-        let grads = network.loss(&encoded, &decided).unwrap().backward().unwrap();
+        let grads = network.joint_loss(&encoded, &decided, &tags).unwrap().backward().unwrap();
         let eps = 1e-6;
         let mut checked = 0;
         for (var, t) in network.vars.iter().zip(model.spec.tensors()) {
@@ -621,8 +669,9 @@ mod tests {
                 let tolerance = 1e-6 + 1e-4 * numeric.abs().max(grad[i].abs());
                 assert!(
                     (numeric - grad[i]).abs() <= tolerance,
-                    "{:?} {}[{i}]: numeric {numeric}, backprop {}",
+                    "{:?}, {} tags, {}[{i}]: numeric {numeric}, backprop {}",
                     model.spec.context,
+                    model.spec.tags,
                     t.name,
                     grad[i]
                 );
@@ -642,7 +691,7 @@ mod tests {
     fn the_kernels_compute_what_the_graph_computes_with(context: Context) {
         let (examples, labels) = examples();
         let mut rng = ChaCha8Rng::seed_from_u64(11);
-        let model = random_model(tiny_spec(&labels, context.clone()), &mut rng);
+        let model = random_model(tagging_spec(&labels, context.clone()), &mut rng);
         let network = Network::from_model(&model, DType::F32).unwrap();
         let words: Vec<Words> = examples.iter().map(|e| Words { attrs: &e.attrs, forms: &e.forms }).collect();
         let encoded = network.encode(&words, None).unwrap();
@@ -656,6 +705,11 @@ mod tests {
         let mut zero = Vec::new();
         let mut row = 0;
         let classes = model.spec.classes;
+        let targets = tag_targets(&examples, len);
+        let tag_logits: Vec<f32> =
+            network.tag_logits(&encoded, &targets.rows).unwrap().flatten_all().unwrap().to_vec1().unwrap();
+        let mut tagged = 0;
+        let mut scores = Vec::new();
         for (b, e) in examples.iter().enumerate() {
             let forms: Vec<&str> = e.forms.iter().map(String::as_str).collect();
             encoder.encode(&net, &e.attrs, &forms);
@@ -665,6 +719,13 @@ mod tests {
             for (x, y) in alone.iter().zip(&all[b * len * d..]) {
                 assert!((x - y).abs() < 1e-4, "{context:?} sentence {b}: vectors {x} and {y}");
             }
+            tag_scores(&net, &alone, &mut scores);
+            assert_eq!(scores.len(), e.tags.len() * UPOS.len());
+            let graph = &tag_logits[tagged * UPOS.len()..(tagged + e.tags.len()) * UPOS.len()];
+            for (x, y) in scores.iter().zip(graph) {
+                assert!((x - y).abs() < 1e-4, "{context:?} sentence {b}: tag scores {x} and {y}");
+            }
+            tagged += e.tags.len();
             mlp.prepare(&net, &alone);
             config.reset(e.gold.len());
             while !System::ArcEager.is_terminal(&config) {
@@ -682,6 +743,32 @@ mod tests {
         assert_eq!(row, decided.len(&model.spec));
     }
 
+    /// Options under which the tiny examples are learned exactly: many epochs, no dropout.
+    fn overfitting() -> NeuralOptions {
+        NeuralOptions {
+            system: System::ArcEager,
+            epochs: 80,
+            batch: 2,
+            learning_rate: 0.05,
+            dropout: Dropout { values: 0.0, words: 0.0 },
+            ..NeuralOptions::default()
+        }
+    }
+
+    /// Fine-tuning a model trained with `opts`, half of each batch the base's examples.
+    fn fine_tuning(opts: &NeuralOptions) -> FineTuneOptions {
+        FineTuneOptions {
+            system: System::ArcEager,
+            steps: 120,
+            batch: 2,
+            base_share: 0.5,
+            learning_rate: 0.02,
+            dropout: opts.dropout,
+            explore_p: 0.1,
+            seed: 3,
+        }
+    }
+
     #[test]
     fn training_is_deterministic_for_a_seed_and_learns_the_training_trees() {
         for context in contexts() {
@@ -691,20 +778,67 @@ mod tests {
 
     fn training_is_deterministic_and_learns_with(context: Context) {
         let (examples, labels) = examples();
-        let opts = NeuralOptions {
-            epochs: 80,
-            batch: 2,
-            learning_rate: 0.05,
-            dropout: Dropout { values: 0.0, words: 0.0 },
-            ..NeuralOptions::default()
-        };
-        let opts = NeuralOptions { system: System::ArcEager, ..opts };
+        let opts = overfitting();
         let run = || train(tiny_spec(&labels, context.clone()), &examples, &opts, &mut |_| None, &mut |_| {}).unwrap();
         let (a, b) = (run(), run());
         assert_eq!(a.model, b.model);
         let last = a.epochs.last().unwrap();
         assert_eq!(last.errors, 0, "{last:?}");
         assert!(a.epochs[0].loss > 4.0 * last.loss, "{:?}", a.epochs);
+    }
+
+    #[test]
+    fn a_model_that_tags_learns_the_training_tags_with_the_trees() {
+        let (examples, labels) = examples();
+        let opts = overfitting();
+        let spec = tagging_spec(&labels, Context::BiLstm { layers: 1 });
+        let trained = train(spec, &examples, &opts, &mut |_| None, &mut |_| {}).unwrap();
+        assert_eq!(errors(&trained.model, &examples), [0, 0, 0], "the trees are learned");
+        for e in &examples {
+            assert_eq!(best_tags(&trained.model, e), e.tags, "{:?}", e.forms);
+        }
+        // Without the tags to learn, the same training leaves the tag softmax as it began:
+        // what the test sees is learned from them.
+        let untagged: Vec<Example> =
+            super::tests::examples().0.into_iter().map(|e| Example { tags: Vec::new(), ..e }).collect();
+        let spec = || tagging_spec(&labels, Context::BiLstm { layers: 1 });
+        let blind = train(spec(), &untagged, &opts, &mut |_| None, &mut |_| {}).unwrap();
+        let tag_weights = |m: &NeuralModel| m.net().tag().unwrap().0.to_vec();
+        let start =
+            Network::new(spec(), DType::F32, &mut ChaCha8Rng::seed_from_u64(opts.seed)).unwrap().model().unwrap();
+        assert_eq!(tag_weights(&blind.model), tag_weights(&start));
+        assert_ne!(tag_weights(&trained.model), tag_weights(&start));
+    }
+
+    /// The best-scoring tag of each word of `e` by a model that tags.
+    fn best_tags(model: &NeuralModel, e: &Example) -> Vec<u16> {
+        let net = model.net();
+        let (mut encoder, mut scores) = (Encoder::default(), Vec::new());
+        let forms: Vec<&str> = e.forms.iter().map(String::as_str).collect();
+        encoder.encode(&net, &e.attrs, &forms);
+        tag_scores(&net, encoder.vectors(), &mut scores);
+        scores
+            .chunks_exact(model.spec.tags)
+            .map(|s| (0..s.len()).max_by(|&a, &b| s[a].total_cmp(&s[b])).unwrap() as u16)
+            .collect()
+    }
+
+    #[test]
+    fn fine_tuning_a_model_that_tags_learns_the_users_tags_and_keeps_the_base() {
+        let (mut examples, labels) = examples();
+        let opts = overfitting();
+        let spec = tagging_spec(&labels, Context::BiLstm { layers: 1 });
+        let start = train(spec, &examples, &opts, &mut |_| None, &mut |_| {}).unwrap().model;
+        // The user tags "cat" ADJ (index 5) where the base has it NOUN.
+        let mut user = vec![examples.remove(0)];
+        user[0].tags[1] = 5;
+        assert_eq!(best_tags(&start, &user[0])[1], 1, "the model tags it NOUN before");
+        let tune = fine_tuning(&opts);
+        let tuned = fine_tune(&start, &user, &examples, &tune, &mut |_| {}).unwrap().model;
+        assert_eq!(best_tags(&tuned, &user[0]), user[0].tags, "the user's tags are learned");
+        for e in &examples {
+            assert_eq!(best_tags(&tuned, e), e.tags, "the base's are kept: {:?}", e.forms);
+        }
     }
 
     /// How many of each example's decisions `model` gets wrong along its zero-cost path.
@@ -715,14 +849,7 @@ mod tests {
     #[test]
     fn fine_tuning_learns_the_users_tree_and_keeps_the_base_it_mixes_in() {
         let (mut examples, labels) = examples();
-        let opts = NeuralOptions {
-            system: System::ArcEager,
-            epochs: 80,
-            batch: 2,
-            learning_rate: 0.05,
-            dropout: Dropout { values: 0.0, words: 0.0 },
-            ..NeuralOptions::default()
-        };
+        let opts = overfitting();
         let spec = tiny_spec(&labels, Context::Conv { dilations: vec![1, 2] });
         let start = train(spec, &examples, &opts, &mut |_| None, &mut |_| {}).unwrap().model;
         assert_eq!(errors(&start, &examples), [0, 0, 0], "the trained model parses its trees");
@@ -733,16 +860,7 @@ mod tests {
             ..examples.remove(0)
         }];
         assert!(errors(&start, &user)[0] > 0, "the model parses it otherwise before");
-        let tune = FineTuneOptions {
-            system: System::ArcEager,
-            steps: 120,
-            batch: 2,
-            base_share: 0.5,
-            learning_rate: 0.02,
-            dropout: opts.dropout,
-            explore_p: 0.1,
-            seed: 3,
-        };
+        let tune = fine_tuning(&opts);
         let run = || fine_tune(&start, &user, &examples, &tune, &mut |_| {}).unwrap();
         let (a, b) = (run(), run());
         assert_eq!(a.model, b.model, "deterministic for a seed");

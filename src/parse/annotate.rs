@@ -166,7 +166,21 @@ impl<'m> Annotator<'m> {
         // Tags are required of a model asked to tag; FEATS and LEMMA are written where the
         // model predicts them.
         match self.analyzer.as_mut() {
-            Some(analyzer) => analyzer.analyze(sent, steps.analyze),
+            Some(analyzer) => match self.parser.tags_over_analysis().filter(|_| steps.analyze.tags) {
+                // A neural model that tags scores the tags from the encoding its parse reuses:
+                // read from forms alone, before the FEATS and lemmas that read its tags…
+                Some(false) => {
+                    let scores = self.parser.tag_scores(sent);
+                    analyzer.analyze_scored(sent, steps.analyze, scores)
+                }
+                // …or read from the analysis's own tags and FEATS, which it then corrects.
+                Some(true) => {
+                    analyzer.analyze(sent, Analyze { lemmas: false, ..steps.analyze });
+                    let scores = self.parser.tag_scores(sent);
+                    analyzer.analyze_scored(sent, steps.analyze, scores)
+                }
+                None => analyzer.analyze(sent, steps.analyze),
+            },
             None if steps.analyze.tags => return Err(NoTagger),
             None => {}
         }

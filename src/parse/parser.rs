@@ -471,6 +471,25 @@ impl<'m, S: Scorer> Parser<'m, S> {
     }
 
     /// The forms of `sent`'s words, where the model reads them (a neural one); else none.
+    /// For a neural model that tags ([`crate::model::neural::Spec::tags`]), whether its words
+    /// read the analysis's tags ([`crate::model::neural::Spec::reads_analysis`]); `None` for a
+    /// model that does not tag.
+    pub fn tags_over_analysis(&self) -> Option<bool> {
+        self.neural.as_ref().filter(|n| n.tags() > 0).map(|n| n.reads_analysis())
+    }
+
+    /// For a neural model that tags ([`crate::model::neural::Spec::tags`]), the scores of
+    /// every tag for each word of `sent`, tag set size per word; its encoding is kept for
+    /// the parse of the same words that follows. `None` for a model that does not tag.
+    pub fn tag_scores(&mut self, sent: &Sentence) -> Option<&[f32]> {
+        if self.neural.as_ref().is_none_or(|n| n.tags() == 0) {
+            return None;
+        }
+        encode_sentence(sent, self.morphology, &mut self.attrs);
+        let forms = self.forms_of(sent);
+        self.neural.as_mut().map(|n| n.tag(&self.attrs, &forms))
+    }
+
     pub fn forms_of<'s>(&self, sent: &'s Sentence) -> Vec<&'s str> {
         match self.neural {
             Some(_) => sent.words().map(|w| w.get(Column::Form)).collect(),

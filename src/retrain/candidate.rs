@@ -205,9 +205,11 @@ pub(super) fn neural(
             e.epoch, e.loss, e.errors, e.decisions
         )
     };
+    // A model that tags goes on learning the tags of the sentences' columns.
+    let tags = current.tagger().map(|(tagger, _, _)| &tagger.tags).filter(|_| start.spec.tags > 0);
     let (model, neural) = match settings.neural_from {
         NeuralStart::Serving => {
-            let data = FineTuneData::of(set, &meta.labels, meta.fallback);
+            let data = FineTuneData::of(set, &meta.labels, meta.fallback, tags);
             report.forgotten_labels = data.forgotten_labels;
             report.fine_tune_steps = settings.fine_tune_steps;
             report.fine_tune_base_share = settings.fine_tune_base_share;
@@ -251,7 +253,7 @@ pub(super) fn neural(
             report.epochs = opts.epochs;
             let labels = set.labels.as_ref().map_or(1, LabelSet::len);
             let spec = crate::model::neural::Spec { classes: Transition::count(labels), ..start.spec.clone() };
-            train::train_neural(set, None, Some(spec), &opts, info, &mut |e| progress(&line("epoch", e)))?
+            train::train_neural(set, None, Some(spec), tags, &opts, info, &mut |e| progress(&line("epoch", e)))?
         }
     };
     Ok(Candidate { model, neural: Some(neural) })

@@ -103,7 +103,7 @@ pub(super) fn training_data<'a, S: Scorer>(
                 let mut retagged = a.sentence.clone();
                 serving.analyze(&mut retagged, what);
                 report.annotations_retagged += 1;
-                set.add(&retagged, &store.segments)?;
+                set.add_analyzed(&retagged, &a.sentence, &store.segments)?;
             }
             _ => set.add(&a.sentence, &store.segments)?,
         }

@@ -14,7 +14,7 @@ use crate::base::label::{Label, LabelSet};
 use crate::corpus::tree::{gold_heads, is_projective, is_projective_partial, partial_heads, PartialHeads};
 use crate::corpus::{Column, CorpusError, ErrorKind, Format, Reader, Sentence};
 use crate::model::analysis::{copy_analysis, train_analysis, AnalysisModel, AnalysisOptions, AnalysisScores, Analyze};
-use crate::model::features::{encode_sentence, Morphology, TokenAttrs};
+use crate::model::features::{encode_sentence, tag_hash, Morphology, TokenAttrs};
 use crate::transition::projective::{lift, parse_mark, Scheme, DOWN, UP};
 use crate::transition::GoldTree;
 
@@ -33,6 +33,10 @@ pub struct TrainSentence {
     /// The words' forms (a neural model reads their characters).
     pub forms: Vec<String>,
     pub gold: GoldTree,
+    /// Per word, the hash of its UPOS and XPOS as the file gives them
+    /// ([`TokenAttrs::tag`] of the columns before any retagging put predicted tags in
+    /// `attrs`): what a neural model that tags learns.
+    pub gold_tags: Vec<u64>,
     /// Times the sentence is trained on in each epoch (1 as read; retraining oversamples the
     /// user's annotations against the base treebank, `retrain.annotation_weight`).
     pub copies: u32,
@@ -55,6 +59,13 @@ pub struct DevSentence {
     pub deprels: Vec<String>,
     /// Gold UPOS of each word (for scores without punctuation).
     pub upos: Vec<String>,
+    /// Gold XPOS of each word (a neural model that tags is scored on both).
+    pub xpos: Vec<String>,
+}
+
+/// [`TrainSentence::gold_tags`] of `sent`'s columns.
+fn gold_tags(sent: &Sentence) -> Vec<u64> {
+    sent.words().map(|w| tag_hash(w.get(Column::Upos), w.get(Column::Xpos))).collect()
 }
 
 /// The forms of `sent`'s words.
@@ -105,11 +116,12 @@ impl DevSentence {
         let mut attrs = Vec::new();
         encode_sentence(sent, morphology, &mut attrs);
         Ok(DevSentence {
-            attrs,
             forms: forms_of(sent),
             heads,
             deprels: sent.words().map(|w| w.get(Column::Deprel).to_string()).collect(),
             upos: sent.words().map(|w| w.get(Column::Upos).to_string()).collect(),
+            xpos: sent.words().map(|w| w.get(Column::Xpos).to_string()).collect(),
+            attrs,
         })
     }
 
@@ -232,6 +244,18 @@ impl TrainingSet {
     pub fn add(&mut self, sent: &Sentence, path: &Path) -> Result<(), CorpusError> {
         self.fingerprint_lines(sent);
         self.add_tree(sent, path)
+    }
+
+    /// [`TrainingSet::add`] of `analyzed`, a copy of `gold` whose columns an analysis
+    /// rewrote: the features read its tags, and a neural model that tags learns `gold`'s
+    /// ([`TrainSentence::gold_tags`]).
+    pub fn add_analyzed(&mut self, analyzed: &Sentence, gold: &Sentence, path: &Path) -> Result<(), CorpusError> {
+        let before = self.sentences.len();
+        self.add(analyzed, path)?;
+        if let Some(added) = self.sentences.get_mut(before) {
+            added.gold_tags = gold_tags(gold);
+        }
+        Ok(())
     }
 
     /// [`TrainingSet::add`] of each of `sentences` (each with its file), those trained on
@@ -381,7 +405,14 @@ impl TrainingSet {
         self.words += sent.len();
         self.annotated_words += annotated;
         self.partial_sentences += usize::from(partial);
-        self.sentences.push(TrainSentence { attrs, forms: forms_of(sent), gold, copies: 1, domain: Domain::Base });
+        self.sentences.push(TrainSentence {
+            attrs,
+            forms: forms_of(sent),
+            gold,
+            gold_tags: gold_tags(sent),
+            copies: 1,
+            domain: Domain::Base,
+        });
         Ok(())
     }
 }
@@ -408,9 +439,14 @@ pub fn load_training_with(
             let mut sent = sent?;
             // The fingerprint is of the file as read, before retagging.
             set.fingerprint_lines(&sent);
+            let gold = gold_tags(&sent);
             retag(index, &mut sent);
             index += 1;
+            let before = set.sentences.len();
             set.add_tree(&sent, path)?;
+            if let Some(added) = set.sentences.get_mut(before) {
+                added.gold_tags = gold;
+            }
         }
     }
     if let Some(l) = lifting {

@@ -10,11 +10,13 @@ use std::collections::HashMap;
 use crate::base::label::LabelSet;
 use crate::learn::confidence::Isotonic;
 use crate::learn::perceptron::Weights;
-use crate::model::features::{attrs_tag_key, form_key};
+use crate::model::features::{attrs_tag_key, form_key, tag_hash};
 use crate::model::neural::{NeuralModel, Spec};
+use crate::model::tagger::TagSet;
 use crate::model::{Model, TrainingInfo};
+use crate::neural::network::NO_TAG;
 use crate::neural::trainer::{self, NeuralEpoch, TrainError};
-use crate::neural::{Example, FineTuneOptions, NeuralOptions, NeuralScorer};
+use crate::neural::{DevScore, Example, FineTuneOptions, NeuralOptions, NeuralScorer};
 use crate::parse::parser::Parser;
 use crate::transition::{Encoding, Transition};
 
@@ -56,13 +58,32 @@ fn inventory(set: &TrainingSet, classes: usize) -> Weights {
     Weights::from_rows(classes, keys.into_iter().map(|k| (k, vec![(0, 1.0)])))
 }
 
+/// The index in a tag set of each (UPOS, XPOS) pair, by the hash a word's attributes hold of
+/// it ([`TokenAttrs::tag`]): what a model that tags learns each training word's tag by.
+pub struct TagIds(HashMap<u64, u16>);
+
+impl TagIds {
+    pub fn of(tags: &TagSet) -> TagIds {
+        TagIds((0..tags.len() as u16).map(|t| (tag_hash(tags.get(t).0, tags.get(t).1), t)).collect())
+    }
+
+    /// The tag of each of `tags` ([`TokenAttrs::tag`] of each word), [`NO_TAG`] for a pair
+    /// the set lacks.
+    pub fn of_words(&self, tags: &[u64]) -> Vec<u16> {
+        tags.iter().map(|t| self.0.get(t).copied().unwrap_or(NO_TAG)).collect()
+    }
+}
+
 /// Trains a neural parser of `spec` (the default architecture for the set's labels if
-/// `None`) on `set`, choosing the epoch by LAS on `dev`. The model returned has an empty
-/// linear table and no analysis (the caller adds its own); the neural weights come beside it.
+/// `None`) on `set`, choosing the epoch by LAS on `dev`; a spec that tags
+/// ([`Spec::tags`]) learns the gold tags of `set`'s words ([`super::data::TrainSentence::gold_tags`]:
+/// their columns, not the analysis's) in `tags`, which must then be given. The model returned has an empty linear
+/// table and no analysis (the caller adds its own); the neural weights come beside it.
 pub fn train_neural(
     set: &TrainingSet,
     dev: Option<&[DevSentence]>,
     spec: Option<Spec>,
+    tags: Option<&TagSet>,
     opts: &NeuralOptions,
     mut info: TrainingInfo,
     progress: &mut dyn FnMut(&NeuralEpoch),
@@ -70,17 +91,27 @@ pub fn train_neural(
     let labels = set.labels.clone().unwrap_or_else(|| LabelSet::new("root"));
     let classes = Transition::count(labels.len());
     let spec = spec.unwrap_or_else(|| Spec::default_for(classes));
+    let ids = tags.filter(|_| spec.tags > 0).map(TagIds::of);
     let examples: Vec<Example> = set
         .sentences
         .iter()
-        .map(|s| Example { attrs: s.attrs.clone(), forms: s.forms.clone(), gold: s.gold.clone(), copies: s.copies })
+        .map(|s| Example {
+            attrs: s.attrs.clone(),
+            forms: s.forms.clone(),
+            gold: s.gold.clone(),
+            tags: ids.as_ref().map_or_else(Vec::new, |ids| ids.of_words(&s.gold_tags)),
+            copies: s.copies,
+        })
         .collect();
     let encoding = Encoding { system: opts.system, projective: set.projective };
     let empty = Weights::from_rows(classes, std::iter::empty());
     let fallback = fallback_label(set, &labels);
     let mut model = set.parser_model(opts.system, labels, fallback, inventory(set, classes), TrainingInfo::default());
     let mut score = |neural: &NeuralModel| {
-        dev.map(|d| evaluate_with(&mut parser(encoding, &empty, neural, &model.labels, &model), d, &model.labels).las)
+        dev.map(|d| DevScore {
+            las: evaluate_with(&mut parser(encoding, &empty, neural, &model.labels, &model), d, &model.labels).las,
+            tags: tags.filter(|_| neural.spec.tags > 0).map(|tags| tag_accuracy(neural, tags, d).tags),
+        })
     };
     let trained = trainer::train(spec, &examples, opts, &mut score, progress)?;
     drop(examples);
@@ -91,11 +122,43 @@ pub fn train_neural(
     info.explore_p = opts.explore_p;
     info.seed = opts.seed;
     set.record_in(&mut info);
+    if let (Some(dev), Some(tags), 1..) = (dev, tags, trained.model.spec.tags) {
+        let accuracy = tag_accuracy(&trained.model, tags, dev);
+        (info.dev_upos, info.dev_xpos) = (accuracy.upos, accuracy.xpos);
+    }
     model.info = info;
     if let Some(dev) = dev {
         calibrate_neural(&mut model, &trained.model, dev);
     }
     Ok((model, trained.model))
+}
+
+/// How often a model that tags tags `dev`'s words as their gold columns, in percent: UPOS,
+/// XPOS and both.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct TagAccuracy {
+    pub upos: f64,
+    pub xpos: f64,
+    pub tags: f64,
+}
+
+/// [`TagAccuracy`] of `neural`'s best tag for each word of `dev` (tags of `tags`).
+pub fn tag_accuracy(neural: &NeuralModel, tags: &TagSet, dev: &[DevSentence]) -> TagAccuracy {
+    let mut scorer = NeuralScorer::new(neural.net());
+    let (mut words, mut upos, mut xpos, mut both) = (0usize, 0usize, 0usize, 0usize);
+    for s in dev {
+        let scores = scorer.tag(&s.attrs, &s.form_refs());
+        for ((word_scores, gold_upos), gold_xpos) in scores.chunks_exact(tags.len()).zip(&s.upos).zip(&s.xpos) {
+            let best = (0..word_scores.len()).max_by(|&a, &b| word_scores[a].total_cmp(&word_scores[b])).unwrap_or(0);
+            let (u, x) = tags.get(best as u16);
+            words += 1;
+            upos += usize::from(u == gold_upos);
+            xpos += usize::from(x == gold_xpos);
+            both += usize::from(u == gold_upos && x == gold_xpos);
+        }
+    }
+    let percent = |n: usize| 100.0 * n as f64 / words.max(1) as f64;
+    TagAccuracy { upos: percent(upos), xpos: percent(xpos), tags: percent(both) }
 }
 
 /// Fits `model`'s arc calibration (isotonic) for the parse of `neural` on `dev`, and records
@@ -144,8 +207,15 @@ impl FineTuneData {
     /// The sentences of `set` as examples for a model whose labels are `labels` (and
     /// `fallback` its label for a word the parse leaves unlabelled): its output classes are
     /// fixed, so each arc's label is found by name there, and one it lacks is forgotten (its
-    /// head stays annotated).
-    pub fn of(set: &TrainingSet, labels: &LabelSet, fallback: crate::base::label::Label) -> FineTuneData {
+    /// head stays annotated). With the `tags` of a model that tags, each word's tag is learned
+    /// too.
+    pub fn of(
+        set: &TrainingSet,
+        labels: &LabelSet,
+        fallback: crate::base::label::Label,
+        tags: Option<&TagSet>,
+    ) -> FineTuneData {
+        let ids = tags.map(TagIds::of);
         let names = set.labels.as_ref();
         let to_model = |l: crate::base::label::Label| names.and_then(|n| labels.get(n.name(l)));
         let mut data =
@@ -153,7 +223,8 @@ impl FineTuneData {
         for s in &set.sentences {
             let mut gold = s.gold.clone();
             data.forgotten_labels += gold.relabel(to_model);
-            let example = Example { attrs: s.attrs.clone(), forms: s.forms.clone(), gold, copies: 1 };
+            let tags = ids.as_ref().map_or_else(Vec::new, |ids| ids.of_words(&s.gold_tags));
+            let example = Example { attrs: s.attrs.clone(), forms: s.forms.clone(), gold, tags, copies: 1 };
             match s.domain {
                 Domain::User => data.user.push(example),
                 Domain::Base => data.base.push(example),
@@ -189,6 +260,9 @@ pub fn fine_tune_neural(
 mod tests {
     use super::*;
     use crate::model::file::{self, Extras, ModelFile, WriteOptions};
+    use std::path::Path;
+
+    use crate::model::analysis::Analyze;
     use crate::model::neural::{NEUMETA, NEURAL};
     use crate::train::fixtures::{conllu, dev_of, sentences, set_of, FULL};
     use crate::transition::System;
@@ -209,7 +283,7 @@ mod tests {
             ..NeuralOptions::default()
         };
         let (model, neural) =
-            train_neural(&set, Some(&dev), Some(spec), &opts, TrainingInfo::default(), &mut |_| {}).unwrap();
+            train_neural(&set, Some(&dev), Some(spec), None, &opts, TrainingInfo::default(), &mut |_| {}).unwrap();
         (model, neural, dev)
     }
 
@@ -241,6 +315,92 @@ mod tests {
         // The inventory holds the training forms, so the file's fit check knows them.
         assert!(opened.weights().lookup(form_key("cat")).is_some());
         assert!(opened.weights().lookup(form_key("dog")).is_none());
+    }
+
+    /// The UPOS column of `text` with each tag replaced by the next of "The cat sat .", so
+    /// that a tagger trained on it tags every word wrongly.
+    fn shifted_tags(text: &str) -> String {
+        let next = |u: &str| match u {
+            "DET" => "NOUN",
+            "NOUN" => "VERB",
+            "VERB" => "PUNCT",
+            _ => "DET",
+        };
+        text.lines()
+            .map(|l| {
+                let mut cols: Vec<&str> = l.split('\t').collect();
+                if cols.len() == 10 {
+                    cols[3] = next(cols[3]);
+                }
+                cols.join("\t") + "\n"
+            })
+            .collect()
+    }
+
+    /// A model file of the parser trained on `text` with the analysis of a tagger trained on
+    /// `tagger_text` (the same words and trees), tagging itself if `tagging` says how (over
+    /// the analysis: its words read the tagger's tags in training, as jackknifing gives them).
+    fn with_analysis(dir: &Path, text: &str, tagger_text: &str, tagging: Option<bool>) -> ModelFile {
+        use crate::model::analysis::{train_analysis, AnalysisOptions};
+        let (analysis, _) = train_analysis(&sentences(tagger_text), AnalysisOptions { epochs: 3, folds: 0, seed: 1 });
+        let mut set = set_of(text).unwrap();
+        for (s, tagged) in set.sentences.iter_mut().zip(set_of(tagger_text).unwrap().sentences) {
+            s.attrs = tagged.attrs;
+        }
+        let classes = Transition::count(set.labels.as_ref().unwrap().len());
+        let tags = &analysis.tagger.tags;
+        let spec = Spec::small_for(classes);
+        let spec = tagging.map_or(spec.clone(), |over_analysis| spec.tagging(tags.len(), over_analysis));
+        let opts = NeuralOptions { epochs: 40, batch: 2, learning_rate: 0.01, ..NeuralOptions::default() };
+        let (mut model, neural) =
+            train_neural(&set, None, Some(spec), Some(tags), &opts, TrainingInfo::default(), &mut |_| {}).unwrap();
+        assert_eq!(neural.spec.tags, if tagging.is_some() { 4 } else { 0 });
+        model.tagger = Some(analysis.tagger);
+        let path = dir.join(format!("{tagging:?}.model"));
+        let sections = neural.sections();
+        file::write_with(&model, &path, WriteOptions::default(), Extras { sections: &sections, ..Extras::default() })
+            .unwrap();
+        let opened = ModelFile::open(&path).unwrap();
+        assert_eq!(NeuralModel::of(&opened.neural().unwrap()), neural, "the file keeps the spec and its tags");
+        opened
+    }
+
+    #[test]
+    fn a_model_that_tags_writes_its_own_tags_over_the_taggers() {
+        use crate::corpus::Column;
+        use crate::parse::annotate::{Annotator, Steps};
+        let text = conllu(&[&FULL, &FULL, &FULL, &FULL]);
+        let wrong = shifted_tags(&text);
+        let dir = tempfile::tempdir().unwrap();
+        let upos_of = |model: &ModelFile| {
+            let mut sent = sentences(&conllu(&[&FULL])).remove(0);
+            Annotator::new(model, true)
+                .annotate(&mut sent, Steps { analyze: Analyze::ALL, ..Steps::default() })
+                .unwrap();
+            sent.words().map(|w| w.get(Column::Upos).to_string()).collect::<Vec<_>>()
+        };
+        // The tagger alone tags as its own training text; a model that tags, from the forms or
+        // over the tagger's tags, as the parser's.
+        assert_eq!(upos_of(&with_analysis(dir.path(), &text, &wrong, None)), ["NOUN", "VERB", "PUNCT", "DET"]);
+        for over_analysis in [false, true] {
+            let model = with_analysis(dir.path(), &text, &wrong, Some(over_analysis));
+            assert_eq!(upos_of(&model), ["DET", "NOUN", "VERB", "PUNCT"], "over the analysis: {over_analysis}");
+        }
+    }
+
+    #[test]
+    fn a_spec_of_the_format_before_tags_still_decodes_as_a_model_that_reads_them() {
+        let (_, neural, _) = trained();
+        let sections = neural.sections();
+        let (meta, data) = (&sections[0].1, &sections[1].1);
+        assert!(meta.starts_with(b"NEU3") && meta.ends_with(&0u32.to_le_bytes()));
+        let mut v2 = b"NEU2".to_vec();
+        v2.extend_from_slice(&meta[4..meta.len() - 4]);
+        let decoded = crate::model::neural::NeuralSections::decode(&v2, data).unwrap();
+        assert_eq!(decoded.spec, neural.spec);
+        // Format 3 without its count of tags is refused.
+        let err = crate::model::neural::NeuralSections::decode(&meta[..meta.len() - 4], data).unwrap_err();
+        assert!(err.to_string().contains("count of tags is missing"), "{err}");
     }
 
     #[test]

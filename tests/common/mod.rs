@@ -242,9 +242,14 @@ pub fn word_columns(text: &[u8]) -> Vec<[String; 5]> {
 
 /// The HEAD of every word of a CoNLL-U file, in order.
 pub fn heads(path: &std::path::Path) -> Vec<String> {
-    use spoolparse::corpus::{Column, Format, Reader};
+    column(path, spoolparse::corpus::Column::Head)
+}
+
+/// Column `col` of every word of a CoNLL-U file, in order.
+pub fn column(path: &std::path::Path, col: spoolparse::corpus::Column) -> Vec<String> {
+    use spoolparse::corpus::{Format, Reader};
     let text = std::fs::read(path).unwrap();
     Reader::new(&text[..], path, Format::Conllu)
-        .flat_map(|s| s.unwrap().words().map(|w| w.get(Column::Head).to_string()).collect::<Vec<_>>())
+        .flat_map(|s| s.unwrap().words().map(|w| w.get(col).to_string()).collect::<Vec<_>>())
         .collect()
 }

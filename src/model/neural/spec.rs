@@ -25,6 +25,13 @@ pub enum Key {
     Shape,
 }
 
+impl Key {
+    /// Whether the analysis (tagger or FEATS) predicts what the key reads.
+    pub fn is_analysis(self) -> bool {
+        matches!(self, Key::Upos | Key::Tag | Key::Feats)
+    }
+}
+
 /// One hashed embedding table: `2^bits` rows of `dim`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Hashed {
@@ -139,6 +146,14 @@ pub struct Spec {
     pub hidden: usize,
     /// Transitions scored (in [`crate::transition::Transition::index`] order).
     pub classes: usize,
+    /// Joint tags (UPOS and XPOS, the tagger's tag set) a softmax over each word's contextual
+    /// vector predicts ([`Spec::tagging`]): the model then tags as it parses, from one
+    /// encoder; its words either read no tag, or read the analysis's and correct them
+    /// ([`Spec::reads_analysis`]). 0: the analysis's tags stand. Stored
+    /// after the rest of the spec (see [`super::weights::SPEC_FORMAT`]), so that specs of
+    /// earlier builds, which have no such field, still decode.
+    #[serde(skip)]
+    pub tags: usize,
 }
 
 /// One weight tensor: its name and shape (row-major; a matrix maps rows of its input to its
@@ -200,7 +215,26 @@ impl Spec {
             ],
             hidden: 256,
             classes,
+            tags: 0,
         }
+    }
+
+    /// The same architecture tagging `tags` joint tags itself. With `over_analysis` its words
+    /// still read the analysis's tags and FEATS, and the softmax corrects them (stacking:
+    /// parsing runs the analysis, then the encoder, then the analysis's FEATS and lemmas
+    /// again from the new tags); without, the words lose those embeddings and the model tags
+    /// from forms alone, before the analysis's FEATS and lemmas.
+    pub fn tagging(mut self, tags: usize, over_analysis: bool) -> Spec {
+        if !over_analysis {
+            self.hashed.retain(|h| !h.key.is_analysis());
+        }
+        self.tags = tags;
+        self
+    }
+
+    /// Whether the words read what the analysis predicts (its UPOS, XPOS or FEATS).
+    pub fn reads_analysis(&self) -> bool {
+        self.hashed.iter().any(|h| h.key.is_analysis())
     }
 
     /// Refuses sizes no training makes (from a corrupt file): every count and width within
@@ -240,6 +274,9 @@ impl Spec {
         if self.classes < 4 || !self.classes.is_multiple_of(2) {
             return Err(format!("{} transitions is not 2 + 2 per label", self.classes));
         }
+        if self.tags > 0 {
+            within("tags", self.tags, 1 << 16)?;
+        }
         Ok(())
     }
 
@@ -264,7 +301,7 @@ impl Spec {
             self.hashed.iter().map(|h| format!("{:?} {}×{}", h.key, 1u64 << h.bits, h.dim)).collect();
         let items: Vec<String> = self.items.iter().map(|i| format!("{i:?}")).collect();
         format!(
-            "{} f32 weights; word vectors {} wide (hashed {}; {} character filters over {}-wide character embeddings), {}, MLP over {} items ({}) with {} hidden units, {} transitions",
+            "{} f32 weights; word vectors {} wide (hashed {}; {} character filters over {}-wide character embeddings), {}, MLP over {} items ({}) with {} hidden units, {} transitions{}",
             self.layout().1,
             self.input_dim(),
             hashed.join(", "),
@@ -277,7 +314,12 @@ impl Spec {
             self.items.len(),
             items.join(" "),
             self.hidden,
-            self.classes
+            self.classes,
+            match (self.tags, self.reads_analysis()) {
+                (0, _) => String::new(),
+                (n, true) => format!("; tags words itself ({n} tags), correcting the analysis's tags"),
+                (n, false) => format!("; tags words itself ({n} tags), from their forms"),
+            }
         )
     }
 
@@ -329,6 +371,10 @@ impl Spec {
         t.push(TensorSpec::new("mlp.b1", &[self.hidden]));
         t.push(TensorSpec::new("mlp.w2", &[self.hidden, self.classes]));
         t.push(TensorSpec::new("mlp.b2", &[self.classes]));
+        if self.tags > 0 {
+            t.push(TensorSpec::new("tag.w", &[d, self.tags]));
+            t.push(TensorSpec::new("tag.b", &[self.tags]));
+        }
         t
     }
 
@@ -346,5 +392,25 @@ impl Spec {
             })
             .collect();
         (offsets, at)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_spec_that_tags_has_a_tag_softmax_and_reads_the_analysis_only_to_correct_it() {
+        let reading = Spec::small_for(10);
+        assert!(reading.reads_analysis());
+        let names = |s: &Spec| s.tensors().into_iter().map(|t| (t.name, t.shape)).collect::<Vec<_>>();
+        assert!(!names(&reading).iter().any(|(n, _)| n.starts_with("tag.")));
+        for (over_analysis, inputs) in [(false, 3), (true, 6)] {
+            let tagging = reading.clone().tagging(17, over_analysis);
+            assert!(tagging.check().is_ok());
+            assert_eq!((tagging.reads_analysis(), tagging.hashed.len()), (over_analysis, inputs));
+            let t = names(&tagging);
+            assert_eq!(&t[t.len() - 2..], [("tag.w".to_string(), vec![32, 17]), ("tag.b".to_string(), vec![17])]);
+        }
     }
 }

@@ -7,11 +7,14 @@
 use super::spec::Spec;
 
 /// The model file's section of the neural model's [`Spec`]: [`SPEC_FORMAT`], then the spec
-/// (bincode).
+/// (bincode), then [`Spec::tags`] (a little-endian `u32`).
 pub const NEUMETA: [u8; 8] = *b"NEUMETA\0";
 /// The first bytes of `NEUMETA`, which name the spec's layout: a spec of another layout does
-/// not decode into this build's (format 2: the contextual encoder a choice of two).
-pub const SPEC_FORMAT: [u8; 4] = *b"NEU2";
+/// not decode into this build's (format 2: the contextual encoder a choice of two; format 3:
+/// the count of tags after the spec).
+pub const SPEC_FORMAT: [u8; 4] = *b"NEU3";
+/// Format 2, read still: the same spec, with no tags after it (its models do not tag).
+const SPEC_FORMAT_2: [u8; 4] = *b"NEU2";
 /// The model file's section of the weights: little-endian f32, laid out by [`Spec::layout`].
 pub const NEURAL: [u8; 8] = *b"NEURAL\0\0";
 
@@ -61,6 +64,7 @@ impl NeuralModel {
     pub fn sections(&self) -> Sections {
         let mut meta = SPEC_FORMAT.to_vec();
         meta.extend(bincode::serialize(&self.spec).expect("a spec always serializes"));
+        meta.extend(u32::try_from(self.spec.tags).expect("checked: at most 2^16 tags").to_le_bytes());
         let data = self.data.iter().flat_map(|x| x.to_le_bytes()).collect();
         vec![(NEUMETA, meta), (NEURAL, data)]
     }
@@ -82,8 +86,7 @@ pub struct NeuralSections {
 impl NeuralSections {
     /// Decodes the `NEUMETA` section and checks the `NEURAL` section's bytes against it.
     pub fn decode(meta: &[u8], weights: &[u8]) -> Result<NeuralSections, NetError> {
-        let meta = meta.strip_prefix(&SPEC_FORMAT).ok_or(NetError::Format)?;
-        let spec: Spec = bincode::deserialize(meta).map_err(|e| NetError::Spec(e.to_string()))?;
+        let spec = decode_spec(meta)?;
         let offsets = check(&spec, as_floats(weights)?)?;
         Ok(NeuralSections { spec, offsets })
     }
@@ -93,6 +96,19 @@ impl NeuralSections {
         let data = as_floats(weights).expect("checked when decoded");
         Net { spec: &self.spec, data, offsets: &self.offsets }
     }
+}
+
+/// The spec of a `NEUMETA` section of format 3 or 2.
+fn decode_spec(meta: &[u8]) -> Result<Spec, NetError> {
+    let invalid = |e: bincode::Error| NetError::Spec(e.to_string());
+    if let Some(v2) = meta.strip_prefix(&SPEC_FORMAT_2) {
+        return bincode::deserialize(v2).map_err(invalid);
+    }
+    let mut rest = meta.strip_prefix(&SPEC_FORMAT).ok_or(NetError::Format)?;
+    let mut spec: Spec = bincode::deserialize_from(&mut rest).map_err(invalid)?;
+    let tags: [u8; 4] = rest.try_into().map_err(|_| NetError::Spec("the count of tags is missing".to_string()))?;
+    spec.tags = u32::from_le_bytes(tags) as usize;
+    Ok(spec)
 }
 
 /// `bytes` as the f32 values they hold (a little-endian host: the model file refuses others).
@@ -224,5 +240,12 @@ impl<'a> Net<'a> {
 
     pub fn b2(&self) -> &'a [f32] {
         self.after_layers(5, self.spec.classes)
+    }
+
+    /// The tag softmax's weights (`dim × tags`) and bias, of a model that tags
+    /// ([`Spec::tags`]).
+    pub fn tag(&self) -> Option<(&'a [f32], &'a [f32])> {
+        let (d, tags) = (self.spec.dim, self.spec.tags);
+        (tags > 0).then(|| (self.after_layers(6, d * tags), self.after_layers(7, tags)))
     }
 }

@@ -553,6 +553,33 @@ impl<'m, S: Scorer> Tagger<'m, S> {
         self.tag_sentence(sent);
     }
 
+    /// Tags `sent` from a neural model's `scores` (as many per word as the tag set has tags,
+    /// in its order) instead of the two passes: each word gets its best-scoring tag, under what
+    /// the sentence gives of it if `given` (as [`Tagger::tag_given`]), and its margin over the
+    /// next best ([`Tagger::margins`]; the tag dictionary fixes nothing here: the model reads
+    /// the whole sentence). Writes UPOS and XPOS of every word.
+    pub fn tag_scored(&mut self, sent: &mut Sentence, scores: &[f32], given: bool) {
+        let tags = self.tags.len();
+        self.annotated.clear();
+        self.annotated.extend(sent.words().map(|w| word_attrs(w.get(Column::Form))));
+        self.dict.annotate(&mut self.annotated);
+        self.out.clear();
+        self.margins.clear();
+        for (i, word_scores) in scores.chunks_exact(tags).take(sent.len()).enumerate() {
+            let allow = match given {
+                true => self.allowed(sent.word(i + 1).get(Column::Upos), sent.word(i + 1).get(Column::Xpos)),
+                false => Allowed::Any,
+            };
+            let (tag, margin) = best_allowed(word_scores, allow, &self.upos_of);
+            self.out.push(tag);
+            self.margins.push(margin);
+        }
+        for (i, &t) in self.out.iter().enumerate() {
+            let (upos, xpos) = self.tags.get(t);
+            sent.set_tags(i + 1, upos, xpos);
+        }
+    }
+
     /// Tags `sent` under `self.allowed` and writes UPOS and XPOS.
     fn tag_sentence(&mut self, sent: &mut Sentence) {
         let mut words = std::mem::take(&mut self.words);

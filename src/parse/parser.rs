@@ -470,7 +470,6 @@ impl<'m, S: Scorer> Parser<'m, S> {
         self.attrs = attrs;
     }
 
-    /// The forms of `sent`'s words, where the model reads them (a neural one); else none.
     /// For a neural model that tags ([`crate::model::neural::Spec::tags`]), whether its words
     /// read the analysis's tags ([`crate::model::neural::Spec::reads_analysis`]); `None` for a
     /// model that does not tag.
@@ -490,6 +489,7 @@ impl<'m, S: Scorer> Parser<'m, S> {
         self.neural.as_mut().map(|n| n.tag(&self.attrs, &forms))
     }
 
+    /// The forms of `sent`'s words, where the model reads them (a neural one); else none.
     pub fn forms_of<'s>(&self, sent: &'s Sentence) -> Vec<&'s str> {
         match self.neural {
             Some(_) => sent.words().map(|w| w.get(Column::Form)).collect(),

@@ -557,7 +557,8 @@ impl<'m, S: Scorer> Tagger<'m, S> {
     /// in its order) instead of the two passes: each word gets its best-scoring tag, under what
     /// the sentence gives of it if `given` (as [`Tagger::tag_given`]), and its margin over the
     /// next best ([`Tagger::margins`]; the tag dictionary fixes nothing here: the model reads
-    /// the whole sentence). Writes UPOS and XPOS of every word.
+    /// the whole sentence; the forms are still looked up for [`Tagger::known`]). Writes UPOS and
+    /// XPOS of every word.
     pub fn tag_scored(&mut self, sent: &mut Sentence, scores: &[f32], given: bool) {
         let tags = self.tags.len();
         self.annotated.clear();

@@ -1244,6 +1244,32 @@ fn a_file_of_another_language_never_reaches_accepted_and_its_lowconf_output_says
     );
 }
 
+/// A sentence of another language in a file of the model's goes to lowconf/ on its own,
+/// whatever its confidence, with `# other_language` saying why; the log line of the file and
+/// the metrics count it, and the rest of the file is accepted.
+#[test]
+fn a_sentence_of_another_language_goes_to_lowconf_on_its_own_and_is_counted() {
+    let work = tempfile::tempdir().unwrap();
+    let Some((model, dev)) = common::hungarian_model(work.path()) else { return };
+    let setup = Setup::new(&model, 2);
+    setup.edit_config("min_confidence = 0.9", "min_confidence = 0");
+    let greek = common::hungarian_with_greek(&dev, &setup.path("mixed.raw"));
+    fs::rename(setup.path("mixed.raw"), setup.path("spool/incoming/mixed.raw")).unwrap();
+    let mut daemon = setup.start("daemon.log");
+    setup.wait_until_finished(1, &mut daemon);
+    let judged = setup.metric("spoolparse_published_other_language_sentences_total");
+    terminate(&mut daemon, Duration::from_secs(10));
+    let lowconf = setup.output("lowconf", "mixed.raw").unwrap_or_default();
+    let accepted = setup.output("accepted", "mixed.raw").unwrap_or_default();
+    let in_lowconf = lowconf.matches("# sent_id").count();
+    assert_eq!(lowconf.matches("# other_language = ").count(), in_lowconf, "each says why");
+    assert!(in_lowconf as u64 == judged && in_lowconf > greek.len() / 2, "{in_lowconf} in lowconf, {judged} counted");
+    assert!(!accepted.chars().any(|c| ('\u{0370}'..='\u{03FF}').contains(&c)), "Greek accepted");
+    assert!(accepted.matches("# sent_id").count() > 300);
+    let log = setup.log("daemon.log");
+    assert!(log.contains(&format!("{judged} judged another language's)")), "{log}");
+}
+
 /// A sentence beyond the limits (a 5 MB line here) goes to lowconf with an error and without
 /// its full text; the next sentence is parsed. A file in another format fails as a whole.
 #[test]

@@ -78,7 +78,8 @@ class Sentence:
     confidence (unrounded from :func:`parse_document`, as ``--min-confidence`` compares it;
     ``# confidence``, three decimals, from :func:`document_from_conllu`), whether it starts a
     paragraph or a document (``# newpar``, ``# newdoc``), and its span in the text, from its
-    first token's start to its last's end."""
+    first token's start to its last's end; ``other_language``: judged another language's than
+    the model's (``# other_language``), so never accepted."""
 
     sent_id: Optional[str]
     text: Optional[str]
@@ -89,15 +90,16 @@ class Sentence:
     new_doc: bool
     start_char: int
     end_char: int
+    other_language: bool = False
 
     def accepted(self, threshold: float) -> bool:
-        """Whether the sentence's confidence is at least ``threshold``: what ``--min-confidence``
-        keeps, for a sentence of :func:`parse_document` (one read from CoNLL-U has the rounded
-        value, which may differ within 0.0005 of it); ValueError for a sentence parsed
-        without confidences."""
+        """Whether the sentence's confidence is at least ``threshold`` and it is of the model's
+        language: what ``--min-confidence`` keeps, for a sentence of :func:`parse_document` (one
+        read from CoNLL-U has the rounded value, which may differ within 0.0005 of it);
+        ValueError for a sentence parsed without confidences."""
         if self.confidence is None:
             raise ValueError(f"sentence {self.sent_id}: no confidence (parsed with confidence=False?)")
-        return self.confidence >= threshold
+        return self.confidence >= threshold and not self.other_language
 
 
 @dataclass(frozen=True, **_SLOTS)
@@ -232,6 +234,7 @@ class _Reader:
             new_doc="newdoc" in names,
             start_char=tokens[0].start_char,
             end_char=tokens[-1].end_char,
+            other_language="other_language" in names,
         )
 
 
@@ -302,7 +305,7 @@ def parse_document(
 
 def _sentence_of_parts(text: str, parts: tuple[Any, ...]) -> Sentence:
     """A :class:`Sentence` of one sentence's parts, as ``Model._parse_text_parts`` gives them."""
-    sent_id, sentence_text, confidence, new_par, new_doc, token_parts, word_parts = parts
+    sent_id, sentence_text, confidence, new_par, new_doc, token_parts, word_parts, other_language = parts
     words = tuple(starmap(Word, word_parts))
     # A token's words are numbered in a row.
     tokens = tuple(
@@ -312,7 +315,7 @@ def _sentence_of_parts(text: str, parts: tuple[Any, ...]) -> Sentence:
         for first, count, start, end, misc in token_parts
     )
     return Sentence(sent_id, sentence_text, tokens, words, confidence, new_par, new_doc,
-                    tokens[0].start_char, tokens[-1].end_char)
+                    tokens[0].start_char, tokens[-1].end_char, other_language)
 
 
 def _check_text(text: object) -> None:

@@ -322,7 +322,8 @@ fn sentence_tuple<'py>(
             (w.id, form, lemma, upos, xpos, feats, w.head, deprel, misc, w.confidence, w.start, w.end).into_pyobject(py)
         })
         .collect::<PyResult<_>>()?;
-    (part.sent_id, part.text, confidence, part.new_par, part.new_doc, PyList::new(py, tokens)?, PyList::new(py, words)?)
+    let (tokens, words) = (PyList::new(py, tokens)?, PyList::new(py, words)?);
+    (part.sent_id, part.text, confidence, part.new_par, part.new_doc, tokens, words, part.other_language)
         .into_pyobject(py)
 }
 
@@ -511,7 +512,8 @@ impl Model {
 
     /// ``parse_text``'s CoNLL-U and the parts of the document it holds, for
     /// ``spoolparse.parse_document`` (not a public API): per sentence ``(sent_id, text,
-    /// confidence, new_par, new_doc, tokens, words)``, ``confidence`` unrounded (what
+    /// confidence, new_par, new_doc, tokens, words, other_language)``, ``confidence``
+    /// unrounded (what
     /// ``--min-confidence`` compares), each token ``(first, count, start, end, misc)`` (its
     /// words, by index in ``words``, and its span in ``text`` in characters), each word ``(id,
     /// form, lemma, upos, xpos, feats, head, deprel, misc, confidence, start, end)``.

@@ -190,6 +190,12 @@ def test_document_from_hand_written_conllu() -> None:
     assert [t.ids for t in second.tokens] == [(1,), (2, 3), (4,), (5,)] and second.tokens[1].misc == "_"
     assert [w.confidence for w in second.words] == [0.7, 0.8, 0.6, 0.9, 0.75]
     assert [first.accepted(t) for t in (0.899, 0.9, 0.901)] == [True, True, False]
+    # A sentence judged another language's (`# other_language`) is never accepted.
+    assert not first.other_language
+    judged = HAND_CONLLU.replace("# sent_id = hand-2\n", "# sent_id = hand-2\n# other_language = 0 of its 4 words …\n")
+    assert judged != HAND_CONLLU
+    other = spoolparse.document_from_conllu(judged, HAND_TEXT).sentences[1]
+    assert other.other_language and other.confidence == 0.75 and not other.accepted(0.0)
     # Whitespace the reader did not keep (runs beyond 8192 characters) is skipped all the same.
     long = HAND_TEXT.replace("It\t", "It\t" + " " * 20000)
     assert spoolparse.document_from_conllu(HAND_CONLLU, long).sentences[1].end_char == 34 + 20000

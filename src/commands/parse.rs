@@ -251,8 +251,14 @@ pub fn exec(args: ParseArgs) -> Result<()> {
     }
     if let (Some(p), Some(_)) = (rejected, opts.min_confidence) {
         let below = stats.rejected - stats.malformed;
+        let other = match stats.other_language {
+            0 => String::new(),
+            n => {
+                format!(" ({n} of them judged another language's, `# {}`)", spoolparse::parse::fit::OTHER_LANGUAGE_KEY)
+            }
+        };
         eprintln!(
-            "{below} of {} sentences below the minimum confidence (or in a file of another language) went to {}",
+            "{below} of {} sentences below the minimum confidence (or of another language) went to {}{other}",
             stats.sentences,
             p.display()
         );

@@ -29,6 +29,9 @@ pub struct Metrics {
     pub published_words: AtomicU64,
     /// Malformed sentences published unparsed (into lowconf; counted there too).
     pub malformed: AtomicU64,
+    /// Sentences published into lowconf as another language's, judged one by one
+    /// ([`crate::parse::fit::SentenceCheck`]; counted there too).
+    pub other_language: AtomicU64,
     /// Files whose tags were replaced by the model's tagger, and files parsed on tags or
     /// forms the model does not fit (see [`crate::parse::fit`]); counted when parsing starts.
     pub files_retagged: AtomicU64,
@@ -69,6 +72,7 @@ impl Default for Metrics {
             lowconf: AtomicU64::new(0),
             published_words: AtomicU64::new(0),
             malformed: AtomicU64::new(0),
+            other_language: AtomicU64::new(0),
             files_retagged: AtomicU64::new(0),
             files_unfit: AtomicU64::new(0),
             reload_failures: AtomicU64::new(0),
@@ -159,6 +163,13 @@ impl Metrics {
                 "Malformed sentences published unparsed (in lowconf).",
                 "",
                 &self.malformed,
+            ),
+            (
+                "published_other_language_sentences_total",
+                "Sentences published in lowconf, whatever their confidence, as another language's \
+                 than the model's (judged one by one; counted in lowconf too).",
+                "",
+                &self.other_language,
             ),
             (
                 "input_files_total",

@@ -402,11 +402,15 @@ impl Scheduler<'_> {
     fn finished(&mut self, f: Finished) {
         self.in_flight = self.in_flight.saturating_sub(1);
         match f.fate {
-            Fate::Done { sentences, words, lowconf, malformed, seconds } => {
+            Fate::Done { sentences, words, lowconf, malformed, other_language, seconds } => {
                 self.attempts.remove(&f.name);
                 self.changes.remove(&f.name);
+                let other = match other_language {
+                    0 => String::new(),
+                    n => format!(", {n} judged another language's"),
+                };
                 log(&format!(
-                    "done {}: {sentences} sentences, {words} words, {lowconf} lowconf ({malformed} malformed) in {seconds:.2} s",
+                    "done {}: {sentences} sentences, {words} words, {lowconf} lowconf ({malformed} malformed{other}) in {seconds:.2} s",
                     f.name
                 ))
             }

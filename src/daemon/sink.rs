@@ -17,7 +17,7 @@ use crate::model::analysis::Given;
 use crate::model::file::ModelFile;
 use crate::parse::fit::FitReport;
 use crate::parse::given::GivenCounts;
-use crate::parse::pipeline::{HeldBack, Job, JobError, Outcome, Sink, Unreadable, Written};
+use crate::parse::pipeline::{HeldBack, Job, JobError, Outcome, Sink, Unreadable, Verdict, Written};
 
 /// Claims of the files handed to the pipeline, by job id: the scheduler puts them in, the sink
 /// takes them out when a file is over.
@@ -34,7 +34,7 @@ pub struct Finished {
 #[derive(Debug)]
 pub enum Fate {
     /// Outputs published and input in `done/`.
-    Done { sentences: u64, words: u64, lowconf: u64, malformed: u64, seconds: f64 },
+    Done { sentences: u64, words: u64, lowconf: u64, malformed: u64, other_language: u64, seconds: f64 },
     /// Input in `failed/` with the reason.
     Failed(String),
     /// Its outputs could not be written or published (disk full, read-only): nothing of them
@@ -67,6 +67,8 @@ struct FileOutputs {
     words: u64,
     lowconf_count: u64,
     malformed: u64,
+    /// Sentences judged another language's, one by one (in `lowconf_count` too).
+    other_language: u64,
     /// What [`Sink::fit`] found, if notable: written under the model line.
     input_check: Option<String>,
     /// Every sentence goes to `lowconf/` ([`FitReport::holds_back`]: another language).
@@ -129,12 +131,14 @@ fn publish(
             Metrics::add(&metrics.accepted, out.sentences - out.lowconf_count);
             Metrics::add(&metrics.lowconf, out.lowconf_count);
             Metrics::add(&metrics.malformed, out.malformed);
+            Metrics::add(&metrics.other_language, out.other_language);
             Metrics::add(&metrics.published_words, out.words);
             Fate::Done {
                 sentences: out.sentences,
                 words: out.words,
                 lowconf: out.lowconf_count,
                 malformed: out.malformed,
+                other_language: out.other_language,
                 seconds: claim.claimed.elapsed().as_secs_f64(),
             }
         }
@@ -182,6 +186,7 @@ impl FileOutputs {
             sentences: 0,
             words: 0,
             lowconf_count: 0,
+            other_language: 0,
             malformed: 0,
             input_check: None,
             held_back: false,
@@ -287,10 +292,11 @@ impl SpoolSink {
 impl Sink for SpoolSink {
     type Error = io::Error;
 
-    fn sentence(&mut self, job: &Job, sent: &Sentence, written: Written<'_>, confidence: f64) -> io::Result<()> {
-        let below = confidence < self.min_confidence;
+    fn sentence(&mut self, job: &Job, sent: &Sentence, written: Written<'_>, verdict: Verdict) -> io::Result<()> {
+        let rejected = verdict.rejected(self.min_confidence);
         let out = self.outputs(job);
-        let lowconf = below || out.held_back;
+        let lowconf = rejected || out.held_back;
+        out.other_language += u64::from(verdict.other_language);
         out.write(lowconf, job, |w, held| held.sentence(w, &written));
         out.enhanced = Some(sent.words().any(|w| w.get(Column::Deps) != "_"));
         out.sentences += 1;

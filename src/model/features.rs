@@ -208,7 +208,12 @@ pub fn attrs_tag_key(attrs: &TokenAttrs) -> u64 {
 /// The key of the feature "the buffer's first word is this FORM" (template 6): a parser's
 /// weight table holds it for the forms it was trained on (unless pruned).
 pub fn form_key(form: &str) -> u64 {
-    template_key(6, &[hash_str(form)])
+    form_key_of_hash(hash_str(form))
+}
+
+/// [`form_key`] of the form whose [`hash_str`] is `form_hash`.
+pub fn form_key_of_hash(form_hash: u64) -> u64 {
+    template_key(6, &[form_hash])
 }
 
 /// Fills `out` with the attributes of node 0 followed by those of each word of `sent`, LEMMA and

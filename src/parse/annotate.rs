@@ -7,8 +7,10 @@ use crate::corpus::Sentence;
 use crate::learn::confidence_model::ArcSignals;
 use crate::model::analysis::{Analyze, Analyzer, Given};
 use crate::model::file::{ModelFile, TableView};
+use crate::model::frequent_forms::SentenceCounts;
 use crate::parse::confidence::{ArcConfidence, Parsed};
 use crate::parse::constrained::Constraints;
+use crate::parse::fit::{SentenceCheck, OTHER_LANGUAGE_KEY};
 use crate::parse::given::{GivenColumns, GivenCounts};
 use crate::parse::parser::{mean_confidence, Parser};
 
@@ -22,6 +24,10 @@ pub struct Annotator<'m> {
     pipeline: ArcConfidence<'m>,
     /// Read every arc's signals even without a pipeline model (to fit one).
     collect: bool,
+    /// Judges each sentence's language, with confidences, for models that can
+    /// ([`crate::parse::fit`]); and what it found of the last sentence.
+    language: Option<SentenceCheck<'m>>,
+    other_language: Option<SentenceCounts>,
     /// Reused buffer for formatting.
     scratch: String,
     /// The last sentence's given values, and what became of them.
@@ -91,6 +97,8 @@ impl<'m> Annotator<'m> {
             confidence,
             pipeline,
             collect: false,
+            language: SentenceCheck::new(model).filter(|_| confidence),
+            other_language: None,
             scratch: String::new(),
             given: GivenColumns::default(),
         }
@@ -104,6 +112,12 @@ impl<'m> Annotator<'m> {
             true => (mean_confidence(self.pipeline.confidence()), tree),
             false => (mean, tree),
         }
+    }
+
+    /// Whether the last sentence is another language's than the model's, with its counts
+    /// ([`SentenceCheck`]); judged only by an annotator that computes confidences.
+    pub fn other_language(&self) -> Option<SentenceCounts> {
+        self.other_language
     }
 
     /// The last sentence's arc confidences, by word (index 0 unused); all 0 unless the
@@ -185,6 +199,7 @@ impl<'m> Annotator<'m> {
             None => {}
         }
         self.parser.parse(sent);
+        self.other_language = self.language.as_mut().and_then(|check| check.foreign(sent));
         if self.collect || self.pipeline.has_model() {
             let parsed = Parsed {
                 heads: self.parser.heads(),
@@ -214,6 +229,9 @@ impl<'m> Annotator<'m> {
             self.scratch.clear();
             let _ = write!(self.scratch, "{tree:.4e}");
             sent.set_comment("tree_prob", &self.scratch);
+            if let Some(counts) = self.other_language {
+                sent.set_comment(OTHER_LANGUAGE_KEY, &counts.describe());
+            }
         }
         Ok(())
     }

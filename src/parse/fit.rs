@@ -62,18 +62,26 @@
 //! it is below 0.28 of the training text's own share is held back too
 //! ([`FitCounts::words_foreign`]), for models that keep those forms (trained since).
 //!
+//! **One sentence of another language** in a file of the model's (a quote, a paragraph of a
+//! translation, a crawl's stray page) passes the file's check. Each sentence is judged too
+//! ([`SentenceCheck`], by [`SentenceCounts::is_foreign`], whose module holds the figures):
+//! one judged another language's goes where low confidence goes, whatever its confidence,
+//! and says why in `# other_language` ([`OTHER_LANGUAGE_KEY`]).
+//!
 //! **Cost**: two table lookups and a lowercased form's set lookup per word for the first 1000
-//! words of a file, nothing after.
+//! words of a file; after them, for each sentence, one table lookup and one set lookup per
+//! word with a letter.
 
 use std::collections::HashSet;
 
 use serde::Deserialize;
 
+use crate::base::hash::{hash_str, IdentityBuildHasher};
 use crate::corpus::{Column, Format, Sentence};
 use crate::model::analysis::{Analyze, Given};
-use crate::model::features::{form_key, tag_key};
+use crate::model::features::{form_key, form_key_of_hash, tag_key};
 use crate::model::file::{ModelFile, TableView};
-use crate::model::frequent_forms::{counted, is_foreign, FREQUENT_FORMS};
+use crate::model::frequent_forms::{counted, is_foreign, Scripts, SentenceCounts, FREQUENT_FORMS};
 
 /// When the model's tagger tags CoNLL-U/CoNLL-X input (text input is always tagged).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
@@ -112,6 +120,87 @@ pub const MIN_LETTERED: usize = 100;
 /// held back ([`FitReport::holds_back`]: another language): every sentence went to `lowconf/`,
 /// and the correction workbench does not offer them, nor does the annotation store take them.
 pub const HELD_BACK_KEY: &str = "held_back";
+
+/// The comment (`# other_language = …`) on a sentence judged another language's
+/// ([`SentenceCheck`]): it went to `lowconf/` (`--rejected`) whatever its confidence, and the
+/// correction workbench does not offer it.
+pub const OTHER_LANGUAGE_KEY: &str = "other_language";
+
+/// Judges sentences one by one: whether each is another language's than the model's training
+/// text ([`SentenceCounts::is_foreign`]). One per thread: it reuses a buffer.
+pub struct SentenceCheck<'m> {
+    weights: TableView<'m>,
+    /// The commonest forms' hashes ([`hash_str`]): no string compared per word.
+    frequent: HashSet<u64, IdentityBuildHasher>,
+    /// The training text's share of its commonest forms, and their scripts.
+    expected: f64,
+    scripts: Scripts,
+    lowercased: String,
+}
+
+impl<'m> SentenceCheck<'m> {
+    /// A check against `model`'s parser and training text; `None` for a model that does not
+    /// keep the training text's commonest forms.
+    pub fn new(model: &'m ModelFile) -> Option<Self> {
+        let forms = model.frequent_forms()?;
+        Some(SentenceCheck {
+            weights: model.weights(),
+            frequent: forms.forms.iter().map(|f| hash_str(f)).collect(),
+            expected: forms.coverage,
+            scripts: Scripts::of(forms.forms.iter().map(String::as_str)),
+            lowercased: String::new(),
+        })
+    }
+
+    /// The counts of `sent`'s words with a letter.
+    pub fn counts(&mut self, sent: &Sentence) -> SentenceCounts {
+        let mut c = SentenceCounts::default();
+        for w in sent.words() {
+            let form = w.get(Column::Form);
+            // What [`counted`] keeps, without a string per word, and ASCII (most words) read
+            // byte by byte.
+            let ascii = form.is_ascii();
+            let lettered = if ascii {
+                form.bytes().any(|b| b.is_ascii_alphabetic())
+            } else {
+                form.chars().any(char::is_alphabetic)
+            };
+            if !lettered {
+                continue;
+            }
+            // A form in lower case already (most are) is hashed once, for both lookups.
+            let hash = hash_str(form);
+            let lower_hash = if ascii && !form.bytes().any(|b| b.is_ascii_uppercase()) {
+                hash
+            } else {
+                self.lowercased.clear();
+                if ascii {
+                    self.lowercased.push_str(form);
+                    self.lowercased.make_ascii_lowercase();
+                } else {
+                    // `to_lowercase` knows a word's final sigma, which no char-by-char mapping does.
+                    self.lowercased.push_str(&form.to_lowercase());
+                }
+                hash_str(&self.lowercased)
+            };
+            c.lettered += 1;
+            if self.frequent.contains(&lower_hash) {
+                c.frequent += 1;
+            } else {
+                c.unknown += usize::from(self.weights.lookup(form_key_of_hash(hash)).is_none());
+            }
+            let written = if ascii { self.scripts.has_latin() } else { self.scripts.writes(form) };
+            c.other_script += usize::from(!written);
+        }
+        c
+    }
+
+    /// The counts of `sent` if it is another language's.
+    pub fn foreign(&mut self, sent: &Sentence) -> Option<SentenceCounts> {
+        let c = self.counts(sent);
+        c.is_foreign(self.expected).then_some(c)
+    }
+}
 
 /// What the first words of a file showed.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

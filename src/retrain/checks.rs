@@ -14,7 +14,7 @@ use crate::corpus::tree::{is_projective_partial, partial_heads, PartialHeads};
 use crate::corpus::unparsed::{ERROR_KEY, PLACEHOLDER_MISC};
 use crate::corpus::{check_lemma, Column, CorpusError, Format, Reader, Sentence};
 use crate::parse::annotate::Annotator;
-use crate::parse::fit::HELD_BACK_KEY;
+use crate::parse::fit::{HELD_BACK_KEY, OTHER_LANGUAGE_KEY};
 
 /// A problem of one sentence of an input file: the line to fix (0: the whole file), and what.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -159,6 +159,15 @@ pub(super) fn check_sentence(
 ) -> Result<Verdict, Problem> {
     if is_unparsed(sent) {
         return Err(Problem::at(sent.first_line, format!("an unparsed placeholder ({ERROR_KEY}), not an annotation")));
+    }
+    if sent.comment(OTHER_LANGUAGE_KEY).is_some() {
+        return Err(Problem::at(
+            sent.first_line,
+            format!(
+                "the daemon judged this sentence another language's than the model's (`# {OTHER_LANGUAGE_KEY}`); \
+                 delete that line if it is the model's language"
+            ),
+        ));
     }
     crate::train::check_marks(sent, path)?;
     let unreviewed = unreviewed_words(sent);

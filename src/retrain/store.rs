@@ -600,6 +600,22 @@ mod tests {
     }
 
     #[test]
+    fn a_sentence_judged_another_language_s_is_refused_until_its_comment_is_deleted() {
+        let (_dir, store) = store();
+        let key = crate::parse::fit::OTHER_LANGUAGE_KEY;
+        let judged = format!("# {key} = 0 of its 3 words …\n{}", sentence(Some("s2"), &GOOD));
+        drop_in(&store, "low.conllu", &format!("{}{judged}", sentence(Some("s1"), &GOOD)));
+        let r = store.ingest().expect("ingest");
+        assert_eq!(r.sentences, 1, "{r:?}");
+        assert_eq!(r.rejected.len(), 1);
+        assert!(r.rejected[0].starts_with("low.conllu:6: the daemon judged this sentence another language's"), "{r:?}");
+        assert!(r.rejected[0].contains("delete that line"), "{r:?}");
+        // With the line deleted, it is stored.
+        drop_in(&store, "fixed.conllu", &sentence(Some("s2"), &GOOD));
+        assert_eq!(store.ingest().expect("ingest").sentences, 1);
+    }
+
+    #[test]
     fn annotations_that_training_would_skip_are_rejected_with_what_to_fix() {
         let (_dir, store) = store();
         let texts = [

@@ -697,6 +697,7 @@ impl Workbench {
                 "duplicates": s.duplicates,
                 "held_out": s.held_out,
                 "held_back_files": s.held_back_files,
+                "other_language": s.other_language,
                 "sample_left": s.sample_left,
                 "sample_population": s.sample_population,
                 "sample_unscored": s.sample_unscored,

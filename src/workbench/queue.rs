@@ -133,6 +133,9 @@ pub struct Stats {
     /// Sentences with the words of one of the gate's held-out file (`retrain.heldout`): never
     /// asked, as the store would refuse the answer.
     pub held_out: usize,
+    /// Sentences the daemon judged another language's one by one (`# other_language`, see
+    /// [`crate::parse::fit::OTHER_LANGUAGE_KEY`]): never asked, nor sampled.
+    pub other_language: usize,
     /// Files the daemon held back as another language (`# held_back`, see
     /// [`crate::parse::fit::HELD_BACK_KEY`]): none of their sentences is asked.
     pub held_back_files: usize,
@@ -428,6 +431,10 @@ impl Queue {
         let mut sent = Sentence::default();
         // An unparsed placeholder (a malformed input sentence) has nothing to check.
         let read = reader.read_into(&mut sent).unwrap_or(false);
+        if sent.comment(crate::parse::fit::OTHER_LANGUAGE_KEY).is_some() {
+            self.stats.other_language += 1;
+            return false;
+        }
         let Some(flagged) = flagged(&sent).filter(|_| read) else {
             self.stats.unflagged += 1;
             return false;
@@ -468,6 +475,10 @@ impl Queue {
         }
         if sent.comment("confidence").and_then(|c| c.parse::<f64>().ok()).is_none() {
             self.stats.sample_unscored += 1;
+            return false;
+        }
+        // Below any threshold, and not of the language the sample measures one on.
+        if sent.comment(crate::parse::fit::OTHER_LANGUAGE_KEY).is_some() {
             return false;
         }
         if self.held_out.contains(&crate::retrain::reference::forms_hash(&sent)) {
@@ -751,6 +762,23 @@ mod tests {
         let path = dir.join("low.conllu");
         std::fs::write(&path, text).unwrap();
         path
+    }
+
+    #[test]
+    fn a_sentence_judged_another_language_s_is_never_queued_and_counted() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = lowconf(dir.path(), &[(&[0.1], "NOUN"), (&[0.2], "VERB"), (&[0.3], "ADJ")]);
+        let text = std::fs::read_to_string(&path).unwrap();
+        let mut blocks: Vec<&str> = text.split_inclusive("\n\n").collect();
+        let judged = format!("# {} = 0 of its 2 words …\n{}", crate::parse::fit::OTHER_LANGUAGE_KEY, blocks[1]);
+        blocks[1] = &judged;
+        std::fs::write(&path, blocks.concat()).unwrap();
+        let mut q = Queue::new(HashSet::new());
+        assert_eq!(q.add_file(&path).unwrap(), 2);
+        assert_eq!(q.stats.other_language, 1);
+        let mut asked = order(&mut q, "ana");
+        asked.sort();
+        assert_eq!(asked, [0, 2]);
     }
 
     fn order(q: &mut Queue, who: &str) -> Vec<u32> {

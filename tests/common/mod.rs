@@ -253,3 +253,51 @@ pub fn column(path: &std::path::Path, col: spoolparse::corpus::Column) -> Vec<St
         .flat_map(|s| s.unwrap().words().map(|w| w.get(col).to_string()).collect::<Vec<_>>())
         .collect()
 }
+
+/// A small hu_szeged model (tagger, tokenizer) trained with its dev file, if the treebanks are
+/// here.
+pub fn hungarian_model(dir: &std::path::Path) -> Option<(PathBuf, PathBuf)> {
+    let ud = ud_dir()?.join("hu_szeged");
+    let (training, dev) = (ud.join("train.conllu.zst"), ud.join("dev.conllu.zst"));
+    let model = dir.join("hu.model");
+    let args =
+        ["--dev", dev.to_str().unwrap(), "--epochs", "2", "--tagger", "--jackknife", "0", "--tagger-epochs", "2"];
+    let out = train(&training, &model, &[&args[..], &["--tokenizer"]].concat());
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let log = String::from_utf8_lossy(&out.stderr);
+    assert!(log.contains("confidence: fitted on"), "training says what the confidence was fitted on: {log}");
+    Some((model, dev))
+}
+
+/// The raw text of a gold file (`# text`, paragraphs apart), written to `to`.
+pub fn raw_text(gold: &std::path::Path, to: &std::path::Path) -> PathBuf {
+    let corpus = spoolparse::model::tokenizer::load_raw(&[gold.to_path_buf()]).unwrap();
+    std::fs::write(to, corpus.text() + "\n").unwrap();
+    to.to_path_buf()
+}
+
+/// Hungarian raw text (hu_szeged dev's sentences, a paragraph each) with a sentence of Greek
+/// (el_gdt dev's) after every eighth of its own, at `to`: a file of the Hungarian model's
+/// language, which its first words say, with sentences of another language and script in it.
+/// Returns the Greek sentences.
+pub fn hungarian_with_greek(hungarian: &std::path::Path, to: &std::path::Path) -> Vec<String> {
+    use spoolparse::corpus::{Format, Reader};
+    let texts = |gold: &std::path::Path| -> Vec<String> {
+        let sentences = Reader::open(gold, Format::Conllu).unwrap().map(|s| s.unwrap());
+        sentences.filter_map(|s| s.comment("text").map(str::to_string)).collect()
+    };
+    let greek = ud_dir().unwrap().join("el_gdt/dev.conllu.zst");
+    let mut other = texts(&greek).into_iter();
+    let (mut text, mut inserted) = (Vec::new(), Vec::new());
+    for (i, own) in texts(hungarian).into_iter().enumerate() {
+        text.push(own);
+        if i % 8 == 7 {
+            if let Some(g) = other.next() {
+                text.push(g.clone());
+                inserted.push(g);
+            }
+        }
+    }
+    std::fs::write(to, text.join("\n\n") + "\n").unwrap();
+    inserted
+}

@@ -17,7 +17,7 @@ use crate::parse::raw::{Piece, PieceReader, RawReader};
 
 use super::numbering::Numbering;
 use super::render::Rendered;
-use super::{Job, Outcome, PipelineOptions, Read, Sink, Source, Unreadable};
+use super::{Job, Outcome, PipelineOptions, Read, Sink, Source, Unreadable, Verdict};
 
 /// A sentence that could not be read, at its place in a batch.
 pub(super) struct Malformed {
@@ -55,8 +55,8 @@ pub(super) struct Batch {
     pub(super) bytes: usize,
     /// What to do besides parsing (the same for the whole job).
     pub(super) steps: Steps,
-    /// Confidence (mean arc confidence) of each sentence, when computed.
-    pub(super) confidence: Vec<f64>,
+    /// What the parse of each sentence says of it.
+    pub(super) verdicts: Vec<Verdict>,
     /// Sentences left unparsed, by index in `sentences` (increasing).
     pub(super) malformed: Vec<Malformed>,
     /// Set on the job's last batch.
@@ -101,7 +101,7 @@ impl Batch {
                 *p = Piece::default();
             }
         }
-        self.confidence.clear();
+        self.verdicts.clear();
         self.rendered.clear();
         self.given = GivenCounts::default();
         self.malformed.clear();
@@ -149,7 +149,9 @@ impl Batch {
                 }
                 None => {
                     let written = self.rendered.get(i, id);
-                    sink.sentence(job, s, written, self.confidence.get(i).copied().unwrap_or(1.0))?
+                    let verdict =
+                        self.verdicts.get(i).copied().unwrap_or(Verdict { confidence: 1.0, other_language: false });
+                    sink.sentence(job, s, written, verdict)?
                 }
             }
         }
@@ -358,21 +360,21 @@ fn read_pieces(opts: &PipelineOptions, reader: &mut Option<PieceReader>, batch: 
     }
 }
 
-/// Parses every well-formed sentence of `batch`, records its confidence and renders it.
+/// Parses every well-formed sentence of `batch`, records its verdict and renders it.
 pub(super) fn annotate_batch(annotator: &mut Annotator<'_>, batch: &mut Batch) {
-    batch.confidence.clear();
+    batch.verdicts.clear();
     batch.rendered.clear();
     batch.given = GivenCounts::default();
     for i in 0..batch.used {
         if batch.is_malformed(i) {
-            batch.confidence.push(0.0);
+            batch.verdicts.push(Verdict { confidence: 0.0, other_language: false });
             batch.rendered.push(None);
             continue;
         }
         // Checked when the job was opened: the model can tag whenever a job needs it.
         let _ = annotator.annotate(&mut batch.sentences[i], batch.steps);
         batch.given.add(&annotator.given_counts());
-        batch.confidence.push(annotator.confidence().0);
+        batch.verdicts.push(Verdict::of(annotator));
         batch.rendered.push(Some(&batch.sentences[i]));
     }
 }

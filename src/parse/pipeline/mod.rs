@@ -147,13 +147,13 @@ impl Source {
 pub trait Sink {
     type Error;
     /// A parsed sentence, as it is to be written (rendered by the thread that parsed it, its
-    /// `# sent_id` given), and its confidence (mean arc confidence; 1 when not computed).
+    /// `# sent_id` given), and what its parse says of it.
     fn sentence(
         &mut self,
         job: &Job,
         sent: &Sentence,
         written: Written<'_>,
-        confidence: f64,
+        verdict: Verdict,
     ) -> Result<(), Self::Error>;
     /// A sentence that could not be read, with the text of its lines as read (empty unless
     /// [`PipelineOptions::keep_malformed`]; `truncated` if lines were left out of it because
@@ -176,6 +176,28 @@ pub trait Sink {
     }
     /// The job is over.
     fn end(&mut self, job: &Job, outcome: Outcome) -> Result<(), Self::Error>;
+}
+
+/// What the parse of a sentence says of it, for the sink to route it by.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Verdict {
+    /// The mean arc confidence; 1 when not computed.
+    pub confidence: f64,
+    /// Judged another language's than the model's ([`crate::parse::fit::SentenceCheck`]; only
+    /// with confidences): it goes where low confidence goes.
+    pub other_language: bool,
+}
+
+impl Verdict {
+    /// What `annotator` found of the sentence it annotated last.
+    fn of(annotator: &Annotator<'_>) -> Verdict {
+        Verdict { confidence: annotator.confidence().0, other_language: annotator.other_language().is_some() }
+    }
+
+    /// Whether the sentence is kept from the accepted output at `min_confidence`.
+    pub fn rejected(&self, min_confidence: f64) -> bool {
+        self.confidence < min_confidence || self.other_language
+    }
 }
 
 /// A sentence that could not be read, as handed to [`Sink::malformed`].

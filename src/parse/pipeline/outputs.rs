@@ -14,7 +14,7 @@ use crate::parse::raw::NoTokenizer;
 
 use super::busy::Busy;
 use super::render::HeldBack;
-use super::{Job, JobError, Outcome, Outputs, PipelineOptions, Sink, Unreadable, Written};
+use super::{Job, JobError, Outcome, Outputs, PipelineOptions, Sink, Unreadable, Verdict, Written};
 
 /// What a run parsed.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -23,6 +23,9 @@ pub struct ParseStats {
     pub words: usize,
     /// Sentences sent to the rejected output (malformed ones written there included).
     pub rejected: usize,
+    /// Sentences sent to the rejected output as another language's, one by one
+    /// ([`crate::parse::fit::SentenceCheck`]; counted in `rejected` too).
+    pub other_language: usize,
     /// Malformed sentences written as unparsed placeholders (with
     /// [`PipelineOptions::keep_malformed`]; counted in `sentences` too, with no words).
     pub malformed: usize,
@@ -62,6 +65,7 @@ impl ParseStats {
         self.sentences += more.sentences;
         self.words += more.words;
         self.rejected += more.rejected;
+        self.other_language += more.other_language;
         self.malformed += more.malformed;
         self.busy.add(more.busy);
         for note in more.notes {
@@ -155,7 +159,7 @@ impl Sink for OutputsSink<'_> {
         job: &Job,
         sent: &Sentence,
         written: Written<'_>,
-        confidence: f64,
+        verdict: Verdict,
     ) -> Result<(), PipelineError> {
         if self.out.cancel.is_some_and(|c| c.load(Ordering::Relaxed)) {
             return Err(PipelineError::Cancelled);
@@ -163,12 +167,13 @@ impl Sink for OutputsSink<'_> {
         self.stats.sentences += 1;
         self.stats.words += sent.len();
         if let Some(c) = self.out.confidences.as_deref_mut() {
-            c.push(confidence);
+            c.push(verdict.confidence);
         }
         let [accepted, held_rejected] = &mut self.held;
         match (self.min_confidence, self.out.rejected.as_deref_mut()) {
-            (Some(min), Some(rejected)) if confidence < min || self.held_back.contains(&job.id) => {
+            (Some(min), Some(rejected)) if verdict.rejected(min) || self.held_back.contains(&job.id) => {
                 self.stats.rejected += 1;
+                self.stats.other_language += usize::from(verdict.other_language);
                 held_rejected.sentence(rejected, &written)?;
             }
             _ => accepted.sentence(self.out.accepted, &written)?,

@@ -15,7 +15,7 @@ use super::batch::{annotate_batch, fill_batch, read_text, Batch};
 use super::busy::{BusyTime, Stage};
 use super::numbering::Numbering;
 use super::render::Rendered;
-use super::{Job, JobError, Outcome, PipelineOptions, Read, Sink, Source, Steps};
+use super::{Job, JobError, Outcome, PipelineOptions, Read, Sink, Source, Steps, Verdict};
 
 /// [`run`] in the calling thread, one sentence at a time: no threads to start or feed.
 pub fn run_sequential<S: Sink>(
@@ -103,7 +103,7 @@ pub(super) fn run_reader<S: Sink>(
                 rendered.clear();
                 rendered.push(Some(&sent));
                 let start = busy.lap(Stage::Parsing, start);
-                sink.sentence(job, &sent, rendered.get(0, numbering.take()), annotator.confidence().0)?;
+                sink.sentence(job, &sent, rendered.get(0, numbering.take()), Verdict::of(&annotator))?;
                 busy.add_since(Stage::Writing, start);
                 continue;
             }

@@ -49,6 +49,9 @@ pub struct SentencePart {
     pub text: Option<String>,
     pub new_par: bool,
     pub new_doc: bool,
+    /// Judged another language's than the model's (`# other_language`,
+    /// [`crate::parse::fit::SentenceCheck`]).
+    pub other_language: bool,
     pub tokens: Vec<TokenPart>,
     pub words: Vec<WordPart>,
 }
@@ -128,6 +131,7 @@ fn sentence_part(sent: &Sentence, index: usize, locator: &mut TokenLocator) -> R
         text: sent.comment("text").map(str::to_string),
         new_par: marked(sent, "newpar"),
         new_doc: marked(sent, "newdoc"),
+        other_language: sent.comment(crate::parse::fit::OTHER_LANGUAGE_KEY).is_some(),
         tokens,
         words,
     })

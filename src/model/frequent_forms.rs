@@ -51,14 +51,18 @@
 //! too ("i torneu a començar", "of } te gaan") or known to the parser ("(point
 //! d'exclamation)."). The English lost are names and
 //! two-word fragments ("Rob Bryngelson", "Cool ambience."). A sentence of one word with a
-//! letter, or none (a line of `~`, a number), says nothing of its language and is never
-//! judged: 1,133 of the 1,208 sentences of the other languages' tutors that reached 0.8
-//! through the en_ewt model.
+//! letter, or none (a line of `~`, a number), says nothing of its language by its words:
+//! 1,133 of the 1,208 sentences of the other languages' tutors that reached 0.8 through the
+//! en_ewt model.
 //!
 //! **Another script** is surer still, and needs no second word: a sentence whose every word
 //! with a letter is written in scripts none of the commonest forms uses ([`Scripts`]: Greek
 //! through the en_ewt model, Latin through el_gdt's) is another language's, one word or many
-//! ("Γράφοντας ?" through the en_ewt model).
+//! ("Γράφοντας ?" through the en_ewt model). Both rules together, on the same parses: of the
+//! other languages' sentences with a letter that reached 0.8, the en_ewt model keeps 131 of
+//! 203 (98 of them of one word), hu_szeged's 59 of 86, el_gdt's 0 of 145; of their own
+//! language's words at 0.8 they lose 0.26%, 0.15% and 0.13% (the tutors' English lines
+//! counted as their own).
 //!
 //! This module counts and decides on counts; the input check ([`crate::parse::fit`]) reads a
 //! file's words, and training writes the section.

@@ -192,7 +192,7 @@ def test_document_from_hand_written_conllu() -> None:
     assert [first.accepted(t) for t in (0.899, 0.9, 0.901)] == [True, True, False]
     # A sentence judged another language's (`# other_language`) is never accepted.
     assert not first.other_language
-    judged = HAND_CONLLU.replace("# sent_id = hand-2\n", "# sent_id = hand-2\n# other_language = 0 of its 4 words …\n")
+    judged = HAND_CONLLU.replace("# sent_id = hand-2\n", "# sent_id = hand-2\n# other_language = of its 4 words, 0 among …\n")
     assert judged != HAND_CONLLU
     other = spoolparse.document_from_conllu(judged, HAND_TEXT).sentences[1]
     assert other.other_language and other.confidence == 0.75 and not other.accepted(0.0)

@@ -170,11 +170,11 @@ impl SentenceCounts {
     /// What a sentence judged another language's says of it (`# other_language`).
     pub fn describe(&self) -> String {
         if self.of_another_script() {
-            return format!("its {} words are in a script the model's training text does not use", self.lettered);
+            return format!("its {} words are in scripts the model's training text does not use", self.lettered);
         }
         format!(
-            "{} of its {} words are among the {FREQUENT_FORMS} commonest of the model's training text, {} are forms it never saw",
-            self.frequent, self.lettered, self.unknown
+            "of its {} words, {} among the {FREQUENT_FORMS} commonest of the model's training text, {} never seen in it",
+            self.lettered, self.frequent, self.unknown
         )
     }
 

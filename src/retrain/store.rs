@@ -603,7 +603,7 @@ mod tests {
     fn a_sentence_judged_another_language_s_is_refused_until_its_comment_is_deleted() {
         let (_dir, store) = store();
         let key = crate::parse::fit::OTHER_LANGUAGE_KEY;
-        let judged = format!("# {key} = 0 of its 3 words …\n{}", sentence(Some("s2"), &GOOD));
+        let judged = format!("# {key} = of its 3 words, 0 among …\n{}", sentence(Some("s2"), &GOOD));
         drop_in(&store, "low.conllu", &format!("{}{judged}", sentence(Some("s1"), &GOOD)));
         let r = store.ingest().expect("ingest");
         assert_eq!(r.sentences, 1, "{r:?}");

@@ -770,7 +770,7 @@ mod tests {
         let path = lowconf(dir.path(), &[(&[0.1], "NOUN"), (&[0.2], "VERB"), (&[0.3], "ADJ")]);
         let text = std::fs::read_to_string(&path).unwrap();
         let mut blocks: Vec<&str> = text.split_inclusive("\n\n").collect();
-        let judged = format!("# {} = 0 of its 2 words …\n{}", crate::parse::fit::OTHER_LANGUAGE_KEY, blocks[1]);
+        let judged = format!("# {} = of its 2 words, 0 among …\n{}", crate::parse::fit::OTHER_LANGUAGE_KEY, blocks[1]);
         blocks[1] = &judged;
         std::fs::write(&path, blocks.concat()).unwrap();
         let mut q = Queue::new(HashSet::new());

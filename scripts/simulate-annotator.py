@@ -23,6 +23,14 @@ Also printed, from the queue runs: the share of wrong arcs among the first N arc
 against every arc of the lowconf sentences ordered by confidence alone, and the share of the
 pool's errors within the first 30% of its arcs (with the bound no ranking can pass).
 
+The queue's annotator takes a person's time where the workbench asks for it: an answer that
+changes no arc is sent a little over a second per arc after the task was leased (the
+workbench holds back, as a rubber stamp, arcs it rated likely wrong confirmed faster:
+src/workbench/review.rs). Answered at once (--instant), 138 of 667 answers (414 of 2,000
+arcs) on en_atis were held back and never trained on: that, beside the store setting aside
+corrections unlike any the serving model would make (35 of the other 529), is what issue 52's
+item 4 found behind the API path's smaller gain. Each row says how many answers were held.
+
 With --fix-tags (issue 30), the queue's annotator also fixes tags: every word of a task whose
 shown UPOS is not the gold one gets the gold UPOS in its answer (with its arc when it is one
 asked, alone otherwise), as a person who sees a wrong tag would fix it; those fixes are counted
@@ -31,7 +39,7 @@ are named `queue+tags`).
 
 usage: scripts/simulate-annotator.py MODEL [--budgets 1000,2000,4000]
          [--strategies queue,random,lowest,partial-arcs] [--work DIR] [--retrain KEY=VALUE]...
-         [--fix-tags] [--score GOLD]...
+         [--fix-tags] [--instant] [--score GOLD]...
        scripts/simulate-annotator.py MODEL --precision-only [--budgets 7000]
          (the queue alone, answered until the budget or its end, no retraining)
 Results are appended to WORK/results.jsonl as they come (a run already there is not redone).
@@ -75,10 +83,16 @@ def call(url, path, body=None):
     return reply.status, (json.load(reply) if reply.status == 200 else None)
 
 
-def queue_answers(run, model, lowconf, gold, budget, fix_tags=False):
+# A person's time per arc confirmed unchanged: over the workbench's 1 s (review.rs).
+CONFIRM_SECONDS = 1.05
+
+
+def queue_answers(run, model, lowconf, gold, budget, fix_tags=False, instant=False):
     """Answers tasks through the API until `budget` arcs; returns the asked arcs' wrongness,
-    the count of arcs answered and the count of tags fixed (with `fix_tags`: the gold UPOS of
-    every word shown with another, sent with the answer; not counted in the budget).
+    the count of arcs answered, the count of tags fixed (with `fix_tags`: the gold UPOS of
+    every word shown with another, sent with the answer; not counted in the budget) and the
+    count of answers the workbench held back. An answer that changes no arc waits
+    CONFIRM_SECONDS an arc from the lease, unless `instant`.
 
     A gold label the model does not have is answered as the head alone (the page offers only
     the model's labels); gold arcs that no projective tree holds together are answered as many
@@ -92,7 +106,7 @@ def queue_answers(run, model, lowconf, gold, budget, fix_tags=False):
     with open(log_path, "w") as log:  # a file, not a pipe: a full pipe would stop the server
         server = subprocess.Popen([SP, "annotate", "--config", cfg, "--listen", "127.0.0.1:0"], stderr=log)
     asked = []
-    tag_fixes = 0
+    tag_fixes = held = 0
     try:
         url = None
         while url is None:
@@ -108,6 +122,7 @@ def queue_answers(run, model, lowconf, gold, budget, fix_tags=False):
         time.sleep(2)  # the scan of the one file is complete once `queued` stops moving
         while answered < budget:
             status, task = call(url, "/api/next")
+            leased = time.monotonic()
             if status == 204:
                 break
             g = {cols[0]: cols for cols in words(gold[task["sent_id"]][1])}
@@ -120,6 +135,9 @@ def queue_answers(run, model, lowconf, gold, budget, fix_tags=False):
             # Tags shown wrong, fixed to gold: on the word's arc if it is answered, alone otherwise.
             wrong_tags = {w["id"]: g[str(w["id"])][3] for w in task["words"]
                           if fix_tags and w["upos"] != g[str(w["id"])][3]}
+            shown = {w["id"]: (w["head"], w["deprel"]) for w in task["words"]}
+            if arcs and not instant and all(shown[a["id"]] == (a["head"], a["deprel"]) for a in arcs):
+                time.sleep(max(0.0, CONFIRM_SECONDS * len(arcs) - (time.monotonic() - leased)))
             while arcs:
                 ids = {a["id"] for a in arcs}
                 body = [dict(a, upos=wrong_tags[a["id"]]) if a["id"] in wrong_tags else a for a in arcs]
@@ -128,6 +146,7 @@ def queue_answers(run, model, lowconf, gold, budget, fix_tags=False):
                 if status == 200:
                     answered += len(arcs)
                     tag_fixes += reply["tags"]
+                    held += bool(reply.get("held_back"))
                     break
                 if status != 422:
                     sys.exit(f"POST /api/answer: {status} {reply}")
@@ -137,7 +156,7 @@ def queue_answers(run, model, lowconf, gold, budget, fix_tags=False):
     finally:
         server.terminate()
         server.wait()
-    return asked, answered, tag_fixes
+    return asked, answered, tag_fixes, held
 
 
 def retrain(run, cfg):
@@ -205,6 +224,9 @@ def main():
     ap.add_argument("--score", action="append", default=[], metavar="GOLD",
                     help="also score the promoted candidate (and the model, once) on this gold file: LAS, UPOS, "
                          "arc ECE; repeatable (e.g. the domain's dev and en_ewt dev)")
+    ap.add_argument("--instant", action="store_true",
+                    help="the queue's annotator answers at once, also where the workbench holds back a confirmation "
+                         "that fast as a rubber stamp (the held answers are counted)")
     ap.add_argument("--strip-xpos", action="store_true",
                     help="files dropped into annotated/ have XPOS `_` (as from a tool that writes UPOS only)")
     args = ap.parse_args()
@@ -225,7 +247,8 @@ def main():
         run = os.path.join(args.work, "precision")
         shutil.rmtree(run, ignore_errors=True)
         os.makedirs(os.path.join(run, "spool", "annotated"))
-        asked, _, _ = queue_answers(run, model, lowconf, gold, max(int(b) for b in args.budgets.split(",")))
+        asked, _, _, _ = queue_answers(run, model, lowconf, gold, max(int(b) for b in args.budgets.split(",")),
+                                      instant=True)
         precision(asked, pool, gold)
         return
     results_path = os.path.join(args.work, "results.jsonl")
@@ -248,9 +271,10 @@ def main():
             os.makedirs(os.path.join(run, "spool", "annotated"))
             cfg = os.path.join(run, "spoolparse.toml")
             config(cfg, run, model, os.path.abspath(args.base), os.path.abspath(args.heldout or dev), args.retrain)
-            tag_fixes = 0
+            tag_fixes = held = 0
             if strategy == "queue":
-                asked, arcs, tag_fixes = queue_answers(run, model, lowconf, gold, budget, args.fix_tags)
+                asked, arcs, tag_fixes, held = queue_answers(run, model, lowconf, gold, budget, args.fix_tags,
+                                                             args.instant)
                 asked_max = max(asked_max, asked, key=len)
             else:
                 sents, _, arcs = select(strategy, parsed, gold, set(), budget, random.Random(1))
@@ -261,7 +285,7 @@ def main():
                 write_conllu(tmp, sents)
                 os.rename(tmp, os.path.join(run, "spool", "annotated", "answers.conllu"))
             report = retrain(run, cfg)
-            row = {"strategy": name, "budget": budget, "arcs": arcs, "tag_fixes": tag_fixes,
+            row = {"strategy": name, "budget": budget, "arcs": arcs, "tag_fixes": tag_fixes, "held_answers": held,
                    "before": report["current"]["heldout_las"],
                    "after": (report.get("candidate") or {}).get("heldout_las"),
                    "decision": report.get("decision"), "train_seconds": report.get("train_seconds"),

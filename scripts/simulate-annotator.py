@@ -25,11 +25,11 @@ pool's errors within the first 30% of its arcs (with the bound no ranking can pa
 
 The queue's annotator takes a person's time where the workbench asks for it: an answer that
 changes no arc is sent a little over a second per arc after the task was leased (the
-workbench holds back, as a rubber stamp, arcs it rated likely wrong confirmed faster:
-src/workbench/review.rs). Answered at once (--instant), 138 of 667 answers (414 of 2,000
-arcs) on en_atis were held back and never trained on: that, beside the store setting aside
-corrections unlike any the serving model would make (35 of the other 529), is what issue 52's
-item 4 found behind the API path's smaller gain. Each row says how many answers were held.
+workbench holds back, as a rubber stamp, arcs it rated likely wrong confirmed faster in an
+answer that corrects none: src/workbench/review.rs); --instant answers at once. Each row says
+how many answers were held back. Issue 52's item 4: before 2026-12-07 the rule held back an
+answer that corrected arcs too, and this annotator answered at once: on en_atis 138 of its
+667 answers (414 of the 2,000 arcs) were held back and never trained on.
 
 With --fix-tags (issue 30), the queue's annotator also fixes tags: every word of a task whose
 shown UPOS is not the gold one gets the gold UPOS in its answer (with its arc when it is one

@@ -114,10 +114,7 @@ fn a_sentence_of_another_language_in_a_file_of_the_model_s_never_reaches_accepte
     assert!(!log.contains("every sentence went to"), "the file is the model's language: {log}");
     assert!(log.contains("judged another language's, `# other_language`"), "{log}");
     let read = |p: &Path| Reader::open(p, Format::Conllu).unwrap().map(|s| s.unwrap()).collect::<Vec<_>>();
-    let is_greek = |s: &Sentence| {
-        s.words()
-            .any(|w| w.get(spoolparse::corpus::Column::Form).chars().any(|c| ('\u{0370}'..='\u{03FF}').contains(&c)))
-    };
+    let is_greek = |s: &Sentence| s.words().any(|w| common::has_greek(w.get(spoolparse::corpus::Column::Form)));
     let (kept, rejected) = (read(&kept), read(&rejected));
     assert!(kept.len() > 300, "{} kept", kept.len());
     assert!(!kept.iter().any(is_greek), "a Greek sentence was accepted");

@@ -81,7 +81,7 @@ use crate::corpus::{Column, Format, Sentence};
 use crate::model::analysis::{Analyze, Given};
 use crate::model::features::{form_key, form_key_of_hash, tag_key};
 use crate::model::file::{ModelFile, TableView};
-use crate::model::frequent_forms::{counted, is_foreign, Scripts, SentenceCounts, FREQUENT_FORMS};
+use crate::model::frequent_forms::{is_foreign, Scripts, SentenceCounts, FREQUENT_FORMS};
 
 /// When the model's tagger tags CoNLL-U/CoNLL-X input (text input is always tagged).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
@@ -126,16 +126,63 @@ pub const HELD_BACK_KEY: &str = "held_back";
 /// correction workbench does not offer it.
 pub const OTHER_LANGUAGE_KEY: &str = "other_language";
 
+/// The training text's commonest forms, looked up as [`crate::model::frequent_forms::counted`] counts a form, without a
+/// string per word: by hash, a form in lower case already (most are) hashed once.
+struct CommonForms {
+    hashes: HashSet<u64, IdentityBuildHasher>,
+    lowercased: String,
+}
+
+/// A word with a letter, as [`CommonForms::find`] saw it.
+struct Lettered {
+    common: bool,
+    ascii: bool,
+    /// The form's [`hash_str`], for its [`form_key_of_hash`].
+    hash: u64,
+}
+
+impl CommonForms {
+    /// `None` for a model that does not keep its training text's commonest forms.
+    fn of(model: &ModelFile) -> Option<CommonForms> {
+        let forms = model.frequent_forms()?;
+        Some(CommonForms { hashes: forms.forms.iter().map(|f| hash_str(f)).collect(), lowercased: String::new() })
+    }
+
+    /// `form` if it has a letter (ASCII, most words, read byte by byte), and whether it is one
+    /// of the commonest.
+    fn find(&mut self, form: &str) -> Option<Lettered> {
+        let ascii = form.is_ascii();
+        let lettered =
+            if ascii { form.bytes().any(|b| b.is_ascii_alphabetic()) } else { form.chars().any(char::is_alphabetic) };
+        if !lettered {
+            return None;
+        }
+        let hash = hash_str(form);
+        let lower_hash = if ascii && !form.bytes().any(|b| b.is_ascii_uppercase()) {
+            hash
+        } else {
+            self.lowercased.clear();
+            if ascii {
+                self.lowercased.push_str(form);
+                self.lowercased.make_ascii_lowercase();
+            } else {
+                // `to_lowercase` knows a word's final sigma, which no char-by-char mapping does.
+                self.lowercased.push_str(&form.to_lowercase());
+            }
+            hash_str(&self.lowercased)
+        };
+        Some(Lettered { common: self.hashes.contains(&lower_hash), ascii, hash })
+    }
+}
+
 /// Judges sentences one by one: whether each is another language's than the model's training
 /// text ([`SentenceCounts::is_foreign`]). One per thread: it reuses a buffer.
 pub struct SentenceCheck<'m> {
     weights: TableView<'m>,
-    /// The commonest forms' hashes ([`hash_str`]): no string compared per word.
-    frequent: HashSet<u64, IdentityBuildHasher>,
+    common: CommonForms,
     /// The training text's share of its commonest forms, and their scripts.
     expected: f64,
     scripts: Scripts,
-    lowercased: String,
 }
 
 impl<'m> SentenceCheck<'m> {
@@ -145,10 +192,9 @@ impl<'m> SentenceCheck<'m> {
         let forms = model.frequent_forms()?;
         Some(SentenceCheck {
             weights: model.weights(),
-            frequent: forms.forms.iter().map(|f| hash_str(f)).collect(),
+            common: CommonForms::of(model)?,
             expected: forms.coverage,
             scripts: Scripts::of(forms.forms.iter().map(String::as_str)),
-            lowercased: String::new(),
         })
     }
 
@@ -157,39 +203,14 @@ impl<'m> SentenceCheck<'m> {
         let mut c = SentenceCounts::default();
         for w in sent.words() {
             let form = w.get(Column::Form);
-            // What [`counted`] keeps, without a string per word, and ASCII (most words) read
-            // byte by byte.
-            let ascii = form.is_ascii();
-            let lettered = if ascii {
-                form.bytes().any(|b| b.is_ascii_alphabetic())
-            } else {
-                form.chars().any(char::is_alphabetic)
-            };
-            if !lettered {
-                continue;
-            }
-            // A form in lower case already (most are) is hashed once, for both lookups.
-            let hash = hash_str(form);
-            let lower_hash = if ascii && !form.bytes().any(|b| b.is_ascii_uppercase()) {
-                hash
-            } else {
-                self.lowercased.clear();
-                if ascii {
-                    self.lowercased.push_str(form);
-                    self.lowercased.make_ascii_lowercase();
-                } else {
-                    // `to_lowercase` knows a word's final sigma, which no char-by-char mapping does.
-                    self.lowercased.push_str(&form.to_lowercase());
-                }
-                hash_str(&self.lowercased)
-            };
+            let Some(word) = self.common.find(form) else { continue };
             c.lettered += 1;
-            if self.frequent.contains(&lower_hash) {
+            if word.common {
                 c.frequent += 1;
             } else {
-                c.unknown += usize::from(self.weights.lookup(form_key_of_hash(hash)).is_none());
+                c.unknown += usize::from(self.weights.lookup(form_key_of_hash(word.hash)).is_none());
             }
-            let written = if ascii { self.scripts.has_latin() } else { self.scripts.writes(form) };
+            let written = if word.ascii { self.scripts.has_latin() } else { self.scripts.writes(form) };
             c.other_script += usize::from(!written);
         }
         c
@@ -259,7 +280,7 @@ impl FitCounts {
 pub struct FitCheck<'m> {
     weights: TableView<'m>,
     /// The training text's commonest forms, when the model keeps them.
-    frequent: HashSet<&'m str>,
+    common: Option<CommonForms>,
     counts: FitCounts,
 }
 
@@ -271,8 +292,7 @@ impl<'m> FitCheck<'m> {
             frequent_expected_ppm: forms.map_or(0, |f| (f.coverage * 1e6).round() as u32),
             ..FitCounts::default()
         };
-        let frequent = forms.map(|f| f.forms.iter().map(String::as_str).collect()).unwrap_or_default();
-        FitCheck { weights: model.weights(), frequent, counts }
+        FitCheck { weights: model.weights(), common: CommonForms::of(model), counts }
     }
 
     /// Counts the words of `sent`, unless [`CHECK_WORDS`] were counted already.
@@ -291,11 +311,9 @@ impl<'m> FitCheck<'m> {
             c.unknown_tags += usize::from(self.weights.lookup(tag_key(upos, xpos)).is_none());
             let form = w.get(Column::Form);
             c.unknown_forms += usize::from(self.weights.lookup(form_key(form)).is_none());
-            if !self.frequent.is_empty() {
-                if let Some(key) = counted(form) {
-                    c.lettered += 1;
-                    c.frequent += usize::from(self.frequent.contains(key.as_str()));
-                }
+            if let Some(word) = self.common.as_mut().and_then(|common| common.find(form)) {
+                c.lettered += 1;
+                c.frequent += usize::from(word.common);
             }
         }
     }

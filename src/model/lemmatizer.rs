@@ -34,6 +34,12 @@
 //! hu_szeged −4.84), a dictionary entry found without the word's FEATS checked like an unseen
 //! word (en_ewt: 22 right lemmas lost, such as `broke` → `break`, for 2 fixed).
 //!
+//! Speed (`perf record`, raw text of en_ewt dev ×4, one thread): the rules that apply to a word
+//! not in the dictionary are checked by comparing affix bytes in place ([`LemmaRule::applies`]);
+//! through `memcmp` those calls took 11% of the whole parse. The classifier scores the prefix of
+//! rules (numbered by frequency) that holds the candidates: scoring the candidates alone,
+//! bit-identical, made the parse 5% slower (0.876 → 0.925 s user time, 8 alternating runs).
+//!
 //! This module owns lemma rules, the dictionary, the classifier and its training; the weights
 //! themselves are `perceptron`'s and `model_file`'s.
 

@@ -885,7 +885,7 @@ mod tests {
         let wide: Vec<(u16, f32)> = (0..40).map(|c| (c, 1.0)).collect();
         let t = build([(7u64, wide.as_slice()), (9, wide.as_slice())].into_iter(), 40, Precision::I8);
         let view = TableView::new(&t.slots, &t.rows, t.layout).unwrap();
-        assert!([7, 9].iter().all(|&k| view.lookup(k).unwrap() % 64 == 0));
+        assert!([7, 9].iter().all(|&k| view.lookup(k).unwrap().is_multiple_of(64)));
     }
 
     #[test]

@@ -241,9 +241,10 @@ pub fn build<'a>(
     let mut row_bytes: Vec<u8> = Vec::new();
     let (mut features, mut weights, mut clashes) = (0u64, 0u64, 0u64);
     let mut dense_bytes = 0;
+    let alignment = dense_alignment(classes, precision);
     for (key, span, kept, dense) in spans {
         if dense {
-            row_bytes.resize(row_bytes.len().next_multiple_of(dense_alignment(classes, precision)), 0);
+            row_bytes.resize(row_bytes.len().next_multiple_of(alignment), 0);
         }
         let start = row_bytes.len();
         let extra_lines = ((start % 64 + span.len() - 1) / 64).min(3) as u32;

@@ -148,9 +148,9 @@ def handle(state: State, method: str, path: str, body: dict):
 # percent, events `configured`, `promoted`, `rollback` and `rejected`.
 MODELS = {"current": "en_ewt-3f2a9c1e.model", "stored_since_last_cycle": 37, "models": [
     {"time": 1763609400, "event": "configured", "model": "en_ewt-0a1b2c3d.model", "from": None, "heldout_las": None, "annotations_las": None, "reasons": []},
-    {"time": 1763695800, "event": "promoted", "model": "en_ewt-5e6f7a8b.model", "from": "en_ewt-0a1b2c3d.model", "heldout_las": 87.31, "annotations_las": 81.2, "reasons": ["held-out LAS +0.22"]},
-    {"time": 1763782200, "event": "rejected", "model": "en_ewt-9c0d1e2f.model", "heldout_las": 86.55, "annotations_las": 83.0, "reasons": ["held-out LAS dropped 0.76 > max_las_drop 0.0"]},
-    {"time": 1763868600, "event": "promoted", "model": "en_ewt-3f2a9c1e.model", "from": "en_ewt-5e6f7a8b.model", "heldout_las": 87.48, "annotations_las": 83.5, "reasons": []},
+    {"time": 1763695800, "event": "promoted", "model": "en_ewt-5e6f7a8b.model", "from": "en_ewt-0a1b2c3d.model", "heldout_las": 87.31, "your_text_las": 84.0, "annotations_las": 81.2, "reasons": ["held-out LAS +0.22"]},
+    {"time": 1763782200, "event": "rejected", "model": "en_ewt-9c0d1e2f.model", "heldout_las": 86.55, "your_text_las": 79.1, "annotations_las": 83.0, "reasons": ["held-out LAS dropped 0.76 > max_las_drop 0.0"]},
+    {"time": 1763868600, "event": "promoted", "model": "en_ewt-3f2a9c1e.model", "from": "en_ewt-5e6f7a8b.model", "heldout_las": 87.48, "your_text_las": 85.2, "annotations_las": 83.5, "reasons": []},
     {"time": 1763889120, "event": "rollback", "model": "en_ewt-5e6f7a8b.model", "from": "en_ewt-3f2a9c1e.model", "heldout_las": 87.31, "annotations_las": None, "reasons": []},
 ]}
 TOKEN = None

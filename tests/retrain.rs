@@ -1070,6 +1070,35 @@ fn completion_and_weighting_change_what_a_cycle_trains_on() {
     assert!(gate.annotations.is_none() && !gate.annotations_judge);
 }
 
+/// The gate reads the user's text as a whole: each word of a held-out annotated sentence is
+/// scored (corrected, or the serving model sure of it) or counted as one nobody can score.
+#[test]
+fn every_word_of_the_held_out_annotated_sentences_is_scored_or_counted_as_unscored() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = small_model(dir.path(), 1);
+    let fixture = common::fixture("special.conllu");
+    let heldout = heldout_beside(&fixture, dir.path());
+    let settings = "max_las_drop = 100\nepochs = 2\nannotation_heldout = 0.9\nbootstrap_samples = 50\n";
+    let config = write_config(dir.path(), &model, &fixture, &heldout, settings);
+    // The root of each sentence corrected, its two other words left to the model.
+    let text: String = (0..60).map(|i| sentence(Some(&format!("w{i}")), ["_", "0", "_"])).collect();
+    drop_in(&dir.path().join("spool/annotated"), "partial.conllu", &text);
+    let report = retrain(&config);
+    let held = report.annotations_heldout;
+    assert!(held > 40 && held < 60, "{report:#?}");
+    let gate = report.gate.as_ref().expect("gate figures");
+    let (asked, whole) = (gate.annotations.as_ref().unwrap(), gate.annotations_whole.as_ref().unwrap());
+    let uncertain = gate.uncertain.expect("the unscored arcs counted");
+    assert_eq!((asked.words, asked.sentences, whole.sentences), (held as u64, held, held), "{gate:#?}");
+    assert_eq!(whole.words + uncertain.arcs, 3 * held as u64, "{gate:#?}");
+    assert!(uncertain.changed <= uncertain.arcs);
+    if uncertain.arcs > 0 {
+        let line = format!("not scored: {} arcs", uncertain.arcs);
+        assert!(report.reasons.iter().any(|r| r.contains(&line)), "{:?}", report.reasons);
+    }
+    assert!(report.reasons.iter().any(|r| r.contains("on your text as a whole")), "{:?}", report.reasons);
+}
+
 /// A cycle over six sentences the workbench sampled and had reviewed whole (18 words) and ten
 /// partial annotations, with `retrain.calibration_min_arcs` at `min_words`.
 fn cycle_on_sampled_annotations(dir: &Path, min_words: usize) -> Report {
@@ -1410,7 +1439,7 @@ fn a_neural_model_is_fine_tuned_from_its_weights_and_learns_a_new_domain() {
     assert!((whole.serving_las - 100.0 * serving_right / whole.words as f64).abs() < 1e-6, "{figures:#?}");
     assert!(whole.delta < asked.delta, "the first words the candidate moved cost it there: {figures:#?}");
     assert!(
-        report.reasons.iter().any(|r| r.contains("those nobody corrected that the serving model is sure of")),
+        report.reasons.iter().any(|r| r.contains("that nobody corrected and the serving model is sure of")),
         "{report:#?}"
     );
 

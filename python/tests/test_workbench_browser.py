@@ -98,11 +98,13 @@ def make_spool(data: Data, root: Path, port: int, model: Path) -> Path:
         {"time": 1763889120, "event": "rollback", "model": "m-a.model", "from": "m-b.model"},
     ]
     (models / "history.jsonl").write_text("".join(json.dumps(h) + "\n" for h in history))
-    for name, started, decision, las in [("m-b", 1763695700, "promoted", 87.31), ("m-c", 1763782200, "rejected", 86.55)]:
+    for name, started, decision, las, whole in [("m-b", 1763695700, "promoted", 87.31, (80.5, 84.0)),
+                                                 ("m-c", 1763782200, "rejected", 86.55, (72.5, 70.0))]:
         report = {"decision": decision, "reasons": [f"{name} {decision}"], "started": started, "seconds": 1.0,
                   "current": {"model": "m-a.model", "heldout_uas": 90.0, "heldout_las": 87.09,
                               "annotations_las": 75.0 if decision == "promoted" else 0.0},
-                  "candidate": {"model": f"{name}.model", "heldout_uas": 90.0, "heldout_las": las, "annotations_las": 81.2}}
+                  "candidate": {"model": f"{name}.model", "heldout_uas": 90.0, "heldout_las": las, "annotations_las": 81.2},
+                  "gate": {"annotations_whole": {"serving_las": whole[0], "candidate_las": whole[1]}}}
         (models / f"{name}.json").write_text(json.dumps(report))
     config = root / "spoolparse.toml"
     config.write_text(
@@ -644,9 +646,13 @@ def test_the_models_view_draws_every_event_of_the_real_servers_history(browser, 
         assert rows[-1][0] == "2025-11-20 03:30:00", rows
         # Each with its change over the model it was gated against, where the report has both.
         assert [r[3] for r in rows] == ["–", "86.55 (−0.54)", "87.31 (+0.22)", "–"], rows
-        assert [r[4] for r in rows] == ["–", "81.20", "81.20 (+6.20)", "–"], rows
+        # Your text as a whole (what the gate decides on), then its corrected arcs alone.
+        assert [r[4] for r in rows] == ["–", "70.00 (−2.50)", "84.00 (+3.50)", "–"], rows
+        assert [r[5] for r in rows] == ["–", "81.20", "81.20 (+6.20)", "–"], rows
         dots = driver.find_elements("css selector", "#las-chart svg circle.dot")
         assert sorted(d.get_attribute("class") for d in dots) == ["dot promoted", "dot rejected"], dots
+        driver.execute_script("document.getElementById('model-history').scrollIntoView()")
+        screenshot(driver, "5-models-history")
     driver.find_element("id", "retrain").click()
     wait(driver, lambda: driver.find_element("id", "retrain-result").text not in ("", "asking…"), "the answer to retrain")
     screenshot(driver, "5-models")

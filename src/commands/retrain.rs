@@ -78,17 +78,25 @@ fn run(args: RetrainArgs) -> Result<Option<Decision>> {
         return Ok(report.decision);
     }
     let decision = report.decision.map_or("none", Decision::name);
-    match &report.candidate {
-        Some(c) => println!(
-            "{decision}: {} (held-out LAS {:.2}, annotations LAS {:.2}) against {} ({:.2}, {:.2})",
+    let whole = report.gate.as_ref().and_then(|g| g.annotations_whole.as_ref());
+    match (&report.candidate, whole) {
+        (Some(c), Some(w)) => println!(
+            "{decision}: {} (held-out LAS {:.2}, your text LAS {:.2}, its corrected arcs {:.2}) against {} ({:.2}, \
+             {:.2}, {:.2})",
             c.model,
             c.heldout_las,
+            w.candidate_las,
             c.annotations_las,
             report.current.model,
             report.current.heldout_las,
+            w.serving_las,
             report.current.annotations_las
         ),
-        None => println!("{decision}"),
+        (Some(c), None) => println!(
+            "{decision}: {} (held-out LAS {:.2}) against {} ({:.2})",
+            c.model, c.heldout_las, report.current.model, report.current.heldout_las
+        ),
+        (None, _) => println!("{decision}"),
     }
     for r in &report.reasons {
         println!("  {r}");

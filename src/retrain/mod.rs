@@ -45,8 +45,10 @@
 //!    full first, so a half-written one never has a name), and scores it and the serving model
 //!    as stored on `retrain.heldout` and on the held-out annotations;
 //! 6. promotes it (moves `models/current`) if the gate ([`gate`]: a paired bootstrap over
-//!    sentences) finds it better beyond noise on the held-out annotations once they hold
-//!    `retrain.gate_min_annotation_arcs` arcs (not worse on them before that), and not worse
+//!    sentences, [`scoring`]) finds it better beyond noise on the user's text as a whole (the
+//!    held-out annotated sentences' corrected arcs and those the serving model is sure of,
+//!    [`whole_text`]) once the held-out annotations hold `retrain.gate_min_annotation_arcs`
+//!    arcs (not worse there before that), and not worse
 //!    than `max_las_drop` beyond noise on `retrain.heldout`, and the model it was gated
 //!    against still serves (checked under the models directory's lock, so a model configured
 //!    or rolled back to meanwhile is never replaced by a candidate that never faced it);
@@ -99,6 +101,7 @@ mod checks;
 pub mod gate;
 pub mod reference;
 mod report;
+mod scoring;
 mod settings;
 mod state;
 pub mod store;
@@ -112,6 +115,7 @@ pub use analysis::{
     UPOS_CHECKED_KEY,
 };
 pub use report::{Decision, GateScores, Report};
+use scoring::Gated;
 pub use settings::{parse_interval, parse_time_of_day, CompletionKind, NeuralStart, Settings, FINE_TUNE_BATCH};
 pub use state::State;
 use training_data::training_data;
@@ -125,9 +129,7 @@ use crate::corpus::CorpusError;
 use crate::model::analysis::Analyze;
 use crate::model::file::{self as model_file, Extras, ModelError, ModelFile, WriteOptions};
 use crate::model::registry::{compact_utc, file_name, unix_time, Event, Registry, RegistryError};
-use crate::parse::parser::Parser;
 use crate::train::completion::{Completion, Confidence};
-use crate::train::eval::{Counts, Scores};
 use crate::train::{self, DevSentence};
 use store::{Store, StoreError};
 
@@ -490,27 +492,17 @@ pub fn run_cycle(
     let candidate = installed?;
     let candidate_name = file_name(candidate.path());
 
-    let (current_scores, current_counts) = gate_scores(&current, &heldout, &heldout_annotations);
-    let (scores, candidate_counts) = gate_scores(&candidate, candidate_heldout, candidate_annotations);
+    let (current_scores, scores, heldout_bootstrap, user) = scoring::score(
+        Gated { model: &current, heldout: &heldout, annotations: &heldout_annotations },
+        Gated { model: &candidate, heldout: candidate_heldout, annotations: candidate_annotations },
+        &heldout_sentences,
+        settings.bootstrap_samples,
+    );
     report.current = current_scores;
-    let samples = settings.bootstrap_samples;
-    let heldout_bootstrap = gate::bootstrap(&current_counts.0, &candidate_counts.0, samples);
-    let annotations_bootstrap =
-        (!heldout_annotations.is_empty()).then(|| gate::bootstrap(&current_counts.1, &candidate_counts.1, samples));
     let rule =
         gate::Rule { max_las_drop: settings.max_las_drop, min_annotation_arcs: settings.gate_min_annotation_arcs };
-    let (mut promote, mut figures, reasons) = gate::decide(rule, heldout_bootstrap, annotations_bootstrap);
+    let (mut promote, figures, reasons) = gate::decide(rule, heldout_bootstrap, user);
     report.reasons.extend(reasons);
-    if !heldout_annotations.is_empty() {
-        let whole = whole_text::as_published(&current, &heldout_annotations);
-        let candidate_whole = whole_text::with_references_of(&whole, candidate_annotations);
-        let counts = |model: &ModelFile, dev: &[DevSentence]| {
-            train::evaluate_sentences_with(&mut Parser::new(model), dev, &model.meta().labels)
-        };
-        let b = gate::bootstrap(&counts(&current, &whole), &counts(&candidate, &candidate_whole), samples);
-        report.reasons.push(gate::describe_whole(&b));
-        figures.annotations_whole = Some(b);
-    }
     report.gate = Some(figures);
     report.candidate = Some(scores);
     // From here to the switch `current` stays as it is: a model configured or rolled back to
@@ -585,28 +577,4 @@ fn why_skip(
     }
     why += &format!(", and {words} words of new unlabeled text, fewer than retrain.unlabeled_min_new_words = {enough}");
     Ok(Some(why))
-}
-
-/// A model's scores on the held-out file and the held-out annotations, as stored, with the
-/// counts of each sentence of both (for the gate's bootstrap).
-fn gate_scores(
-    model: &ModelFile,
-    heldout: &[DevSentence],
-    annotations: &[DevSentence],
-) -> (GateScores, (Vec<Counts>, Vec<Counts>)) {
-    let score = |dev: &[DevSentence]| -> (Scores, Vec<Counts>) {
-        let counts = train::evaluate_sentences_with(&mut Parser::new(model), dev, &model.meta().labels);
-        let mut all = Counts::default();
-        counts.iter().for_each(|c| all.merge(c));
-        (all.scores(), counts)
-    };
-    let (h, heldout_counts) = score(heldout);
-    let (a, annotation_counts) = score(annotations);
-    let scores = GateScores {
-        model: file_name(model.path()),
-        heldout_uas: h.uas,
-        heldout_las: h.las,
-        annotations_las: if annotations.is_empty() { 0.0 } else { a.las },
-    };
-    (scores, (heldout_counts, annotation_counts))
 }

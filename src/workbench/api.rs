@@ -719,9 +719,13 @@ impl Workbench {
             let las = |model: &str, key: &str| report.and_then(|r| r[model][key].as_f64());
             // A report says 0 annotations LAS when there were no held-out annotations.
             let annotations_las = |model: &str| las(model, "annotations_las").filter(|&l| l > 0.0);
+            // What the gate decides on (reports of cycles before it have none).
+            let whole = |key: &str| report.and_then(|r| r["gate"]["annotations_whole"][key].as_f64());
             json!({
                 "heldout_las": las("candidate", "heldout_las"),
                 "heldout_las_before": las("current", "heldout_las"),
+                "your_text_las": whole("candidate_las"),
+                "your_text_las_before": whole("serving_las"),
                 "annotations_las": annotations_las("candidate"),
                 "annotations_las_before": annotations_las("current"),
                 "reasons": report.map_or(json!([]), |r| r["reasons"].clone()),

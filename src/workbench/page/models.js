@@ -85,7 +85,7 @@ const formatChange = (x, before) => {
 function historyRow(event) {
   const row = document.createElement('tr');
   row.className = `event-${event.event}`;
-  const cells = [when(event), event.event, event.model, formatChange(event.heldout_las, event.heldout_las_before), formatChange(event.annotations_las, event.annotations_las_before), (event.reasons || []).join('; ')];
+  const cells = [when(event), event.event, event.model, formatChange(event.heldout_las, event.heldout_las_before), formatChange(event.your_text_las, event.your_text_las_before), formatChange(event.annotations_las, event.annotations_las_before), (event.reasons || []).join('; ')];
   row.replaceChildren(...cells.map((text) => {
     const cell = document.createElement('td');
     cell.textContent = text;

@@ -1033,13 +1033,21 @@ fn a_retraining_request_runs_the_daemons_own_cycle_once() {
 /// 20 three-word sentences annotated), every annotation trained on, and the `[retrain]` lines
 /// `extra`.
 fn cycle_on_partial_annotations(extra: &str) -> Report {
+    cycle_on_corrected_roots(20, 0.0, extra)
+}
+
+/// A cycle over `n` three-word sentences whose root alone is annotated (the two other words left
+/// to the model), `annotation_heldout` of them held out.
+fn cycle_on_corrected_roots(n: usize, annotation_heldout: f64, extra: &str) -> Report {
     let dir = tempfile::tempdir().unwrap();
     let model = small_model(dir.path(), 1);
     let fixture = common::fixture("special.conllu");
     let heldout = heldout_beside(&fixture, dir.path());
-    let settings = format!("max_las_drop = 100\nepochs = 2\nannotation_heldout = 0.0\nbootstrap_samples = 50\n{extra}");
+    let settings = format!(
+        "max_las_drop = 100\nepochs = 2\nannotation_heldout = {annotation_heldout:?}\nbootstrap_samples = 50\n{extra}"
+    );
     let config = write_config(dir.path(), &model, &fixture, &heldout, &settings);
-    let text: String = (0..20).map(|i| sentence(Some(&format!("p{i}")), ["_", "0", "_"])).collect();
+    let text: String = (0..n).map(|i| sentence(Some(&format!("p{i}")), ["_", "0", "_"])).collect();
     drop_in(&dir.path().join("spool/annotated"), "partial.conllu", &text);
     retrain(&config)
 }
@@ -1074,16 +1082,7 @@ fn completion_and_weighting_change_what_a_cycle_trains_on() {
 /// scored (corrected, or the serving model sure of it) or counted as one nobody can score.
 #[test]
 fn every_word_of_the_held_out_annotated_sentences_is_scored_or_counted_as_unscored() {
-    let dir = tempfile::tempdir().unwrap();
-    let model = small_model(dir.path(), 1);
-    let fixture = common::fixture("special.conllu");
-    let heldout = heldout_beside(&fixture, dir.path());
-    let settings = "max_las_drop = 100\nepochs = 2\nannotation_heldout = 0.9\nbootstrap_samples = 50\n";
-    let config = write_config(dir.path(), &model, &fixture, &heldout, settings);
-    // The root of each sentence corrected, its two other words left to the model.
-    let text: String = (0..60).map(|i| sentence(Some(&format!("w{i}")), ["_", "0", "_"])).collect();
-    drop_in(&dir.path().join("spool/annotated"), "partial.conllu", &text);
-    let report = retrain(&config);
+    let report = cycle_on_corrected_roots(60, 0.9, "");
     let held = report.annotations_heldout;
     assert!(held > 40 && held < 60, "{report:#?}");
     let gate = report.gate.as_ref().expect("gate figures");

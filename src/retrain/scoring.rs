@@ -61,10 +61,10 @@ fn counts(model: &ModelFile, dev: &[DevSentence]) -> Vec<Counts> {
 /// counts of each sentence of both (for the gate's bootstrap).
 fn gate_scores(gated: Gated) -> (GateScores, (Vec<Counts>, Vec<Counts>)) {
     let score = |dev: &[DevSentence]| -> (Scores, Vec<Counts>) {
-        let counts = counts(gated.model, dev);
+        let per_sentence = counts(gated.model, dev);
         let mut all = Counts::default();
-        counts.iter().for_each(|c| all.merge(c));
-        (all.scores(), counts)
+        per_sentence.iter().for_each(|c| all.merge(c));
+        (all.scores(), per_sentence)
     };
     let (h, heldout_counts) = score(gated.heldout);
     let (a, annotation_counts) = score(gated.annotations);

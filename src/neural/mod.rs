@@ -12,7 +12,8 @@
 //! - [`activations`]: the LSTM's nonlinearities at parse time, vectorizable;
 //! - [`scorer`]: what a parser calls, sentence by sentence and configuration by configuration;
 //! - [`network`]: the same functions in candle, for training;
-//! - [`trainer`]: the dynamic-oracle training loop.
+//! - [`trainer`]: the dynamic-oracle training loop;
+//! - [`grow`]: a trained model grown for labels it lacks, for fine-tuning.
 //!
 //! The architecture and the weights as stored are the model file's ([`crate::model::neural`]).
 //!
@@ -34,6 +35,7 @@
 //! whose parser drives it; it must not read corpora or know about the pipeline.
 
 pub mod activations;
+pub mod grow;
 pub mod input;
 pub mod kernels;
 pub mod network;

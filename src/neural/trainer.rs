@@ -874,4 +874,24 @@ mod tests {
             "without the base mixed in, it is forgotten"
         );
     }
+
+    #[test]
+    fn fine_tuning_a_model_grown_for_a_label_it_lacks_learns_the_label_and_keeps_the_base() {
+        let (mut examples, mut labels) = examples();
+        let opts = overfitting();
+        let spec = tiny_spec(&labels, Context::Conv { dilations: vec![1, 2] });
+        let start = train(spec, &examples, &opts, &mut |_| None, &mut |_| {}).unwrap().model;
+        // The user labels "The" `det:def`, which the model lacks; the base keeps "A" a `det`.
+        let det = labels.get("det").unwrap();
+        let def = labels.intern("det:def");
+        let mut gold = examples[0].gold.clone();
+        gold.map_labels(|l| if l == det { def } else { l });
+        let user = vec![Example { gold, ..examples.remove(0) }];
+        let grown = crate::neural::grow::grow_labels(&start, &[Some(det)]);
+        assert_eq!(errors(&grown, &user), [1], "the grown model labels it `det`, as the model did");
+        assert_eq!(errors(&grown, &examples), [0, 0], "and parses the base as the model did");
+        let tuned = fine_tune(&grown, &user, &examples, &fine_tuning(&opts), &mut |_| {}).unwrap().model;
+        assert_eq!(errors(&tuned, &user), [0], "the new label is learned");
+        assert_eq!(errors(&tuned, &examples), [0, 0], "the base mixed in is kept");
+    }
 }

@@ -22,7 +22,7 @@ use crate::model::{Model, TrainingInfo};
 use crate::neural::trainer::NeuralEpoch;
 use crate::neural::{FineTuneOptions, NeuralOptions};
 use crate::train::completion::{Completion, Confidence};
-use crate::train::neural::{calibrate_neural, calibrated_arc_ece_neural, fine_tune_neural, FineTuneData};
+use crate::train::neural::{calibrate_neural, calibrated_arc_ece_neural, fine_tune_neural, FineTuneData, NewLabel};
 use crate::train::{self, DevSentence, LearnerKind, OracleKind, TrainOptions, TrainingSet};
 use crate::transition::Transition;
 
@@ -183,6 +183,19 @@ pub(super) fn check_neural_settings(settings: &Settings, name: &str) -> Result<(
     Ok(())
 }
 
+/// What the fine-tuning line says of the labels the model is grown for: "; new labels
+/// obl:tmod (from obl), goeswith".
+fn new_labels_line(labels: &[NewLabel]) -> String {
+    if labels.is_empty() {
+        return String::new();
+    }
+    let each = labels.iter().map(|l| match &l.parent {
+        Some(p) => format!("{} (from {p})", l.name),
+        None => l.name.clone(),
+    });
+    format!("; new labels {}", each.collect::<Vec<_>>().join(", "))
+}
+
 /// Trains a neural candidate for `current` (serving `start`) on `set`: fine-tuned from
 /// `start`, or from scratch with its architecture, as `retrain.neural_from` says.
 pub(super) fn neural(
@@ -210,7 +223,7 @@ pub(super) fn neural(
     let (model, neural) = match settings.neural_from {
         NeuralStart::Serving => {
             let data = FineTuneData::of(set, &meta.labels, meta.fallback, tags);
-            report.forgotten_labels = data.forgotten_labels;
+            report.new_labels = data.new_labels.iter().map(|l| l.name.clone()).collect();
             report.fine_tune_steps = settings.fine_tune_steps;
             report.fine_tune_base_share = settings.fine_tune_base_share;
             let opts = FineTuneOptions {
@@ -231,10 +244,7 @@ pub(super) fn neural(
                 100.0 * opts.base_share,
                 data.user.len(),
                 data.base.len(),
-                match data.forgotten_labels {
-                    0 => String::new(),
-                    n => format!("; {n} annotated labels the model lacks train their heads alone"),
-                }
+                new_labels_line(&data.new_labels)
             ));
             let mut on_round = |e: &NeuralEpoch| progress(&line("fine-tuning round", e));
             fine_tune_neural(set, &data, start, &opts, info, &mut on_round)?

@@ -144,7 +144,8 @@ pub struct Report {
     pub precision_sentences: usize,
     /// With a neural serving model: how the candidate was trained (`retrain.neural_from`:
     /// `serving`, fine-tuned from its weights, or `scratch`), the fine-tuning's steps and base
-    /// share, and annotated labels the model lacks (their arcs trained the head alone).
+    /// share, and the annotated labels the model lacked, for which the candidate was grown
+    /// ([`crate::neural::grow`]).
     #[serde(default)]
     pub neural_from: Option<String>,
     #[serde(default)]
@@ -152,7 +153,7 @@ pub struct Report {
     #[serde(default)]
     pub fine_tune_base_share: f64,
     #[serde(default)]
-    pub forgotten_labels: usize,
+    pub new_labels: Vec<String>,
     /// Where the report is.
     pub report_file: Option<String>,
 }

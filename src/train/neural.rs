@@ -7,13 +7,14 @@
 
 use std::collections::HashMap;
 
-use crate::base::label::LabelSet;
+use crate::base::label::{universal, LabelSet};
 use crate::learn::confidence::Isotonic;
 use crate::learn::perceptron::Weights;
 use crate::model::features::{attrs_tag_key, form_key, tag_hash};
 use crate::model::neural::{NeuralModel, Spec};
 use crate::model::tagger::TagSet;
 use crate::model::{Model, TrainingInfo};
+use crate::neural::grow::grow_labels;
 use crate::neural::network::NO_TAG;
 use crate::neural::trainer::{self, NeuralEpoch, TrainError};
 use crate::neural::{DevScore, Example, FineTuneOptions, NeuralOptions, NeuralScorer};
@@ -196,19 +197,29 @@ pub struct FineTuneData {
     pub user: Vec<Example>,
     /// The base treebank's.
     pub base: Vec<Example>,
-    /// Annotated labels the model lacks: their arcs train the head alone.
-    pub forgotten_labels: usize,
-    /// The model's labels, and its label for a word the parse leaves unlabelled.
+    /// Labels of the sentences that the model lacks, in the order they are appended to its
+    /// own: the model is grown for them before it is fine-tuned ([`grow_labels`]).
+    pub new_labels: Vec<NewLabel>,
+    /// The model's labels and the new ones, and its label for a word the parse leaves
+    /// unlabelled.
     labels: LabelSet,
     fallback: crate::base::label::Label,
 }
 
+/// A label of the user's sentences that the model lacks.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewLabel {
+    pub name: String,
+    /// The universal relation it subtypes, where the model has it (`obl` for `obl:tmod`):
+    /// the label starts as it.
+    pub parent: Option<String>,
+}
+
 impl FineTuneData {
     /// The sentences of `set` as examples for a model whose labels are `labels` (and
-    /// `fallback` its label for a word the parse leaves unlabelled): its output classes are
-    /// fixed, so each arc's label is found by name there, and one it lacks is forgotten (its
-    /// head stays annotated). With the `tags` of a model that tags, each word's tag is learned
-    /// too.
+    /// `fallback` its label for a word the parse leaves unlabelled), each arc's label found by
+    /// name there or appended as a new label. With the `tags` of a model that tags, each
+    /// word's tag is learned too.
     pub fn of(
         set: &TrainingSet,
         labels: &LabelSet,
@@ -216,26 +227,39 @@ impl FineTuneData {
         tags: Option<&TagSet>,
     ) -> FineTuneData {
         let ids = tags.map(TagIds::of);
+        let mut grown = labels.clone();
+        let mut new_labels = Vec::new();
         let names = set.labels.as_ref();
-        let to_model = |l: crate::base::label::Label| names.and_then(|n| labels.get(n.name(l)));
-        let mut data =
-            FineTuneData { user: Vec::new(), base: Vec::new(), forgotten_labels: 0, labels: labels.clone(), fallback };
+        for name in names.iter().flat_map(|n| set.sentences.iter().flat_map(|s| s.gold.labels().map(|l| n.name(l)))) {
+            if grown.get(name).is_none() {
+                grown.intern(name);
+                let parent = labels.get(universal(name)).map(|p| labels.name(p).to_string());
+                new_labels.push(NewLabel { name: name.to_string(), parent });
+            }
+        }
+        let (mut user, mut base) = (Vec::new(), Vec::new());
         for s in &set.sentences {
             let mut gold = s.gold.clone();
-            data.forgotten_labels += gold.relabel(to_model);
+            // Every label is in the grown set (a set without labels has no arcs to label).
+            gold.relabel(|l| names.and_then(|n| grown.get(n.name(l))));
             let tags = ids.as_ref().map_or_else(Vec::new, |ids| ids.of_words(&s.gold_tags));
             let example = Example { attrs: s.attrs.clone(), forms: s.forms.clone(), gold, tags, copies: 1 };
             match s.domain {
-                Domain::User => data.user.push(example),
-                Domain::Base => data.base.push(example),
+                Domain::User => user.push(example),
+                Domain::Base => base.push(example),
             }
         }
-        data
+        FineTuneData { user, base, new_labels, labels: grown, fallback }
+    }
+
+    /// Each new label's parent in the model's labels.
+    fn parents(&self) -> Vec<Option<crate::base::label::Label>> {
+        self.new_labels.iter().map(|n| n.parent.as_deref().and_then(|p| self.labels.get(p))).collect()
     }
 }
 
 /// Fine-tunes `start`, the trained model `data` was made for, on `data`
-/// ([`trainer::fine_tune`]). The model
+/// ([`trainer::fine_tune`]), grown first for the labels it lacks. The model
 /// returned has `set`'s inventory (the user's forms among it), no calibration and no analysis
 /// (the caller adds them); the neural weights come beside it.
 pub fn fine_tune_neural(
@@ -247,6 +271,14 @@ pub fn fine_tune_neural(
     progress: &mut dyn FnMut(&NeuralEpoch),
 ) -> Result<(Model, NeuralModel), TrainError> {
     let classes = Transition::count(data.labels.len());
+    let grown;
+    let start = match data.new_labels.is_empty() {
+        true => start,
+        false => {
+            grown = grow_labels(start, &data.parents());
+            &grown
+        }
+    };
     let trained = trainer::fine_tune(start, &data.user, &data.base, opts, progress)?;
     info.oracle = "dynamic".to_string();
     info.explore_p = opts.explore_p;

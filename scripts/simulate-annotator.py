@@ -94,9 +94,10 @@ def queue_answers(run, model, lowconf, gold, budget, fix_tags=False, instant=Fal
     count of answers the workbench held back. An answer that changes no arc waits
     CONFIRM_SECONDS an arc from the lease, unless `instant`.
 
-    A gold label the model does not have is answered as the head alone (the page offers only
-    the model's labels); gold arcs that no projective tree holds together are answered as many
-    as can be, the first ones first, as the page would refuse the rest."""
+    A gold label is answered as the page offers it: one of the model's labels, or a UD relation
+    the model has not seen (`obl:tmod` through an en_ewt model; GET /api/labels' `relations`);
+    any other is answered as the head alone. Gold arcs that no projective tree holds together
+    are answered as many as can be, the first ones first, as the page would refuse the rest."""
     cfg = os.path.join(run, "annotate.toml")
     with open(cfg, "w") as f:
         f.write(f'[paths]\nspool = "{run}/spool"\noutput = "{run}/out"\nmodel = "{model}"\n')
@@ -115,7 +116,8 @@ def queue_answers(run, model, lowconf, gold, budget, fix_tags=False, instant=Fal
                 sys.exit(f"spoolparse annotate stopped: see {log_path}")
             url = next((line.split("workbench on ")[1].strip().rstrip("/")
                         for line in open(log_path) if "workbench on http://" in line), None)
-        labels = set(call(url, "/api/labels")[1]["labels"])
+        offered = call(url, "/api/labels")[1]
+        labels = set(offered["labels"]) | set(offered["relations"])
         answered = 0
         while call(url, "/api/stats")[1]["queued"] < 1:
             time.sleep(0.2)

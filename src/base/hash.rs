@@ -6,18 +6,20 @@
 
 use std::hash::{BuildHasherDefault, Hasher};
 
-const FNV_OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
+/// FNV-1a's starting value: an empty string's hash before [`mix`].
+pub const FNV_OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
 const FNV_PRIME: u64 = 0x0000_0100_0000_01b3;
+
+/// One FNV-1a step: `h` with byte `b` folded in.
+#[inline]
+pub fn fnv_byte(h: u64, b: u8) -> u64 {
+    (h ^ u64::from(b)).wrapping_mul(FNV_PRIME)
+}
 
 /// FNV-1a over the bytes of `s`, finalised with [`mix`] so that short strings spread over all
 /// 64 bits. Used once per token attribute, not per feature.
 pub fn hash_str(s: &str) -> u64 {
-    let mut h = FNV_OFFSET;
-    for &b in s.as_bytes() {
-        h ^= u64::from(b);
-        h = h.wrapping_mul(FNV_PRIME);
-    }
-    mix(h)
+    mix(s.bytes().fold(FNV_OFFSET, fnv_byte))
 }
 
 /// The splitmix64 finaliser: a bijective avalanche on 64 bits.

@@ -49,7 +49,7 @@
 //! faster. The lookups it saved were of frequent features whose lines are in cache
 //! anyway; the rare ones, which miss, are the pairs that no node fixes.
 
-use crate::base::hash::{combine, hash_str, mix};
+use crate::base::hash::{combine, fnv_byte, hash_str, mix, FNV_OFFSET};
 use crate::corpus::{Column, Sentence};
 use crate::transition::{Configuration, System, NONE};
 
@@ -152,13 +152,10 @@ fn hash_column(s: &str) -> u64 {
 
 /// FNV-1a of the lowercased string, without allocating.
 fn hash_lowercase(s: &str) -> u64 {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    let mut h = FNV_OFFSET;
     let mut buf = [0u8; 4];
     for c in s.chars().flat_map(char::to_lowercase) {
-        for &b in c.encode_utf8(&mut buf).as_bytes() {
-            h ^= u64::from(b);
-            h = h.wrapping_mul(0x0000_0100_0000_01b3);
-        }
+        h = c.encode_utf8(&mut buf).as_bytes().iter().fold(h, |h, &b| fnv_byte(h, b));
     }
     mix(h)
 }

@@ -35,6 +35,9 @@ pub fn grow_labels(model: &NeuralModel, parents: &[Option<Label>]) -> NeuralMode
     let (from, _) = old.layout();
     let (to, len) = spec.layout();
     let mut data = vec![0.0; len];
+    // Per new label, its classes and its parent's.
+    let pairs: Vec<(Classes, Option<Classes>)> =
+        parents.iter().enumerate().map(|(k, p)| (classes(Label::from_index(labels + k)), p.map(classes))).collect();
     for ((t, new), (&a, &b)) in old.tensors().iter().zip(spec.tensors()).zip(from.iter().zip(&to)) {
         let src = &model.data()[a..a + t.len()];
         let dst = &mut data[b..b + new.len()];
@@ -54,10 +57,8 @@ pub fn grow_labels(model: &NeuralModel, parents: &[Option<Label>]) -> NeuralMode
             "mlp.w2" => {
                 for (s, d) in src.chunks_exact(old.classes).zip(dst.chunks_exact_mut(spec.classes)) {
                     d[..s.len()].copy_from_slice(s);
-                    for (k, parent) in parents.iter().enumerate() {
-                        let (left, right) = classes(Label::from_index(labels + k));
-                        if let Some(p) = *parent {
-                            let (pl, pr) = classes(p);
+                    for &((left, right), parent) in &pairs {
+                        if let Some((pl, pr)) = parent {
                             (d[left], d[right]) = (s[pl], s[pr]);
                         }
                     }
@@ -66,15 +67,8 @@ pub fn grow_labels(model: &NeuralModel, parents: &[Option<Label>]) -> NeuralMode
             "mlp.b2" => {
                 dst[..src.len()].copy_from_slice(src);
                 let lowest = src.iter().copied().fold(f32::INFINITY, f32::min);
-                for (k, parent) in parents.iter().enumerate() {
-                    let (left, right) = classes(Label::from_index(labels + k));
-                    let (l, r) = match parent {
-                        Some(p) => {
-                            let (pl, pr) = classes(*p);
-                            (src[pl], src[pr])
-                        }
-                        None => (lowest, lowest),
-                    };
+                for &((left, right), parent) in &pairs {
+                    let (l, r) = parent.map_or((lowest, lowest), |(pl, pr)| (src[pl], src[pr]));
                     (dst[left], dst[right]) = (l - NEW_LABEL_OFFSET, r - NEW_LABEL_OFFSET);
                 }
             }
@@ -85,7 +79,10 @@ pub fn grow_labels(model: &NeuralModel, parents: &[Option<Label>]) -> NeuralMode
 }
 
 /// The class indices of a label's LEFT-ARC and RIGHT-ARC.
-fn classes(l: Label) -> (usize, usize) {
+type Classes = (usize, usize);
+
+/// A label's [`Classes`].
+fn classes(l: Label) -> Classes {
     (Transition::LeftArc(l).index(), Transition::RightArc(l).index())
 }
 

@@ -9,7 +9,7 @@ use std::collections::HashMap;
 use serde::{Deserialize, Serialize};
 
 use super::{Gold, TagSentence};
-use crate::base::hash::{combine, mix, IdentityBuildHasher};
+use crate::base::hash::{combine, fnv_byte, mix, IdentityBuildHasher, FNV_OFFSET};
 use crate::model::apostrophe;
 
 /// A word must be seen this often to enter the tag dictionary ...
@@ -94,43 +94,42 @@ pub(super) const PAD: WordAttrs =
 
 /// [`WordAttrs::lower`] of a form alone, as [`word_attrs`] hashes it.
 fn lower_hash(form: &str) -> u64 {
-    let fnv = |h: u64, b: u8| (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3);
     if form.is_ascii() {
         // Lowercased byte by byte, and no curly apostrophe: the same hash, for 0.39% of a
         // CoNLL-U parse's instructions (`ArcConfidence::read` asks of every word; en_ewt dev,
         // scripts/benchmarks/instructions.sh).
-        return mix(form.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| fnv(h, b.to_ascii_lowercase())));
+        return mix(form.bytes().fold(FNV_OFFSET, |h, b| fnv_byte(h, b.to_ascii_lowercase())));
     }
     let mut buf = [0u8; 4];
-    let lower =
-        form.chars().map(apostrophe::read_as).flat_map(char::to_lowercase).fold(0xcbf2_9ce4_8422_2325u64, |h, lc| {
-            lc.encode_utf8(&mut buf).as_bytes().iter().fold(h, |h, &b| fnv(h, b))
-        });
+    let lower = form
+        .chars()
+        .map(apostrophe::read_as)
+        .flat_map(char::to_lowercase)
+        .fold(FNV_OFFSET, |h, lc| lc.encode_utf8(&mut buf).as_bytes().iter().fold(h, |h, &b| fnv_byte(h, b)));
     mix(lower)
 }
 
 /// Hashes a word's attributes without allocating.
 pub fn word_attrs(form: &str) -> WordAttrs {
-    let fnv = |h: u64, b: u8| (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3);
-    let (mut formh, mut lower, mut shape) = (0xcbf2_9ce4_8422_2325u64, 0xcbf2_9ce4_8422_2325u64, 0x1234_5678u64);
+    let (mut formh, mut lower, mut shape) = (FNV_OFFSET, FNV_OFFSET, 0x1234_5678u64);
     let mut prefix = [0u64; 4];
     let mut last_class = 0u8;
     let mut run = 0;
     let mut buf = [0u8; 4];
     let n_chars = form.chars().count();
-    let mut suffix_acc = [0xcbf2_9ce4_8422_2325u64; 4];
+    let mut suffix_acc = [FNV_OFFSET; 4];
     // A curly apostrophe is read as a straight one (`crate::model::apostrophe`).
     for (i, c) in form.chars().map(apostrophe::read_as).enumerate() {
         for &b in c.encode_utf8(&mut buf).as_bytes() {
-            formh = fnv(formh, b);
+            formh = fnv_byte(formh, b);
         }
         for lc in c.to_lowercase() {
             for &b in lc.encode_utf8(&mut buf).as_bytes() {
-                lower = fnv(lower, b);
+                lower = fnv_byte(lower, b);
                 // The suffix of length k starts at char n_chars - k.
                 for (k, acc) in suffix_acc.iter_mut().enumerate() {
                     if i + k + 1 >= n_chars {
-                        *acc = fnv(*acc, b);
+                        *acc = fnv_byte(*acc, b);
                     }
                 }
             }
@@ -152,7 +151,7 @@ pub fn word_attrs(form: &str) -> WordAttrs {
         // Runs are cut at two: "Xxxxx" -> "Xxx", "1990" -> "dd".
         run = if class == last_class { run + 1 } else { 0 };
         if run < 2 {
-            shape = fnv(shape, class);
+            shape = fnv_byte(shape, class);
         }
         last_class = class;
     }

@@ -13,7 +13,8 @@ use spoolparse::learn::cw::CwOptions;
 use spoolparse::learn::logistic::RdaOptions;
 use spoolparse::model::file::{self as model_file, ModelFile, Precision, Recipe, WriteOptions};
 use spoolparse::model::frequent_forms::{FormCounter, FrequentForms};
-use spoolparse::model::neural::{Context as NeuralContext, Sections, Spec};
+use spoolparse::model::neural::spec::Chars as NeuralCharsSpec;
+use spoolparse::model::neural::{CharEncoder, Context as NeuralContext, Sections, Spec};
 use spoolparse::model::tagger::TagSet;
 use spoolparse::model::tokenizer::{self, Scores, Tokenizer, TokenizerModel};
 use spoolparse::model::{Model, TrainingInfo};
@@ -165,6 +166,14 @@ pub struct TrainArgs {
     /// dilated convolutions, each word seeing 15 words either way: faster, less accurate).
     #[arg(long, value_enum, default_value = "bilstm")]
     neural_encoder: NeuralEncoder,
+    /// --neural: what makes a word's character vector from its characters: `conv` (a
+    /// width-3 convolution, max-pooled) or `bilstm` (a bidirectional LSTM, as wide in all).
+    #[arg(long, value_enum, default_value = "conv")]
+    neural_chars: NeuralChars,
+    /// --neural: width of a word's character vector (convolution filters, or both directions'
+    /// units of the character BiLSTM; even for it); the size's own by default: base 64, small 16.
+    #[arg(long, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(2..=1024))]
+    neural_char_width: Option<usize>,
     /// --neural: width of the contextual word vectors (even; the size's own by default:
     /// base 128, small 32).
     #[arg(long, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(2..=4096))]
@@ -239,6 +248,13 @@ enum NeuralEncoder {
     Bilstm,
 }
 
+/// `--neural-chars`.
+#[derive(Clone, Copy, ValueEnum)]
+enum NeuralChars {
+    Conv,
+    Bilstm,
+}
+
 /// `--neural-size`.
 #[derive(Clone, Copy, ValueEnum)]
 enum NeuralSize {
@@ -247,7 +263,13 @@ enum NeuralSize {
 }
 
 impl NeuralSize {
-    fn spec(self, classes: usize, encoder: NeuralEncoder, dim: Option<usize>) -> Spec {
+    fn spec(
+        self,
+        classes: usize,
+        encoder: NeuralEncoder,
+        (chars, width): (NeuralChars, Option<usize>),
+        dim: Option<usize>,
+    ) -> Spec {
         let context = match encoder {
             NeuralEncoder::Conv => NeuralContext::conv(),
             NeuralEncoder::Bilstm => NeuralContext::bilstm(),
@@ -256,7 +278,15 @@ impl NeuralSize {
             NeuralSize::Base => Spec { context, ..Spec::default_for(classes) },
             NeuralSize::Small => Spec { context: context.small(), ..Spec::small_for(classes) },
         };
-        Spec { dim: dim.unwrap_or(spec.dim), ..spec }
+        let encoder = match chars {
+            NeuralChars::Conv => CharEncoder::Conv,
+            NeuralChars::Bilstm => CharEncoder::BiLstm,
+        };
+        Spec {
+            dim: dim.unwrap_or(spec.dim),
+            chars: NeuralCharsSpec { encoder, filters: width.unwrap_or(spec.chars.filters), ..spec.chars },
+            ..spec
+        }
     }
 }
 
@@ -269,6 +299,8 @@ struct NeuralJob {
     batch: Option<usize>,
     size: NeuralSize,
     encoder: NeuralEncoder,
+    /// `--neural-chars` and `--neural-char-width`.
+    chars: (NeuralChars, Option<usize>),
     dim: Option<usize>,
     /// `--neural-tagger`: none, or whether its words read the analysis's tags.
     tagger: Option<bool>,
@@ -391,6 +423,9 @@ impl TryFrom<TrainArgs> for TrainJob {
         if matches!(a.neural_encoder, NeuralEncoder::Bilstm) && a.neural_dim.is_some_and(|d| d % 2 == 1) {
             bail!("--neural-dim must be even with --neural-encoder bilstm (half of it runs each way)");
         }
+        if matches!(a.neural_chars, NeuralChars::Bilstm) && a.neural_char_width.is_some_and(|w| w % 2 == 1) {
+            bail!("--neural-char-width must be even with --neural-chars bilstm (half of it runs each way)");
+        }
         let neural = a.neural.then_some(NeuralJob {
             opts: NeuralOptions {
                 system: a.system,
@@ -406,6 +441,7 @@ impl TryFrom<TrainArgs> for TrainJob {
             batch: a.neural_batch,
             size: a.neural_size,
             encoder: a.neural_encoder,
+            chars: (a.neural_chars, a.neural_char_width),
             dim: a.neural_dim,
             tagger: a.neural_tagger.map(|t| matches!(t, NeuralTaggerArg::Stacked)),
         });
@@ -524,7 +560,7 @@ fn train_neural_parser(
     tags: Option<&TagSet>,
 ) -> Result<(Model, Sections)> {
     let classes = Transition::count(set.labels.as_ref().map_or(1, |l| l.len()));
-    let mut spec = job.size.spec(classes, job.encoder, job.dim);
+    let mut spec = job.size.spec(classes, job.encoder, job.chars, job.dim);
     let tags = tags.filter(|_| job.tagger.is_some());
     if let (Some(tags), Some(over_analysis)) = (tags, job.tagger) {
         spec = spec.tagging(tags.len(), over_analysis);

@@ -121,7 +121,7 @@ mod tests {
 
     #[test]
     fn long_words_keep_their_ends_between_the_boundary_marks() {
-        let chars = Chars { bits: 8, dim: 4, filters: 4, max_chars: 4 };
+        let chars = Chars { bits: 8, dim: 4, filters: 4, max_chars: 4, encoder: Default::default() };
         let mut ids = Vec::new();
         char_ids(&chars, "abcdef", &mut ids);
         let mut ends = Vec::new();

@@ -19,7 +19,7 @@ use crate::transition::{Configuration, NONE};
 
 use super::activations;
 use super::input::{char_ids, hashed_rows, FormKeys};
-use crate::model::neural::{Context, Net};
+use crate::model::neural::{CharEncoder, Context, Net};
 
 /// `y = x w`, row-major: `x` is `m × k`, `w` is `k × n`, `y` is `m × n`
 /// with row stride `ldy`.
@@ -114,21 +114,19 @@ struct Lstm {
 type LstmWeights<'a> = (&'a [f32], &'a [f32], &'a [f32]);
 
 impl Lstm {
-    /// Runs an LSTM of weights `(wx, wh, b)` over `n` rows of `d` inputs `x`, from the last
-    /// row to the first if `reverse`, writing the hidden state after row `t` (`d / 2` values)
-    /// at `out[t * ld..]`.
+    /// Runs an LSTM of weights `(wx, wh, b)` and `h` units over `n` rows of `d` inputs `x`,
+    /// from the last row to the first if `reverse`, writing the hidden state after row `t` (`h`
+    /// values) at `out[t * ld..]`.
     #[allow(clippy::too_many_arguments)]
     fn run(
         &mut self,
         (wx, wh, b): LstmWeights,
         x: &[f32],
-        n: usize,
-        d: usize,
+        (n, d, h): (usize, usize, usize),
         reverse: bool,
         out: &mut [f32],
         ld: usize,
     ) {
-        let h = d / 2;
         self.gates.resize(n * 4 * h, 0.0);
         gemm(n, d, 4 * h, x, wx, &mut self.gates, 4 * h);
         add_rows(&mut self.gates, b);
@@ -246,9 +244,8 @@ fn lstm_step(gates: &mut [f32], h: &mut [f32], c: &mut [f32], wh: &[f32]) {
 }
 
 impl Encoder {
-    /// Writes the character vector of `form` into `out` (max over positions of a width-3
-    /// convolution of its character embeddings) and returns what its hashed rows read of it,
-    /// both cached per form.
+    /// Writes the character vector of `form` into `out` ([`CharEncoder`]) and returns what its
+    /// hashed rows read of it, both cached per form.
     pub fn char_vector(&mut self, net: &Net, form: &str, out: &mut [f32]) -> FormKeys {
         if let Some((v, keys)) = self.forms.get(form) {
             out.copy_from_slice(v);
@@ -261,14 +258,30 @@ impl Encoder {
         for &id in &self.ids {
             self.char_rows.extend_from_slice(&net.char_embed()[id * c.dim..(id + 1) * c.dim]);
         }
-        windows(&self.char_rows, n, c.dim, 1, &mut self.char_win);
-        self.char_out.resize(n * c.filters, 0.0);
-        gemm(n, 3 * c.dim, c.filters, &self.char_win, net.char_w(), &mut self.char_out, c.filters);
-        out.fill(f32::NEG_INFINITY);
-        for row in self.char_out.chunks_exact(c.filters) {
-            out.iter_mut().zip(row).for_each(|(m, &v)| *m = m.max(v));
+        match c.encoder {
+            CharEncoder::Conv => {
+                windows(&self.char_rows, n, c.dim, 1, &mut self.char_win);
+                self.char_out.resize(n * c.filters, 0.0);
+                gemm(n, 3 * c.dim, c.filters, &self.char_win, net.char_w(), &mut self.char_out, c.filters);
+                out.fill(f32::NEG_INFINITY);
+                for row in self.char_out.chunks_exact(c.filters) {
+                    out.iter_mut().zip(row).for_each(|(m, &v)| *m = m.max(v));
+                }
+                out.iter_mut().zip(net.char_b()).for_each(|(m, &b)| *m += b);
+            }
+            CharEncoder::BiLstm => {
+                let h = c.filters / 2;
+                self.char_out.resize(n * h, 0.0);
+                for dir in 0..2 {
+                    let reverse = dir == 1;
+                    self.lstm.run(net.char_lstm(dir), &self.char_rows, (n, c.dim, h), reverse, &mut self.char_out, h);
+                    // The state after the direction's last character: forward the word's end,
+                    // backward its start.
+                    let last = if reverse { 0 } else { n - 1 };
+                    out[dir * h..(dir + 1) * h].copy_from_slice(&self.char_out[last * h..(last + 1) * h]);
+                }
+            }
         }
-        out.iter_mut().zip(net.char_b()).for_each(|(m, &b)| *m += b);
         if self.forms.len() >= CACHE_FORMS {
             self.forms.clear();
         }
@@ -320,7 +333,14 @@ impl Encoder {
                 for l in 0..*layers {
                     self.y.resize(n * d, 0.0);
                     for dir in 0..2 {
-                        self.lstm.run(net.lstm(l, dir), &self.h, n, d, dir == 1, &mut self.y[dir * d / 2..], d);
+                        self.lstm.run(
+                            net.lstm(l, dir),
+                            &self.h,
+                            (n, d, d / 2),
+                            dir == 1,
+                            &mut self.y[dir * d / 2..],
+                            d,
+                        );
                     }
                     self.h.iter_mut().zip(&self.y).for_each(|(h, &y)| *h += y);
                 }

@@ -11,7 +11,7 @@ use rand_chacha::ChaCha8Rng;
 
 use super::input::{char_ids, hashed_rows, FormKeys};
 use crate::model::features::TokenAttrs;
-use crate::model::neural::{Context, Key, Spec};
+use crate::model::neural::{CharEncoder, Context, Key, Spec};
 use crate::model::neural::{NetError, NeuralModel};
 
 /// What candle reports goes to the caller as this.
@@ -133,7 +133,7 @@ impl Decisions {
 /// vectors.
 fn initial(name: &str, shape: &[usize], rng: &mut ChaCha8Rng) -> Vec<f32> {
     let n: usize = shape.iter().product();
-    if name.starts_with("lstm.") && name.ends_with(".b") {
+    if name.contains("lstm.") && name.ends_with(".b") {
         // A forget gate open at first (Jozefowicz et al. 2015): gates input, forget, output,
         // candidate, a quarter each.
         return (0..n).map(|i| if i / (n / 4) == 1 { 1.0 } else { 0.0 }).collect();
@@ -243,18 +243,47 @@ impl Network {
         let u = forms.len();
         let table =
             Tensor::cat(&[self.var("char.embed").clone(), Tensor::zeros((1, c.dim), self.dtype, &self.device)?], 0)?;
-        let emb = table.index_select(&self.ids(flat)?, 0)?.reshape((u, len, c.dim))?;
-        let conv = Self::windows(&emb, 1)?.matmul(self.var("char.w"))?.reshape((u, len, c.filters))?;
-        let masked = conv.broadcast_add(&self.floats(mask, &[u, len, 1])?)?;
-        masked.max(1)?.broadcast_add(self.var("char.b"))
+        let emb = table.index_select(&self.ids(flat)?, 0)?;
+        match c.encoder {
+            CharEncoder::Conv => {
+                let emb = emb.reshape((u, len, c.dim))?;
+                let conv = Self::windows(&emb, 1)?.matmul(self.var("char.w"))?.reshape((u, len, c.filters))?;
+                let masked = conv.broadcast_add(&self.floats(mask, &[u, len, 1])?)?;
+                masked.max(1)?.broadcast_add(self.var("char.b"))
+            }
+            CharEncoder::BiLstm => {
+                let h = c.filters / 2;
+                let kept: Vec<f32> = mask.iter().map(|&m| if m == 0.0 { 1.0 } else { 0.0 }).collect();
+                let kept = self.floats(kept, &[u, len])?;
+                let steps = (0..len).map(|t| kept.narrow(1, t, 1)).collect::<Result<Vec<_>>>()?;
+                let run = |reverse| -> Result<Tensor> {
+                    let dir = if reverse { "bwd" } else { "fwd" };
+                    self.lstm(&emb, (u, len, h), &format!("char.lstm.{dir}"), &steps, reverse)?.reshape((u * len, h))
+                };
+                // The state after each direction's last character: forward at the word's end,
+                // backward at its start.
+                let ends = ids.iter().enumerate().map(|(i, v)| (i * len + v.len() - 1) as u32).collect();
+                let starts = (0..u).map(|i| (i * len) as u32).collect();
+                Tensor::cat(
+                    &[run(false)?.index_select(&self.ids(ends)?, 0)?, run(true)?.index_select(&self.ids(starts)?, 0)?],
+                    1,
+                )
+            }
+        }
     }
 
-    /// One direction of a BiLSTM layer (the tensors named `prefix`) over `x`, `batch · len`
-    /// rows of `dim`, from the last position to the first if `reverse`: `batch × len ×
-    /// dim / 2`. `masks[t]` (`batch × 1`) is 0 at padding, where the state is reset to zero,
-    /// so that the backward direction starts each sentence at its own last word, as alone.
-    fn lstm(&self, x: &Tensor, b: usize, len: usize, prefix: &str, masks: &[Tensor], reverse: bool) -> Result<Tensor> {
-        let h = self.spec.dim / 2;
+    /// One direction of a BiLSTM layer of `h` units (the tensors named `prefix`) over `x`,
+    /// `b · len` rows, from the last position to the first if `reverse`: `b × len × h`.
+    /// `masks[t]` (`b × 1`) is 0 at padding, where the state is reset to zero, so that the
+    /// backward direction starts each sequence at its own last element, as alone.
+    fn lstm(
+        &self,
+        x: &Tensor,
+        (b, len, h): (usize, usize, usize),
+        prefix: &str,
+        masks: &[Tensor],
+        reverse: bool,
+    ) -> Result<Tensor> {
         let wh = self.var(&format!("{prefix}.wh"));
         let gates_x = x
             .matmul(self.var(&format!("{prefix}.wx")))?
@@ -361,8 +390,8 @@ impl Network {
                 let by_position = mask.reshape((b, len))?;
                 let steps = (0..len).map(|t| by_position.narrow(1, t, 1)).collect::<Result<Vec<_>>>()?;
                 for l in 0..*layers {
-                    let fwd = self.lstm(&h, b, len, &format!("lstm.{l}.fwd"), &steps, false)?;
-                    let bwd = self.lstm(&h, b, len, &format!("lstm.{l}.bwd"), &steps, true)?;
+                    let fwd = self.lstm(&h, (b, len, d / 2), &format!("lstm.{l}.fwd"), &steps, false)?;
+                    let bwd = self.lstm(&h, (b, len, d / 2), &format!("lstm.{l}.bwd"), &steps, true)?;
                     h = (h + Tensor::cat(&[fwd, bwd], 2)?.reshape((b * len, d))?)?;
                 }
             }

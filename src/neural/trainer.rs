@@ -488,7 +488,7 @@ mod tests {
     use crate::base::label::LabelSet;
     use crate::corpus::{Column, Format, Reader};
     use crate::model::features::{encode_sentence, Morphology};
-    use crate::model::neural::Context;
+    use crate::model::neural::{CharEncoder, Context};
     use crate::neural::kernels::{tag_scores, Encoder};
     use candle_core::{Device, Tensor};
 
@@ -531,9 +531,20 @@ mod tests {
         (out, labels)
     }
 
-    /// Both contextual encoders, tiny.
-    fn contexts() -> [Context; 2] {
-        [Context::Conv { dilations: vec![1, 2] }, Context::BiLstm { layers: 2 }]
+    /// Both contextual encoders, tiny, with the default character encoder, and the BiLSTM with
+    /// the other.
+    fn encoders() -> [(Context, CharEncoder); 3] {
+        [
+            (Context::Conv { dilations: vec![1, 2] }, CharEncoder::Conv),
+            (Context::BiLstm { layers: 2 }, CharEncoder::Conv),
+            (Context::BiLstm { layers: 2 }, CharEncoder::BiLstm),
+        ]
+    }
+
+    /// `spec` with `encoder` over its characters.
+    fn with_chars(mut spec: Spec, encoder: CharEncoder) -> Spec {
+        spec.chars.encoder = encoder;
+        spec
     }
 
     fn tiny_spec(labels: &LabelSet, context: Context) -> Spec {
@@ -543,7 +554,13 @@ mod tests {
             h.bits = 4;
             h.dim = 3;
         }
-        spec.chars = crate::model::neural::spec::Chars { bits: 4, dim: 3, filters: 4, max_chars: 8 };
+        spec.chars = crate::model::neural::spec::Chars {
+            bits: 4,
+            dim: 3,
+            filters: 4,
+            max_chars: 8,
+            encoder: spec.chars.encoder,
+        };
         spec.dim = 6;
         spec.hidden = 7;
         spec
@@ -620,10 +637,10 @@ mod tests {
 
     #[test]
     fn gradients_match_finite_differences_of_the_loss() {
-        for context in contexts() {
+        for (context, chars) in encoders() {
             let (_, labels) = examples();
-            gradients_match_finite_differences_with(tiny_spec(&labels, context.clone()));
-            gradients_match_finite_differences_with(tagging_spec(&labels, context));
+            gradients_match_finite_differences_with(with_chars(tiny_spec(&labels, context.clone()), chars));
+            gradients_match_finite_differences_with(with_chars(tagging_spec(&labels, context), chars));
         }
     }
 
@@ -669,8 +686,9 @@ mod tests {
                 let tolerance = 1e-6 + 1e-4 * numeric.abs().max(grad[i].abs());
                 assert!(
                     (numeric - grad[i]).abs() <= tolerance,
-                    "{:?}, {} tags, {}[{i}]: numeric {numeric}, backprop {}",
+                    "{:?}, {:?}, {} tags, {}[{i}]: numeric {numeric}, backprop {}",
                     model.spec.context,
+                    model.spec.chars.encoder,
                     model.spec.tags,
                     t.name,
                     grad[i]
@@ -683,15 +701,15 @@ mod tests {
 
     #[test]
     fn the_parse_time_kernels_compute_what_the_training_graph_computes() {
-        for context in contexts() {
-            the_kernels_compute_what_the_graph_computes_with(context);
+        for (context, chars) in encoders() {
+            the_kernels_compute_what_the_graph_computes_with(context, chars);
         }
     }
 
-    fn the_kernels_compute_what_the_graph_computes_with(context: Context) {
+    fn the_kernels_compute_what_the_graph_computes_with(context: Context, chars: CharEncoder) {
         let (examples, labels) = examples();
         let mut rng = ChaCha8Rng::seed_from_u64(11);
-        let model = random_model(tagging_spec(&labels, context.clone()), &mut rng);
+        let model = random_model(with_chars(tagging_spec(&labels, context.clone()), chars), &mut rng);
         let network = Network::from_model(&model, DType::F32).unwrap();
         let words: Vec<Words> = examples.iter().map(|e| Words { attrs: &e.attrs, forms: &e.forms }).collect();
         let encoded = network.encode(&words, None).unwrap();
@@ -717,7 +735,7 @@ mod tests {
             let d = model.spec.dim;
             let all: Vec<f32> = encoded.vectors.flatten_all().unwrap().to_vec1().unwrap();
             for (x, y) in alone.iter().zip(&all[b * len * d..]) {
-                assert!((x - y).abs() < 1e-4, "{context:?} sentence {b}: vectors {x} and {y}");
+                assert!((x - y).abs() < 1e-4, "{context:?}, {chars:?} sentence {b}: vectors {x} and {y}");
             }
             tag_scores(&net, &alone, &mut scores);
             assert_eq!(scores.len(), e.tags.len() * UPOS.len());
@@ -771,15 +789,16 @@ mod tests {
 
     #[test]
     fn training_is_deterministic_for_a_seed_and_learns_the_training_trees() {
-        for context in contexts() {
-            training_is_deterministic_and_learns_with(context);
+        for (context, chars) in encoders() {
+            training_is_deterministic_and_learns_with(context, chars);
         }
     }
 
-    fn training_is_deterministic_and_learns_with(context: Context) {
+    fn training_is_deterministic_and_learns_with(context: Context, chars: CharEncoder) {
         let (examples, labels) = examples();
         let opts = overfitting();
-        let run = || train(tiny_spec(&labels, context.clone()), &examples, &opts, &mut |_| None, &mut |_| {}).unwrap();
+        let spec = with_chars(tiny_spec(&labels, context), chars);
+        let run = || train(spec.clone(), &examples, &opts, &mut |_| None, &mut |_| {}).unwrap();
         let (a, b) = (run(), run());
         assert_eq!(a.model, b.model);
         let last = a.epochs.last().unwrap();

@@ -421,18 +421,39 @@ mod tests {
     }
 
     #[test]
-    fn a_spec_of_the_format_before_tags_still_decodes_as_a_model_that_reads_them() {
+    fn specs_of_the_formats_before_tags_and_before_character_encoders_still_decode() {
+        use crate::model::neural::{CharEncoder, NeuralSections};
         let (_, neural, _) = trained();
         let sections = neural.sections();
         let (meta, data) = (&sections[0].1, &sections[1].1);
-        assert!(meta.starts_with(b"NEU3") && meta.ends_with(&0u32.to_le_bytes()));
-        let mut v2 = b"NEU2".to_vec();
-        v2.extend_from_slice(&meta[4..meta.len() - 4]);
-        let decoded = crate::model::neural::NeuralSections::decode(&v2, data).unwrap();
-        assert_eq!(decoded.spec, neural.spec);
-        // Format 3 without its count of tags is refused.
-        let err = crate::model::neural::NeuralSections::decode(&meta[..meta.len() - 4], data).unwrap_err();
-        assert!(err.to_string().contains("count of tags is missing"), "{err}");
+        // Format 4: the spec, the count of tags (0), the character encoder (0: convolution).
+        let spec = &meta[4..meta.len() - 5];
+        assert!(meta.starts_with(b"NEU4") && meta.ends_with(&[0, 0, 0, 0, 0]));
+        assert_eq!(NeuralSections::decode(meta, data).unwrap().spec, neural.spec);
+        for format in [&b"NEU2"[..], b"NEU3"] {
+            let mut old = format.to_vec();
+            old.extend_from_slice(spec);
+            if format == b"NEU3" {
+                old.extend_from_slice(&0u32.to_le_bytes());
+            }
+            let decoded = NeuralSections::decode(&old, data).unwrap();
+            assert_eq!((&decoded.spec, decoded.spec.chars.encoder), (&neural.spec, CharEncoder::Conv));
+        }
+        // Format 4 with a character BiLSTM: its own tensors, so the convolution's weights no
+        // longer fit.
+        let mut bilstm = meta[..meta.len() - 1].to_vec();
+        bilstm.push(1);
+        let err = NeuralSections::decode(&bilstm, data).unwrap_err();
+        assert!(err.to_string().contains("neural weights hold"), "{err}");
+        // Format 4 cut short, or with a byte no format has, is refused.
+        for (cut, expected) in [
+            (meta[..meta.len() - 1].to_vec(), "character encoder is missing"),
+            (meta[..meta.len() - 5].to_vec(), "count of tags is missing"),
+            ([&meta[..meta.len() - 1], &[7]].concat(), "no format has"),
+        ] {
+            let err = NeuralSections::decode(&cut, data).unwrap_err();
+            assert!(err.to_string().contains(expected), "{err}");
+        }
     }
 
     #[test]

@@ -5,5 +5,5 @@
 pub mod spec;
 pub mod weights;
 
-pub use spec::{Context, Item, Key, Spec};
+pub use spec::{CharEncoder, Context, Item, Key, Spec};
 pub use weights::{Net, NetError, NeuralModel, NeuralSections, Sections, NEUMETA, NEURAL};

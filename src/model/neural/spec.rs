@@ -40,15 +40,43 @@ pub struct Hashed {
     pub dim: usize,
 }
 
-/// The character encoder: hashed character embeddings, one width-3 convolution, max-pooled
-/// over the word (Santos & Zadrozny 2014; Ma & Hovy 2016).
+/// The character encoder: hashed character embeddings, then a [`CharEncoder`] over them that
+/// makes the word's character vector, `filters` wide.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Chars {
     pub bits: u32,
     pub dim: usize,
+    /// Width of the character vector: convolution filters, or both directions' units.
     pub filters: usize,
     /// Longer words keep their first and last `max_chars / 2` characters.
     pub max_chars: usize,
+    /// Stored after the rest of the spec (see [`super::weights::SPEC_FORMAT`]), so that specs
+    /// of earlier builds, which have no such field, still decode (as [`CharEncoder::Conv`]).
+    #[serde(skip)]
+    pub encoder: CharEncoder,
+}
+
+/// What reads a word's character embeddings.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum CharEncoder {
+    /// One width-3 convolution, max-pooled over the word (Santos & Zadrozny 2014; Ma & Hovy
+    /// 2016).
+    #[default]
+    Conv,
+    /// A bidirectional LSTM, `filters / 2` units each way; the vector is the forward
+    /// direction's state after the last character and the backward one's after the first
+    /// (Ling et al. 2015; Ballesteros, Dyer & Smith 2015 parse over such vectors).
+    BiLstm,
+}
+
+impl Chars {
+    /// Weight tensors of the character encoder, its embedding table included.
+    pub fn tensors(&self) -> usize {
+        match self.encoder {
+            CharEncoder::Conv => 3,
+            CharEncoder::BiLstm => 7,
+        }
+    }
 }
 
 /// A node the parser's MLP reads: a stack or buffer position, or the outermost left or right
@@ -197,7 +225,7 @@ impl Spec {
                 h(Key::Suffix, 12, 16),
                 h(Key::Shape, 8, 8),
             ],
-            chars: Chars { bits: 11, dim: 24, filters: 64, max_chars: 20 },
+            chars: Chars { bits: 11, dim: 24, filters: 64, max_chars: 20, encoder: CharEncoder::Conv },
             dim: 128,
             context: Context::bilstm(),
             items: vec![
@@ -268,6 +296,12 @@ impl Spec {
             }
             Context::BiLstm { .. } => {}
         }
+        if self.chars.encoder == CharEncoder::BiLstm && !self.chars.filters.is_multiple_of(2) {
+            return Err(format!(
+                "character vector width {} is odd: a character BiLSTM splits it in two directions",
+                self.chars.filters
+            ));
+        }
         within("items", self.items.len(), 64)?;
         within("hidden units", self.hidden, 8192)?;
         within("transitions", self.classes, 1 << 16)?;
@@ -288,7 +322,7 @@ impl Spec {
             h.bits = h.bits.min(10);
             h.dim = h.dim.div_ceil(4);
         }
-        spec.chars = Chars { bits: 8, dim: 8, filters: 16, max_chars: 16 };
+        spec.chars = Chars { bits: 8, dim: 8, filters: 16, max_chars: 16, encoder: spec.chars.encoder };
         spec.dim = 32;
         spec.context = spec.context.small();
         spec.hidden = 64;
@@ -301,11 +335,14 @@ impl Spec {
             self.hashed.iter().map(|h| format!("{:?} {}×{}", h.key, 1u64 << h.bits, h.dim)).collect();
         let items: Vec<String> = self.items.iter().map(|i| format!("{i:?}")).collect();
         format!(
-            "{} f32 weights; word vectors {} wide (hashed {}; {} character filters over {}-wide character embeddings), {}, MLP over {} items ({}) with {} hidden units, {} transitions{}",
+            "{} f32 weights; word vectors {} wide (hashed {}; {} over {}-wide character embeddings), {}, MLP over {} items ({}) with {} hidden units, {} transitions{}",
             self.layout().1,
             self.input_dim(),
             hashed.join(", "),
-            self.chars.filters,
+            match self.chars.encoder {
+                CharEncoder::Conv => format!("{} character filters", self.chars.filters),
+                CharEncoder::BiLstm => format!("a character BiLSTM of {}+{}", self.chars.filters / 2, self.chars.filters / 2),
+            },
             self.chars.dim,
             match &self.context {
                 Context::Conv { dilations } => format!("convolution layers of {} with dilations {dilations:?}", self.dim),
@@ -343,8 +380,13 @@ impl Spec {
             .map(|(i, h)| TensorSpec::new(format!("embed.{i}"), &[1 << h.bits, h.dim]))
             .collect();
         t.push(TensorSpec::new("char.embed", &[1 << c.bits, c.dim]));
-        t.push(TensorSpec::new("char.w", &[3 * c.dim, c.filters]));
-        t.push(TensorSpec::new("char.b", &[c.filters]));
+        match c.encoder {
+            CharEncoder::Conv => {
+                t.push(TensorSpec::new("char.w", &[3 * c.dim, c.filters]));
+                t.push(TensorSpec::new("char.b", &[c.filters]));
+            }
+            CharEncoder::BiLstm => t.extend(lstm_tensors("char.lstm", c.dim, c.filters / 2)),
+        }
         t.push(TensorSpec::new("root", &[self.input_dim()]));
         t.push(TensorSpec::new("in.w", &[self.input_dim(), d]));
         t.push(TensorSpec::new("in.b", &[d]));
@@ -354,15 +396,7 @@ impl Spec {
                     t.push(TensorSpec::new(format!("ctx.{l}.w"), &[3 * d, d]));
                     t.push(TensorSpec::new(format!("ctx.{l}.b"), &[d]));
                 }
-                Context::BiLstm { .. } => {
-                    // Gates in the order input, forget, output, candidate.
-                    let h = d / 2;
-                    for dir in ["fwd", "bwd"] {
-                        t.push(TensorSpec::new(format!("lstm.{l}.{dir}.wx"), &[d, 4 * h]));
-                        t.push(TensorSpec::new(format!("lstm.{l}.{dir}.wh"), &[h, 4 * h]));
-                        t.push(TensorSpec::new(format!("lstm.{l}.{dir}.b"), &[4 * h]));
-                    }
-                }
+                Context::BiLstm { .. } => t.extend(lstm_tensors(&format!("lstm.{l}"), d, d / 2)),
             }
         }
         t.push(TensorSpec::new("absent", &[d]));
@@ -393,6 +427,19 @@ impl Spec {
             .collect();
         (offsets, at)
     }
+}
+
+/// The tensors of a BiLSTM named `prefix` over inputs of `input` values, `h` units each way:
+/// per direction (`fwd`, then `bwd`) input weights, recurrent weights and bias, the gates in
+/// the order input, forget, output, candidate.
+fn lstm_tensors(prefix: &str, input: usize, h: usize) -> Vec<TensorSpec> {
+    let mut t = Vec::with_capacity(6);
+    for dir in ["fwd", "bwd"] {
+        t.push(TensorSpec::new(format!("{prefix}.{dir}.wx"), &[input, 4 * h]));
+        t.push(TensorSpec::new(format!("{prefix}.{dir}.wh"), &[h, 4 * h]));
+        t.push(TensorSpec::new(format!("{prefix}.{dir}.b"), &[4 * h]));
+    }
+    t
 }
 
 #[cfg(test)]

@@ -4,15 +4,19 @@
 //! weights are opened ([`NeuralSections::decode`]), so that the kernels index without checks
 //! of their own; this module computes nothing.
 
-use super::spec::Spec;
+use super::spec::{CharEncoder, Spec};
 
 /// The model file's section of the neural model's [`Spec`]: [`SPEC_FORMAT`], then the spec
-/// (bincode), then [`Spec::tags`] (a little-endian `u32`).
+/// (bincode), then [`Spec::tags`] (a little-endian `u32`), then the character encoder (a byte:
+/// 0 [`CharEncoder::Conv`], 1 [`CharEncoder::BiLstm`]).
 pub const NEUMETA: [u8; 8] = *b"NEUMETA\0";
 /// The first bytes of `NEUMETA`, which name the spec's layout: a spec of another layout does
 /// not decode into this build's (format 2: the contextual encoder a choice of two; format 3:
-/// the count of tags after the spec).
-pub const SPEC_FORMAT: [u8; 4] = *b"NEU3";
+/// the count of tags after the spec; format 4: the character encoder after it).
+pub const SPEC_FORMAT: [u8; 4] = *b"NEU4";
+/// Format 3, read still: the same spec with the count of tags, no character encoder after it
+/// (its models convolve characters).
+const SPEC_FORMAT_3: [u8; 4] = *b"NEU3";
 /// Format 2, read still: the same spec, with no tags after it (its models do not tag).
 const SPEC_FORMAT_2: [u8; 4] = *b"NEU2";
 /// The model file's section of the weights: little-endian f32, laid out by [`Spec::layout`].
@@ -65,6 +69,10 @@ impl NeuralModel {
         let mut meta = SPEC_FORMAT.to_vec();
         meta.extend(bincode::serialize(&self.spec).expect("a spec always serializes"));
         meta.extend(u32::try_from(self.spec.tags).expect("checked: at most 2^16 tags").to_le_bytes());
+        meta.push(match self.spec.chars.encoder {
+            CharEncoder::Conv => 0,
+            CharEncoder::BiLstm => 1,
+        });
         let data = self.data.iter().flat_map(|x| x.to_le_bytes()).collect();
         vec![(NEUMETA, meta), (NEURAL, data)]
     }
@@ -98,16 +106,28 @@ impl NeuralSections {
     }
 }
 
-/// The spec of a `NEUMETA` section of format 3 or 2.
+/// The spec of a `NEUMETA` section of format 4, 3 or 2.
 fn decode_spec(meta: &[u8]) -> Result<Spec, NetError> {
     let invalid = |e: bincode::Error| NetError::Spec(e.to_string());
     if let Some(v2) = meta.strip_prefix(&SPEC_FORMAT_2) {
         return bincode::deserialize(v2).map_err(invalid);
     }
-    let mut rest = meta.strip_prefix(&SPEC_FORMAT).ok_or(NetError::Format)?;
+    let (mut rest, has_encoder) = match (meta.strip_prefix(&SPEC_FORMAT), meta.strip_prefix(&SPEC_FORMAT_3)) {
+        (Some(rest), _) => (rest, true),
+        (None, Some(rest)) => (rest, false),
+        (None, None) => return Err(NetError::Format),
+    };
     let mut spec: Spec = bincode::deserialize_from(&mut rest).map_err(invalid)?;
-    let tags: [u8; 4] = rest.try_into().map_err(|_| NetError::Spec("the count of tags is missing".to_string()))?;
-    spec.tags = u32::from_le_bytes(tags) as usize;
+    let missing = |what: &str| NetError::Spec(format!("{what} is missing"));
+    let (tags, rest) = rest.split_first_chunk::<4>().ok_or_else(|| missing("the count of tags"))?;
+    spec.tags = u32::from_le_bytes(*tags) as usize;
+    spec.chars.encoder = match (has_encoder, rest) {
+        (false, []) => CharEncoder::Conv,
+        (true, [0]) => CharEncoder::Conv,
+        (true, [1]) => CharEncoder::BiLstm,
+        (true, []) => return Err(missing("the character encoder")),
+        _ => return Err(NetError::Spec("bytes follow the spec that no format has".to_string())),
+    };
     Ok(spec)
 }
 
@@ -164,11 +184,16 @@ impl<'a> Net<'a> {
         self.tensor(self.spec.hashed.len() + k, len)
     }
 
+    fn after_chars(&self, k: usize, len: usize) -> &'a [f32] {
+        self.after_embeddings(self.spec.chars.tensors() + k, len)
+    }
+
     pub fn char_embed(&self) -> &'a [f32] {
         let c = self.spec.chars;
         self.after_embeddings(0, (1 << c.bits) * c.dim)
     }
 
+    /// The character convolution's weights ([`CharEncoder::Conv`]).
     pub fn char_w(&self) -> &'a [f32] {
         let c = self.spec.chars;
         self.after_embeddings(1, 3 * c.dim * c.filters)
@@ -178,33 +203,11 @@ impl<'a> Net<'a> {
         self.after_embeddings(2, self.spec.chars.filters)
     }
 
-    pub fn root(&self) -> &'a [f32] {
-        self.after_embeddings(3, self.spec.input_dim())
-    }
-
-    pub fn in_w(&self) -> &'a [f32] {
-        self.after_embeddings(4, self.spec.input_dim() * self.spec.dim)
-    }
-
-    pub fn in_b(&self) -> &'a [f32] {
-        self.after_embeddings(5, self.spec.dim)
-    }
-
-    /// Convolution layer `layer`'s weights ([`super::Context::Conv`]).
-    pub fn ctx_w(&self, layer: usize) -> &'a [f32] {
-        self.after_embeddings(6 + self.spec.context.tensors_per_layer() * layer, 3 * self.spec.dim * self.spec.dim)
-    }
-
-    pub fn ctx_b(&self, layer: usize) -> &'a [f32] {
-        self.after_embeddings(7 + self.spec.context.tensors_per_layer() * layer, self.spec.dim)
-    }
-
-    /// BiLSTM layer `layer`'s weights in direction `dir` (0 forward, 1 backward;
-    /// [`super::Context::BiLstm`]): input weights, recurrent weights and bias, gates in the
-    /// order input, forget, output, candidate.
-    pub fn lstm(&self, layer: usize, dir: usize) -> (&'a [f32], &'a [f32], &'a [f32]) {
-        let (d, h) = (self.spec.dim, self.spec.dim / 2);
-        let first = 6 + self.spec.context.tensors_per_layer() * layer + 3 * dir;
+    /// The character BiLSTM's weights in direction `dir` (0 forward, 1 backward;
+    /// [`CharEncoder::BiLstm`]), as [`Net::lstm`]'s.
+    pub fn char_lstm(&self, dir: usize) -> (&'a [f32], &'a [f32], &'a [f32]) {
+        let (d, h) = (self.spec.chars.dim, self.spec.chars.filters / 2);
+        let first = 1 + 3 * dir;
         (
             self.after_embeddings(first, d * 4 * h),
             self.after_embeddings(first + 1, h * 4 * h),
@@ -212,9 +215,39 @@ impl<'a> Net<'a> {
         )
     }
 
+    pub fn root(&self) -> &'a [f32] {
+        self.after_chars(0, self.spec.input_dim())
+    }
+
+    pub fn in_w(&self) -> &'a [f32] {
+        self.after_chars(1, self.spec.input_dim() * self.spec.dim)
+    }
+
+    pub fn in_b(&self) -> &'a [f32] {
+        self.after_chars(2, self.spec.dim)
+    }
+
+    /// Convolution layer `layer`'s weights ([`super::Context::Conv`]).
+    pub fn ctx_w(&self, layer: usize) -> &'a [f32] {
+        self.after_chars(3 + self.spec.context.tensors_per_layer() * layer, 3 * self.spec.dim * self.spec.dim)
+    }
+
+    pub fn ctx_b(&self, layer: usize) -> &'a [f32] {
+        self.after_chars(4 + self.spec.context.tensors_per_layer() * layer, self.spec.dim)
+    }
+
+    /// BiLSTM layer `layer`'s weights in direction `dir` (0 forward, 1 backward;
+    /// [`super::Context::BiLstm`]): input weights, recurrent weights and bias, gates in the
+    /// order input, forget, output, candidate.
+    pub fn lstm(&self, layer: usize, dir: usize) -> (&'a [f32], &'a [f32], &'a [f32]) {
+        let (d, h) = (self.spec.dim, self.spec.dim / 2);
+        let first = 3 + self.spec.context.tensors_per_layer() * layer + 3 * dir;
+        (self.after_chars(first, d * 4 * h), self.after_chars(first + 1, h * 4 * h), self.after_chars(first + 2, 4 * h))
+    }
+
     fn after_layers(&self, k: usize, len: usize) -> &'a [f32] {
         let context = &self.spec.context;
-        self.after_embeddings(6 + context.tensors_per_layer() * context.layers() + k, len)
+        self.after_chars(3 + context.tensors_per_layer() * context.layers() + k, len)
     }
 
     pub fn absent(&self) -> &'a [f32] {

@@ -84,10 +84,10 @@ impl Default for NeuralOptions {
 /// (the trainer's dev LAS of seed 1 in brackets), 6,000 steps (60 epochs) gave LAS 70.46 /
 /// 70.79 / 71.03 for seeds 1–3 against 69.88 / 70.09 / 70.18 (70.63 against 70.15), and 90
 /// epochs (9,180 steps) 71.41 (71.57), this default's 88 71.71 (71.83); on en_ewt (the trainer's dev LAS, gold tokens, seed 1)
-/// 10 epochs (3,920 steps) reached 82.39, 15 83.35 and 20 (7,840) 83.44, from raw text 79.92,
-/// 80.92 and 80.87. A small set gains up to about 9,000 steps, a large one less beyond 6,000;
-/// 9,000 gives en_ewt 23 epochs (the whole `train` took 15:15 at 10 epochs, 23:27 at 20, on
-/// one core each) and hu_szeged 88 (4:44–4:57 at 39, 12:20 at 88).
+/// 10 epochs (3,920 steps) reached 82.39, 15 83.35, 20 (7,840) 83.44 and this default's 23
+/// 83.47, from raw text 79.92, 80.92, 80.87 and 81.00. A small set gains up to about 9,000 steps, a large one less beyond 6,000;
+/// 9,000 gives en_ewt 23 epochs (the whole `train` took 15:15 at 10 epochs, 23:27 at 20 and
+/// 32:02 at 23, on one core each, the last beside a CI run) and hu_szeged 88 (4:44–4:57 at 39, 12:20 at 88).
 pub const STEPS: f64 = 9000.0;
 
 /// How long to train, by default, for a training set's size.

@@ -206,13 +206,14 @@ impl<'a> Net<'a> {
     /// The character BiLSTM's weights in direction `dir` (0 forward, 1 backward;
     /// [`CharEncoder::BiLstm`]), as [`Net::lstm`]'s.
     pub fn char_lstm(&self, dir: usize) -> (&'a [f32], &'a [f32], &'a [f32]) {
-        let (d, h) = (self.spec.chars.dim, self.spec.chars.filters / 2);
-        let first = 1 + 3 * dir;
-        (
-            self.after_embeddings(first, d * 4 * h),
-            self.after_embeddings(first + 1, h * 4 * h),
-            self.after_embeddings(first + 2, 4 * h),
-        )
+        let first = self.spec.hashed.len() + 1 + 3 * dir;
+        self.lstm_at(first, self.spec.chars.dim, self.spec.chars.filters / 2)
+    }
+
+    /// The three tensors of one LSTM direction from tensor `first`: input weights (`d` inputs),
+    /// recurrent weights and bias, of `h` units.
+    fn lstm_at(&self, first: usize, d: usize, h: usize) -> (&'a [f32], &'a [f32], &'a [f32]) {
+        (self.tensor(first, d * 4 * h), self.tensor(first + 1, h * 4 * h), self.tensor(first + 2, 4 * h))
     }
 
     pub fn root(&self) -> &'a [f32] {
@@ -240,9 +241,9 @@ impl<'a> Net<'a> {
     /// [`super::Context::BiLstm`]): input weights, recurrent weights and bias, gates in the
     /// order input, forget, output, candidate.
     pub fn lstm(&self, layer: usize, dir: usize) -> (&'a [f32], &'a [f32], &'a [f32]) {
-        let (d, h) = (self.spec.dim, self.spec.dim / 2);
-        let first = 3 + self.spec.context.tensors_per_layer() * layer + 3 * dir;
-        (self.after_chars(first, d * 4 * h), self.after_chars(first + 1, h * 4 * h), self.after_chars(first + 2, 4 * h))
+        let chars = self.spec.hashed.len() + self.spec.chars.tensors();
+        let first = chars + 3 + self.spec.context.tensors_per_layer() * layer + 3 * dir;
+        self.lstm_at(first, self.spec.dim, self.spec.dim / 2)
     }
 
     fn after_layers(&self, k: usize, len: usize) -> &'a [f32] {
